@@ -1,0 +1,73 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "AttachmentFetcher",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "AttachmentFetcher", targets: ["AttachmentFetcher"]),
+        .library(name: "MockCDN", targets: ["MockCDN"]),
+        .executable(name: "fetch-attachment", targets: ["fetch-attachment"]),
+        .executable(name: "mock-cdn", targets: ["mock-cdn"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+    ],
+    targets: [
+        // Thin C shims over libcurl's variadic API (curl_easy_setopt & co.).
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        // libmagic's header, exposed to Swift.
+        .target(name: "CMagic", linkerSettings: [.linkedLibrary("magic")]),
+        .target(
+            name: "AttachmentFetcher",
+            dependencies: [
+                "CCurl",
+                "CMagic",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ]
+        ),
+        // An HTTP/1.1 origin on SwiftNIO that serves synthetic media and injects faults:
+        // the test server, the `mock-cdn` executable and the load test all use it.
+        .target(
+            name: "MockCDN",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "fetch-attachment",
+            dependencies: [
+                "AttachmentFetcher",
+                "MockCDN",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "mock-cdn",
+            dependencies: [
+                "MockCDN",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "AttachmentFetcherTests",
+            dependencies: [
+                "AttachmentFetcher",
+                "MockCDN",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+    ]
+)

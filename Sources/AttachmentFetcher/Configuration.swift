@@ -1,0 +1,94 @@
+extension AttachmentFetcher {
+    /// How a fetcher downloads, checks and stores attachments. Every field has a documented
+    /// default; only the output directory must be given.
+    public struct Configuration: Sendable {
+        /// Where attachment files are written (created if missing). Temporary files are made here
+        /// too, so that the final rename is atomic.
+        public var outputDirectory: String
+
+        /// How long a payload may take, measured from the moment it is handed in. Default 30 s,
+        /// the time iOS gives a service extension before `serviceExtensionTimeWillExpire`.
+        public var deadline: Duration
+
+        /// The largest file accepted for each type class.
+        public var sizeLimits: SizeLimits
+
+        /// How many connections and transfers run at once.
+        public var connectionPool: ConnectionPool
+
+        /// How many redirects a download may follow. Default 5.
+        public var maximumRedirects: Int
+
+        /// The `User-Agent` header sent with every request.
+        public var userAgent: String
+
+        /// Payloads larger than this are `invalid-payload` without being parsed. Default 1 MiB
+        /// (APNs itself caps payloads at 4 KiB).
+        public var maximumPayloadBytes: Int
+
+        /// A configuration writing into `outputDirectory`, with every other field at its default.
+        public init(outputDirectory: String, deadline: Duration = .seconds(30)) {
+            self.outputDirectory = outputDirectory
+            self.deadline = deadline
+            sizeLimits = SizeLimits()
+            connectionPool = ConnectionPool()
+            maximumRedirects = 5
+            userAgent = "AttachmentFetcher/1.0"
+            maximumPayloadBytes = 1 << 20
+        }
+
+        /// The largest attachment accepted for each type class, in bytes.
+        ///
+        /// Apple documents the limits as 10 MB, 5 MB and 50 MB without saying which megabyte;
+        /// the defaults use the decimal megabyte (10^6 bytes), the smaller reading, so that every
+        /// file accepted here is within iOS's limit under either reading.
+        public struct SizeLimits: Sendable, Hashable {
+            /// JPEG, GIF, PNG. Default 10,000,000.
+            public var image: Int = 10_000_000
+            /// AIFF, WAV, MP3, MPEG-4 audio. Default 5,000,000.
+            public var audio: Int = 5_000_000
+            /// MPEG, MPEG-2, MPEG-4, AVI. Default 50,000,000.
+            public var video: Int = 50_000_000
+
+            /// iOS's limits.
+            public init() {}
+
+            /// The limit for `kind`.
+            public func limit(for kind: MediaKind) -> Int {
+                switch kind {
+                case .image: image
+                case .audio: audio
+                case .video: video
+                }
+            }
+
+            /// The largest of the three: no body may ever be larger.
+            public var largest: Int { max(image, audio, video) }
+        }
+
+        /// Concurrency of the download engine.
+        public struct ConnectionPool: Sendable, Hashable {
+            /// Transfers (and so connections) to one host at once; more wait in a queue that does
+            /// not count against anything but their payload's deadline. Default 48 (32–64 measured
+            /// best on a 2-core machine).
+            public var maximumConnectionsPerHost: Int = 48
+            /// Transfers at once across all hosts. Default 1024.
+            public var maximumConcurrentTransfers: Int = 1024
+
+            /// The defaults.
+            public init() {}
+        }
+
+        func validate() throws(AttachmentFetcherError) {
+            guard !outputDirectory.isEmpty else { throw .invalidConfiguration("outputDirectory is empty") }
+            guard deadline > .zero else { throw .invalidConfiguration("deadline must be positive") }
+            guard sizeLimits.image > 0, sizeLimits.audio > 0, sizeLimits.video > 0 else {
+                throw .invalidConfiguration("size limits must be positive")
+            }
+            guard connectionPool.maximumConnectionsPerHost > 0, connectionPool.maximumConcurrentTransfers > 0 else {
+                throw .invalidConfiguration("connection limits must be positive")
+            }
+            guard maximumRedirects >= 0 else { throw .invalidConfiguration("maximumRedirects must not be negative") }
+        }
+    }
+}

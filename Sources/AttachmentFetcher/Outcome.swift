@@ -1,0 +1,171 @@
+import Foundation
+
+/// Why a payload's original content stands instead of an attachment. Each reason has a stable
+/// `code` (the strings below never change), fit for logs, metrics and JSON.
+public struct FallbackReason: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The stable code, such as `"http-status"`.
+    public let code: String
+
+    private init(_ code: String) { self.code = code }
+
+    /// The payload is not a JSON object (or is larger than `Configuration.maximumPayloadBytes`),
+    /// or a vendor key has the wrong JSON type.
+    public static let invalidPayload = FallbackReason("invalid-payload")
+    /// The payload names no attachment.
+    public static let noAttachment = FallbackReason("no-attachment")
+    /// An internal or silent vendor push (uninstall tracking, geofence sync, silent push):
+    /// nothing to show, and no network request is made.
+    public static let internalPush = FallbackReason("internal-push")
+    /// The attachment URL is not an absolute http(s) URL, or a redirect led to another scheme.
+    public static let invalidURL = FallbackReason("invalid-url")
+    /// The origin answered with a status other than 2xx, or redirected too often.
+    public static let httpStatus = FallbackReason("http-status")
+    /// The connection failed: refused, reset, truncated, TLS, DNS.
+    public static let network = FallbackReason("network")
+    /// The payload's deadline passed (or its task was cancelled) before the attachment was ready.
+    public static let deadline = FallbackReason("deadline")
+    /// The body is larger than iOS accepts for its type (announced or received).
+    public static let tooLarge = FallbackReason("too-large")
+    /// The bytes are not a type iOS accepts as an attachment (HTML, WebP, HEIC, SVG, empty…).
+    public static let unsupportedType = FallbackReason("unsupported-type")
+    /// The file could not be written, closed or renamed in the output directory.
+    public static let storage = FallbackReason("storage")
+
+    /// Every reason, in a stable order.
+    public static let all: [FallbackReason] = [
+        .invalidPayload, .noAttachment, .internalPush, .invalidURL, .httpStatus, .network, .deadline,
+        .tooLarge, .unsupportedType, .storage,
+    ]
+
+    public var description: String { code }
+
+    public init(from decoder: any Decoder) throws {
+        let code = try decoder.singleValueContainer().decode(String.self)
+        guard let known = Self.all.first(where: { $0.code == code }) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown reason \(code)"))
+        }
+        self = known
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(code)
+    }
+}
+
+/// The push vendor whose keys a payload uses.
+public struct Vendor: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The vendor's stable name, such as `"braze"`.
+    public let name: String
+
+    /// A vendor called `name`.
+    public init(_ name: String) { self.name = name }
+
+    /// Braze (`ab.att.url`, `ab.att.type`).
+    public static let braze = Vendor("braze")
+    /// MoEngage (`moengage.media-attachment`, `moengage.media-type`).
+    public static let moengage = Vendor("moengage")
+
+    public var description: String { name }
+
+    public init(from decoder: any Decoder) throws {
+        name = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(name)
+    }
+}
+
+/// A downloaded, validated attachment file.
+public struct Attachment: Hashable, Sendable, Codable {
+    /// The URL the payload named.
+    public var url: String
+    /// The absolute path of the file in the output directory, named by its real type.
+    public var path: String
+    /// The MIME type libmagic found in the bytes.
+    public var mime: String
+    /// The file's size in bytes.
+    public var bytes: Int
+
+    /// An attachment record.
+    public init(url: String, path: String, mime: String, bytes: Int) {
+        self.url = url
+        self.path = path
+        self.mime = mime
+        self.bytes = bytes
+    }
+}
+
+/// What became of one payload: either its content with local attachment files, or the original
+/// payload, byte for byte, with the reason.
+public struct Outcome: Sendable {
+    /// Whether attachments were made.
+    public enum Status: String, Sendable, Codable {
+        /// At least one attachment file is ready.
+        case attached
+        /// The original content stands; `reason` says why.
+        case original
+    }
+
+    /// `attached` or `original`.
+    public var status: Status
+    /// Set exactly when `status` is `original`.
+    public var reason: FallbackReason?
+    /// A human explanation: HTTP status, libcurl's message, the detected MIME type…
+    public var detail: String?
+    /// The vendor whose keys the payload uses, if recognised.
+    public var vendor: Vendor?
+    /// The attachment files, empty when `status` is `original`.
+    public var attachments: [Attachment]
+    /// Things worth knowing that did not stop the attachment (a wrong type hint, no
+    /// `mutable-content`).
+    public var warnings: [String]
+    /// From the moment the payload was handed in to the moment this outcome was made.
+    public var elapsed: Duration
+    /// The payload exactly as it was handed in, never re-serialised.
+    public var payload: Data
+
+    /// An outcome; prefer reading the ones `AttachmentFetcher.process(_:)` returns.
+    public init(
+        status: Status, reason: FallbackReason?, detail: String?, vendor: Vendor?, attachments: [Attachment],
+        warnings: [String], elapsed: Duration, payload: Data
+    ) {
+        self.status = status
+        self.reason = reason
+        self.detail = detail
+        self.vendor = vendor
+        self.attachments = attachments
+        self.warnings = warnings
+        self.elapsed = elapsed
+        self.payload = payload
+    }
+
+    /// `elapsed` in milliseconds, as a number with microsecond precision.
+    public var elapsedMilliseconds: Double {
+        let (seconds, attoseconds) = elapsed.components
+        return (Double(seconds) * 1_000 + Double(attoseconds / 1_000_000_000_000) / 1_000)
+    }
+}
+
+extension Outcome: Encodable {
+    private enum CodingKeys: String, CodingKey {
+        case status, reason, detail, vendor, attachments, warnings
+        case elapsedMilliseconds = "elapsed_ms"
+    }
+
+    /// Encodes the CLI's JSON shape: `status`, `reason` (null when attached), `detail`, `vendor`,
+    /// `attachments` (`url`, `path`, `mime`, `bytes`), `warnings`, `elapsed_ms`. The payload is
+    /// not part of it.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(status, forKey: .status)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(detail, forKey: .detail)
+        try container.encode(vendor, forKey: .vendor)
+        try container.encode(attachments, forKey: .attachments)
+        try container.encode(warnings, forKey: .warnings)
+        try container.encode(elapsedMilliseconds, forKey: .elapsedMilliseconds)
+    }
+}

@@ -1,0 +1,35 @@
+/// Braze: a push is Braze's when `ab` is a non-empty object or `appboy_uninstall_tracking` is
+/// present. The attachment is `ab.att.url` with an optional suffix hint `ab.att.type`.
+///
+/// Internal pushes: uninstall tracking (`appboy_uninstall_tracking`), geofence sync
+/// (`ab.ab_sync_geos`), and a silent push (`aps.content-available: 1` with no alert and no
+/// `mutable-content`), which has nothing to display.
+struct BrazeSchema: VendorSchema {
+    var vendor: Vendor { .braze }
+
+    func recognize(_ payload: [String: JSONValue]) -> PayloadRecognition? {
+        let ab = payload["ab"]?.object
+        let uninstallTracking = payload["appboy_uninstall_tracking"]
+        guard !(ab ?? [:]).isEmpty || uninstallTracking != nil else { return nil }
+
+        if uninstallTracking?.isSet == true { return .internalPush("Braze uninstall tracking") }
+        if ab?["ab_sync_geos"] != nil { return .internalPush("Braze geofence sync") }
+        if payload.isSilentPush { return .internalPush("Braze silent push (aps.content-available only)") }
+
+        guard let attachment = payload[path: ["ab", "att"]] else { return .noAttachment }
+        guard let object = attachment.object else { return .malformed("ab.att is not an object") }
+        guard let urlValue = object["url"] else { return .noAttachment }
+        guard let url = urlValue.string else { return .malformed("ab.att.url is not a string") }
+        let type = object["type"]?.string.flatMap { $0.isEmpty ? nil : ClaimedType.fileExtension($0) }
+        return .attachments([RequestedAttachment(url: url, claimedType: type)])
+    }
+}
+
+extension Dictionary where Key == String, Value == JSONValue {
+    /// `aps.content-available` is set, and there is neither an alert nor `mutable-content`:
+    /// iOS shows nothing for such a push.
+    var isSilentPush: Bool {
+        guard let aps = self["aps"]?.object, aps["content-available"]?.isSet == true else { return false }
+        return aps["alert"] == nil && aps["mutable-content"]?.isSet != true
+    }
+}

@@ -1,0 +1,18 @@
+/// MoEngage: a push is MoEngage's when `moengage` is an object. The attachment is
+/// `moengage.media-attachment` with a class hint `moengage.media-type` (image/audio/video).
+///
+/// Internal pushes: `moengage.silentPush: 1`, used for uninstall tracking across the whole
+/// user base at once.
+struct MoEngageSchema: VendorSchema {
+    var vendor: Vendor { .moengage }
+
+    func recognize(_ payload: [String: JSONValue]) -> PayloadRecognition? {
+        guard let moengage = payload["moengage"]?.object else { return nil }
+        if moengage["silentPush"]?.isSet == true { return .internalPush("MoEngage silent push") }
+        guard let urlValue = moengage["media-attachment"] else { return .noAttachment }
+        guard let url = urlValue.string else { return .malformed("moengage.media-attachment is not a string") }
+        if url.isEmpty { return .noAttachment }
+        let type = moengage["media-type"]?.string.flatMap { $0.isEmpty ? nil : ClaimedType.kind($0) }
+        return .attachments([RequestedAttachment(url: url, claimedType: type)])
+    }
+}

@@ -1,0 +1,308 @@
+// The one Swift file that touches libcurl: typed wrappers of the easy and multi handles, result
+// codes, and the C callbacks. Every pointer stays in this file; callers see safe Swift.
+
+import CCurl
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A libcurl easy-interface result (`CURLcode`), with names for the codes this package acts on.
+struct CurlCode: Hashable, Sendable, CustomStringConvertible {
+    /// The raw `CURLcode` value.
+    let rawValue: UInt32
+
+    init(_ code: CURLcode) { rawValue = code.rawValue }
+
+    static let ok = CurlCode(CURLE_OK)
+    static let unsupportedProtocol = CurlCode(CURLE_UNSUPPORTED_PROTOCOL)
+    static let urlMalformed = CurlCode(CURLE_URL_MALFORMAT)
+    static let httpReturnedError = CurlCode(CURLE_HTTP_RETURNED_ERROR)
+    static let writeError = CurlCode(CURLE_WRITE_ERROR)
+    static let operationTimedOut = CurlCode(CURLE_OPERATION_TIMEDOUT)
+    static let tooManyRedirects = CurlCode(CURLE_TOO_MANY_REDIRECTS)
+    static let fileSizeExceeded = CurlCode(CURLE_FILESIZE_EXCEEDED)
+
+    /// libcurl's own one-line explanation of the code.
+    var description: String { String(cString: curl_easy_strerror(CURLcode(rawValue))) }
+}
+
+/// Process-wide libcurl set-up, done once before the first handle is made.
+enum CurlLibrary {
+    /// `curl_global_init` is not thread-safe; a `static let` runs it exactly once. With
+    /// `CURLOPT_NOSIGNAL` libcurl no longer ignores SIGPIPE itself, so the process does.
+    static let initialized: Bool = {
+        _ = signal(SIGPIPE, SIG_IGN)
+        return curl_global_init(CCurl_global_all()) == CURLE_OK
+    }()
+}
+
+/// Receives a response's header lines and body chunks from libcurl's callbacks.
+///
+/// The body goes to `file` as it arrives; the first `prefixCapacity` bytes are also kept in
+/// `prefix` so the type can be sniffed without reading the file back. After every chunk the
+/// `delegate` decides whether the transfer goes on; `false` aborts it (libcurl then reports
+/// `CURLE_WRITE_ERROR`).
+final class CurlResponseSink {
+    /// Where the body is written.
+    var file: FileDescriptor?
+    /// How many leading body bytes to keep in `prefix`.
+    let prefixCapacity: Int
+    /// The first body bytes, at most `prefixCapacity` of them.
+    private(set) var prefix: [UInt8] = []
+    /// Body bytes received so far.
+    private(set) var bytesReceived = 0
+    /// Headers of the latest response (names lowercased); reset on every new status line, so
+    /// after redirects only the final response's headers remain.
+    private(set) var headers: [(name: String, value: String)] = []
+    /// The error of a failed write to `file`, if one failed.
+    private(set) var writeFailure: Errno?
+    /// Asked after each chunk whether to go on.
+    weak var delegate: (any CurlResponseSinkDelegate)?
+
+    init(prefixCapacity: Int) {
+        self.prefixCapacity = prefixCapacity
+        prefix.reserveCapacity(prefixCapacity)
+    }
+
+    fileprivate func consume(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        if prefix.count < prefixCapacity {
+            prefix.append(contentsOf: chunk.prefix(prefixCapacity - prefix.count))
+        }
+        bytesReceived += chunk.count
+        guard delegate?.responseSinkShouldContinue(self) ?? false else { return false }
+        guard let file else { return false }
+        do {
+            _ = try file.writeAll(chunk)
+        } catch let error as Errno {
+            writeFailure = error
+            return false
+        } catch {
+            writeFailure = .ioError
+            return false
+        }
+        return true
+    }
+
+    fileprivate func consumeHeaderLine(_ line: UnsafeRawBufferPointer) {
+        let text = String(decoding: line, as: UTF8.self)
+        if text.hasPrefix("HTTP/") {
+            headers.removeAll(keepingCapacity: true)
+            return
+        }
+        guard let colon = text.firstIndex(of: ":") else { return }
+        let name = text[..<colon].lowercased()
+        let value = text[text.index(after: colon)...].trimmingCharacters(in: " \t\r\n")
+        headers.append((name, value))
+    }
+}
+
+/// Decides, chunk by chunk, whether a response body may keep coming.
+protocol CurlResponseSinkDelegate: AnyObject {
+    /// Called after `sink.prefix` and `sink.bytesReceived` include the new chunk, before it is
+    /// written. Return `false` to abort the transfer.
+    func responseSinkShouldContinue(_ sink: CurlResponseSink) -> Bool
+}
+
+extension StringProtocol {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        var view = Substring(self)
+        while let first = view.first, set.contains(first) { view.removeFirst() }
+        while let last = view.last, set.contains(last) { view.removeLast() }
+        return String(view)
+    }
+}
+
+private let curlWriteCallback: curl_write_callback = { data, size, count, userdata in
+    guard let userdata else { return CCurl_write_abort() }
+    let sink = Unmanaged<CurlResponseSink>.fromOpaque(userdata).takeUnretainedValue()
+    let length = size * count
+    return sink.consume(UnsafeRawBufferPointer(start: data, count: length)) ? length : CCurl_write_abort()
+}
+
+private let curlHeaderCallback: curl_write_callback = { data, size, count, userdata in
+    let length = size * count
+    guard let userdata else { return length }
+    let sink = Unmanaged<CurlResponseSink>.fromOpaque(userdata).takeUnretainedValue()
+    sink.consumeHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
+    return length
+}
+
+/// One libcurl easy handle (`CURL *`) and the sink its callbacks feed. Not thread-safe: it is
+/// made, driven and freed on the transfer engine's thread.
+final class CurlEasy {
+    fileprivate let handle: UnsafeMutableRawPointer
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// The sink that receives this handle's response.
+    let sink: CurlResponseSink
+
+    /// A handle whose body and headers go to `sink`; `nil` if libcurl could not allocate one.
+    init?(sink: CurlResponseSink) {
+        guard CurlLibrary.initialized, let handle = curl_easy_init() else { return nil }
+        self.handle = handle
+        self.sink = sink
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        let context = Unmanaged.passUnretained(sink).toOpaque()
+        _ = CCurl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
+        _ = CCurl_easy_setopt_write_function(handle, curlWriteCallback)
+        _ = CCurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
+        _ = CCurl_easy_setopt_header_function(handle, curlHeaderCallback)
+        _ = CCurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        errorBuffer.deallocate()
+    }
+
+    /// A number to find this handle by when the multi handle reports it done.
+    var key: UInt { UInt(bitPattern: handle) }
+
+    /// Sets a `long` option.
+    @discardableResult
+    func set(_ option: CURLoption, _ value: Int) -> CurlCode {
+        CurlCode(CCurl_easy_setopt_long(handle, option, value))
+    }
+
+    /// Sets a `curl_off_t` option (the `*_LARGE` ones).
+    @discardableResult
+    func set(_ option: CURLoption, large value: Int64) -> CurlCode {
+        CurlCode(CCurl_easy_setopt_off_t(handle, option, curl_off_t(value)))
+    }
+
+    /// Sets a string option; libcurl keeps its own copy.
+    @discardableResult
+    func set(_ option: CURLoption, _ value: String) -> CurlCode {
+        CurlCode(CCurl_easy_setopt_string(handle, option, value))
+    }
+
+    /// Sets an on/off option.
+    @discardableResult
+    func set(_ option: CURLoption, _ value: Bool) -> CurlCode {
+        set(option, value ? 1 : 0)
+    }
+
+    /// The last response's HTTP status, 0 before one arrived.
+    var responseCode: Int {
+        var code = 0
+        _ = CCurl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
+        return code
+    }
+
+    /// How many redirects were followed.
+    var redirectCount: Int {
+        var count = 0
+        _ = CCurl_easy_getinfo_long(handle, CURLINFO_REDIRECT_COUNT, &count)
+        return count
+    }
+
+    /// The announced Content-Length of the current response, `nil` when none was announced.
+    var contentLength: Int64? {
+        var length: curl_off_t = -1
+        _ = CCurl_easy_getinfo_off_t(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+        return length >= 0 ? Int64(length) : nil
+    }
+
+    /// The URL last fetched, after redirects.
+    var effectiveURL: String? {
+        var url: UnsafeMutablePointer<CChar>?
+        guard CCurl_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &url) == CURLE_OK, let url else {
+            return nil
+        }
+        return String(cString: url)
+    }
+
+    /// libcurl's detailed message for the last failure (the `CURLOPT_ERRORBUFFER` text), or the
+    /// generic text of `code` when it left none.
+    func errorMessage(for code: CurlCode) -> String {
+        let detailed = String(cString: errorBuffer)
+        return detailed.isEmpty ? code.description : detailed
+    }
+}
+
+/// A libcurl multi result (`CURLMcode`).
+struct CurlMultiCode: Hashable, Sendable, CustomStringConvertible {
+    /// The raw `CURLMcode` value.
+    let rawValue: Int32
+
+    init(_ code: CURLMcode) { rawValue = code.rawValue }
+
+    static let ok = CurlMultiCode(CURLM_OK)
+
+    /// libcurl's own one-line explanation of the code.
+    var description: String { String(cString: curl_multi_strerror(CURLMcode(rawValue))) }
+}
+
+/// The libcurl multi handle (`CURLM *`) that drives every transfer of one engine.
+///
+/// `@unchecked Sendable` because exactly one method, `wakeup()`, is called from other threads,
+/// and libcurl documents `curl_multi_wakeup` as safe to call from any thread. Everything else
+/// is called on the engine's own thread only.
+final class CurlMulti: @unchecked Sendable {
+    private let handle: UnsafeMutableRawPointer
+
+    /// A new multi handle; `nil` if libcurl could not make one.
+    init?() {
+        guard CurlLibrary.initialized, let handle = curl_multi_init() else { return nil }
+        self.handle = handle
+    }
+
+    deinit { curl_multi_cleanup(handle) }
+
+    /// Sets a `long` option.
+    @discardableResult
+    func set(_ option: CURLMoption, _ value: Int) -> CurlMultiCode {
+        CurlMultiCode(CCurl_multi_setopt_long(handle, option, value))
+    }
+
+    /// Starts driving `easy`.
+    func add(_ easy: CurlEasy) -> CurlMultiCode {
+        CurlMultiCode(curl_multi_add_handle(handle, easy.handle))
+    }
+
+    /// Stops driving `easy` (closing its connection if the transfer was mid-way).
+    func remove(_ easy: CurlEasy) {
+        _ = curl_multi_remove_handle(handle, easy.handle)
+    }
+
+    /// Moves every transfer as far as it can go without blocking.
+    func perform() -> CurlMultiCode {
+        var running: Int32 = 0
+        return CurlMultiCode(curl_multi_perform(handle, &running))
+    }
+
+    /// The transfers that finished since the last call: each handle's `key` and its result.
+    func completedTransfers() -> [(key: UInt, result: CurlCode)] {
+        var done: [(key: UInt, result: CurlCode)] = []
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(handle, &remaining) {
+            guard CCurl_msg_is_done(message) != 0, let easy = message.pointee.easy_handle else { continue }
+            done.append((UInt(bitPattern: easy), CurlCode(CCurl_msg_result(message))))
+        }
+        return done
+    }
+
+    /// The longest libcurl wants the caller to wait before calling `perform()` again, if it says.
+    func suggestedTimeoutMilliseconds() -> Int? {
+        var milliseconds = -1
+        _ = curl_multi_timeout(handle, &milliseconds)
+        return milliseconds >= 0 ? milliseconds : nil
+    }
+
+    /// Waits for socket activity, a `wakeup()`, or `milliseconds`, whichever comes first.
+    func poll(timeoutMilliseconds milliseconds: Int) {
+        var events: Int32 = 0
+        _ = curl_multi_poll(handle, nil, 0, Int32(clamping: milliseconds), &events)
+    }
+
+    /// Ends a `poll` early. Safe from any thread.
+    func wakeup() {
+        _ = curl_multi_wakeup(handle)
+    }
+}

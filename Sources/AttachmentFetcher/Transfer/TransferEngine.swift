@@ -1,0 +1,604 @@
+import CCurl
+import Foundation
+import HeapModule
+import DequeModule
+import Logging
+import Synchronization
+import SystemPackage
+
+
+/// Why a transfer produced no file.
+struct TransferFailure: Error, Sendable, Hashable {
+    /// The outcome reason it leads to.
+    var reason: FallbackReason
+    /// A human explanation.
+    var detail: String
+}
+
+/// A file the engine downloaded and validated: first under its temporary name, then, once
+/// placed, under its final one.
+struct DownloadedFile: Sendable {
+    /// Where the file is.
+    var path: String
+    /// Its type, detected in the bytes.
+    var media: MediaType
+    /// Its size.
+    var byteCount: Int
+    /// The URL it came from after redirects.
+    var effectiveURL: String
+    /// The final response's headers, names lowercased.
+    var headers: [HTTPHeader]
+}
+
+/// One response header.
+struct HTTPHeader: Sendable, Hashable {
+    /// The lowercased name.
+    var name: String
+    /// The value, trimmed.
+    var value: String
+}
+
+/// One download the engine is asked for.
+struct TransferRequest: Sendable {
+    /// The absolute http(s) URL.
+    var url: String
+    /// `scheme://host:port`: transfers to one key share the per-host connection limit.
+    var hostKey: String
+    /// When the payload's time is up; the transfer is cancelled then, wherever it is.
+    var deadline: ContinuousClock.Instant
+    /// Where the body streams to: on the same filesystem as its final place, so placing it is
+    /// a rename.
+    var temporaryDirectory: String
+    /// Called on the engine's thread with the validated body under its temporary name; moves it
+    /// to its final place. On failure the engine removes the temporary file.
+    var place: @Sendable (DownloadedFile) -> Result<DownloadedFile, TransferFailure>
+}
+
+/// The libcurl multi handle and the one thread that drives it, shared by every payload of a
+/// fetcher: connection reuse, HTTP/2 on TLS origins, per-host queues kept here rather than in
+/// libcurl, deadlines that cancel transfers the moment they pass, and type and size checks on
+/// the bytes as they arrive.
+final class TransferEngine: Sendable {
+    /// The engine's limits.
+    struct Configuration: Sendable {
+        var sizeLimits: AttachmentFetcher.Configuration.SizeLimits
+        var maximumConnectionsPerHost: Int
+        var maximumConcurrentTransfers: Int
+        var maximumRedirects: Int
+        var userAgent: String
+        /// How many leading bytes libmagic looks at.
+        var sniffBytes = 4096
+    }
+
+    private let multi: CurlMulti
+    private let mailbox: Mailbox
+    private let exit = ExitSignal()
+    private let nextID = Atomic<UInt64>(1)
+
+    /// Starts the engine's thread.
+    init(configuration: Configuration, logger: Logger) throws(AttachmentFetcherError) {
+        guard let multi = CurlMulti() else { throw .curlUnavailable("curl_multi_init failed") }
+        multi.set(CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConnectionsPerHost)
+        multi.set(CURLMOPT_MAXCONNECTS, configuration.maximumConcurrentTransfers)
+        multi.set(CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        self.multi = multi
+        mailbox = Mailbox()
+        let loop = EngineLoop(
+            multi: multi, mailbox: mailbox, magic: try MagicCookie(), configuration: configuration, logger: logger)
+        let exit = self.exit
+        let thread = Thread {
+            loop.run()
+            exit.signal()
+        }
+        thread.name = "attachment-fetcher-curl"
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    /// Downloads `request`. Returns when the file is placed or the transfer failed, at the
+    /// latest (give or take a millisecond) at `request.deadline`. Cancelling the calling task
+    /// cancels the transfer at once.
+    func download(_ request: TransferRequest) async -> Result<DownloadedFile, TransferFailure> {
+        let ticket = TransferTicket(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue, request: request)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                guard ticket.install(continuation) else { return }
+                if mailbox.post(.submit(ticket)) {
+                    multi.wakeup()
+                } else {
+                    ticket.finish(.failure(TransferFailure(reason: .network, detail: "the fetcher is shut down")))
+                }
+            }
+        } onCancel: {
+            if ticket.requestCancellation(), mailbox.post(.cancel(ticket.id)) { multi.wakeup() }
+        }
+    }
+
+    /// Asks the thread to fail what is still running and end; returns at once.
+    func stop() {
+        mailbox.close()
+        multi.wakeup()
+    }
+
+    /// Fails what is still running and waits for the thread to end.
+    func shutdown() async {
+        stop()
+        await exit.wait()
+    }
+}
+
+/// Commands for the engine's thread, and whether it should stop.
+private final class Mailbox: Sendable {
+    enum Command {
+        case submit(TransferTicket)
+        case cancel(UInt64)
+    }
+
+    private struct State {
+        var commands: [Command] = []
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Queues `command`; `false` once the engine is stopping (nothing more is accepted).
+    func post(_ command: Command) -> Bool {
+        state.withLock { state in
+            guard !state.closed else { return false }
+            state.commands.append(command)
+            return true
+        }
+    }
+
+    func close() { state.withLock { $0.closed = true } }
+
+    /// Everything queued, and whether the engine should stop.
+    func take() -> (commands: [Command], closed: Bool) {
+        state.withLock { state in
+            defer { state.commands.removeAll(keepingCapacity: true) }
+            return (state.commands, state.closed)
+        }
+    }
+}
+
+/// Resumes waiters once the engine's thread has ended.
+private final class ExitSignal: Sendable {
+    private struct State {
+        var done = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    func signal() {
+        let waiters = state.withLock { state in
+            state.done = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state in
+                if !state.done { state.waiters.append(continuation) }
+                return state.done
+            }
+            if done { continuation.resume() }
+        }
+    }
+}
+
+/// One download's hand-over between the caller's task and the engine's thread. Whichever of
+/// finishing, cancelling and installing the continuation comes first is settled here, under one
+/// lock, so the continuation is resumed exactly once.
+final class TransferTicket: Sendable {
+    typealias Completion = Result<DownloadedFile, TransferFailure>
+
+    private struct State {
+        var continuation: CheckedContinuation<Completion, Never>?
+        var cancelled = false
+        var finished = false
+    }
+
+    /// The transfer's number.
+    let id: UInt64
+    /// What to download.
+    let request: TransferRequest
+    private let state = Mutex(State())
+
+    init(id: UInt64, request: TransferRequest) {
+        self.id = id
+        self.request = request
+    }
+
+    /// Stores the continuation. When cancellation came first, resumes it with the cancellation
+    /// and returns `false`: the transfer must not be submitted.
+    func install(_ continuation: CheckedContinuation<Completion, Never>) -> Bool {
+        let cancelled = state.withLock { state in
+            if !state.cancelled { state.continuation = continuation }
+            return state.cancelled
+        }
+        if cancelled { continuation.resume(returning: .failure(Self.cancellation)) }
+        return !cancelled
+    }
+
+    /// Marks the ticket cancelled; `true` when the engine already has it and must be told.
+    func requestCancellation() -> Bool {
+        state.withLock { state in
+            guard !state.finished, !state.cancelled else { return false }
+            state.cancelled = true
+            return state.continuation != nil
+        }
+    }
+
+    /// Resumes the caller with `completion`, unless it was resumed already.
+    func finish(_ completion: Completion) {
+        let continuation = state.withLock { state in
+            defer { state.continuation = nil }
+            state.finished = true
+            return state.continuation
+        }
+        continuation?.resume(returning: completion)
+    }
+
+    static let cancellation = TransferFailure(reason: .deadline, detail: "cancelled before the attachment was ready")
+}
+
+/// An entry of the deadline heap.
+private struct DeadlineEntry: Comparable {
+    var deadline: ContinuousClock.Instant
+    var id: UInt64
+
+    static func < (lhs: Self, rhs: Self) -> Bool { lhs.deadline < rhs.deadline }
+}
+
+/// Everything the engine's thread owns. `@unchecked Sendable` only so that it can be handed to
+/// the thread once: after `TransferEngine.init` it is touched by that thread alone (the libmagic
+/// cookie included, which must never be shared).
+private final class EngineLoop: @unchecked Sendable {
+    private enum LiveTransfer {
+        case queued(TransferTicket)
+        case running(ActiveTransfer)
+    }
+
+    let multi: CurlMulti
+    let mailbox: Mailbox
+    let magic: MagicCookie
+    let configuration: TransferEngine.Configuration
+    let logger: Logger
+
+    private var live: [UInt64: LiveTransfer] = [:]
+    private var queues: [String: Deque<TransferTicket>] = [:]
+    private var runningPerHost: [String: Int] = [:]
+    private var running: [UInt: ActiveTransfer] = [:]
+    private var deadlines = Heap<DeadlineEntry>()
+
+    init(
+        multi: CurlMulti, mailbox: Mailbox, magic: MagicCookie, configuration: TransferEngine.Configuration,
+        logger: Logger
+    ) {
+        self.multi = multi
+        self.mailbox = mailbox
+        self.magic = magic
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    func run() {
+        var stopping = false
+        while true {
+            let (commands, closed) = mailbox.take()
+            for command in commands {
+                switch command {
+                case .submit(let ticket): enqueue(ticket)
+                case .cancel(let id): terminate(id, with: TransferTicket.cancellation)
+                }
+            }
+            if closed, !stopping {
+                stopping = true
+                for id in Array(live.keys) {
+                    terminate(id, with: TransferFailure(reason: .network, detail: "the fetcher was shut down"))
+                }
+            }
+            expireDeadlines()
+            startQueuedTransfers()
+            _ = multi.perform()
+            for (key, result) in multi.completedTransfers() { complete(key, result) }
+            if stopping, live.isEmpty { break }
+            multi.poll(timeoutMilliseconds: nextWakeUpMilliseconds())
+        }
+    }
+
+    // MARK: Queue
+
+    private func enqueue(_ ticket: TransferTicket) {
+        let request = ticket.request
+        guard ContinuousClock.now < request.deadline else {
+            ticket.finish(.failure(TransferFailure(reason: .deadline, detail: "the deadline passed before the download started")))
+            return
+        }
+        live[ticket.id] = .queued(ticket)
+        queues[request.hostKey, default: []].append(ticket)
+        deadlines.insert(DeadlineEntry(deadline: request.deadline, id: ticket.id))
+    }
+
+    private var hasFreeSlot: Bool { running.count < configuration.maximumConcurrentTransfers }
+
+    private func startQueuedTransfers() {
+        guard hasFreeSlot, !queues.isEmpty else { return }
+        for host in Array(queues.keys) {
+            while hasFreeSlot, runningPerHost[host, default: 0] < configuration.maximumConnectionsPerHost,
+                let ticket = queues[host]?.popFirst()
+            {
+                guard case .queued = live[ticket.id] else { continue }  // cancelled or expired while queued
+                start(ticket)
+            }
+            if queues[host]?.isEmpty == true { queues[host] = nil }
+        }
+    }
+
+    private func nextWakeUpMilliseconds() -> Int {
+        var milliseconds = 1_000
+        if let suggested = multi.suggestedTimeoutMilliseconds() { milliseconds = min(milliseconds, suggested) }
+        if let next = deadlines.min {
+            let remaining = ContinuousClock.now.duration(to: next.deadline)
+            let (seconds, attoseconds) = remaining.components
+            let remainingMilliseconds = seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+            milliseconds = min(milliseconds, max(0, Int(remainingMilliseconds)))
+        }
+        if hasFreeSlot, queues.values.contains(where: { !$0.isEmpty }) { milliseconds = 0 }
+        return milliseconds
+    }
+
+    private func expireDeadlines() {
+        let now = ContinuousClock.now
+        while let next = deadlines.min, next.deadline <= now {
+            _ = deadlines.popMin()
+            guard let entry = live[next.id] else { continue }
+            let detail: String
+            switch entry {
+            case .queued: detail = "the deadline passed while waiting for a connection"
+            case .running(let transfer):
+                detail = "the deadline passed after \(transfer.sink.bytesReceived) bytes were received"
+            }
+            terminate(next.id, with: TransferFailure(reason: .deadline, detail: detail))
+        }
+    }
+
+    // MARK: Transfers
+
+    private func start(_ ticket: TransferTicket) {
+        let request = ticket.request
+        let sink = CurlResponseSink(prefixCapacity: configuration.sniffBytes)
+        guard let easy = CurlEasy(sink: sink) else {
+            live[ticket.id] = nil
+            ticket.finish(.failure(TransferFailure(reason: .network, detail: "libcurl could not create a handle")))
+            return
+        }
+        easy.set(CURLOPT_URL, request.url)
+        easy.set(CURLOPT_NOSIGNAL, true)
+        easy.set(CURLOPT_FOLLOWLOCATION, true)
+        easy.set(CURLOPT_MAXREDIRS, configuration.maximumRedirects)
+        easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        easy.set(CURLOPT_FAILONERROR, true)
+        easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        easy.set(CURLOPT_PIPEWAIT, true)
+        easy.set(CURLOPT_MAXFILESIZE_LARGE, large: Int64(configuration.sizeLimits.largest))
+        easy.set(CURLOPT_USERAGENT, configuration.userAgent)
+        easy.set(CURLOPT_SSL_VERIFYPEER, true)
+        easy.set(CURLOPT_SSL_VERIFYHOST, 2)
+
+        let temporaryPath = TemporaryFiles.path(in: request.temporaryDirectory, id: ticket.id)
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(
+                FilePath(temporaryPath), .writeOnly, options: [.create, .exclusiveCreate],
+                permissions: [.ownerReadWrite, .groupRead, .otherRead])
+        } catch {
+            live[ticket.id] = nil
+            ticket.finish(.failure(TransferFailure(reason: .storage, detail: "cannot create \(temporaryPath): \(error)")))
+            return
+        }
+        let transfer = ActiveTransfer(ticket: ticket, easy: easy, file: file, temporaryPath: temporaryPath, loop: self)
+        sink.file = file
+        sink.delegate = transfer
+        let added = multi.add(easy)
+        guard added == .ok else {
+            transfer.closeFile()
+            TemporaryFiles.remove(temporaryPath)
+            live[ticket.id] = nil
+            ticket.finish(.failure(TransferFailure(reason: .network, detail: "curl_multi_add_handle: \(added)")))
+            return
+        }
+        live[ticket.id] = .running(transfer)
+        running[easy.key] = transfer
+        runningPerHost[request.hostKey, default: 0] += 1
+    }
+
+    /// Ends a queued or running transfer with `failure`; nothing if it already ended.
+    private func terminate(_ id: UInt64, with failure: TransferFailure) {
+        switch live[id] {
+        case .queued(let ticket):
+            live[id] = nil
+            ticket.finish(.failure(failure))
+        case .running(let transfer):
+            settle(transfer, .failure(failure))
+        case nil:
+            break
+        }
+    }
+
+    private func complete(_ key: UInt, _ result: CurlCode) {
+        guard let transfer = running[key] else { return }
+        if let abort = transfer.abort {
+            settle(transfer, .failure(abort))
+        } else if result != .ok {
+            settle(transfer, .failure(failure(for: result, of: transfer)))
+        } else {
+            settle(transfer, finishBody(of: transfer))
+        }
+    }
+
+    /// Checks a body that arrived whole, closes its file and hands it to the request's `place`.
+    private func finishBody(of transfer: ActiveTransfer) -> TransferTicket.Completion {
+        let easy = transfer.easy
+        let status = easy.responseCode
+        guard (200..<300).contains(status) else {
+            return .failure(TransferFailure(reason: .httpStatus, detail: "HTTP \(status)"))
+        }
+        guard transfer.sink.bytesReceived > 0 else {
+            return .failure(TransferFailure(reason: .unsupportedType, detail: "empty body"))
+        }
+        if transfer.media == nil { transfer.classify() }
+        if let abort = transfer.abort { return .failure(abort) }
+        guard let media = transfer.media else {
+            return .failure(TransferFailure(reason: .unsupportedType, detail: "type not detected"))
+        }
+        guard ContinuousClock.now < transfer.ticket.request.deadline else {
+            return .failure(TransferFailure(reason: .deadline, detail: "the deadline passed as the download ended"))
+        }
+        do {
+            try transfer.file?.close()
+            transfer.file = nil
+        } catch {
+            transfer.file = nil
+            return .failure(TransferFailure(reason: .storage, detail: "cannot close \(transfer.temporaryPath): \(error)"))
+        }
+        let body = DownloadedFile(
+            path: transfer.temporaryPath, media: media, byteCount: transfer.sink.bytesReceived,
+            effectiveURL: easy.effectiveURL ?? transfer.ticket.request.url,
+            headers: transfer.sink.headers.map { HTTPHeader(name: $0.name, value: $0.value) })
+        return transfer.ticket.request.place(body)
+    }
+
+    private func failure(for code: CurlCode, of transfer: ActiveTransfer) -> TransferFailure {
+        let easy = transfer.easy
+        let message = easy.errorMessage(for: code)
+        switch code {
+        case .unsupportedProtocol where easy.redirectCount > 0 || transfer.ticket.request.url != easy.effectiveURL:
+            return TransferFailure(reason: .invalidURL, detail: "redirected to a URL that is not http or https: \(message)")
+        case .unsupportedProtocol, .urlMalformed:
+            return TransferFailure(reason: .invalidURL, detail: message)
+        case .tooManyRedirects:
+            return TransferFailure(reason: .httpStatus, detail: "more than \(configuration.maximumRedirects) redirects")
+        case .httpReturnedError:
+            return TransferFailure(reason: .httpStatus, detail: "HTTP \(easy.responseCode)")
+        case .fileSizeExceeded:
+            let announced = easy.contentLength.map { "Content-Length \($0)" } ?? "the announced size"
+            return TransferFailure(
+                reason: .tooLarge, detail: "\(announced) exceeds the largest limit, \(configuration.sizeLimits.largest) bytes")
+        case .writeError:
+            if let error = transfer.sink.writeFailure {
+                return TransferFailure(reason: .storage, detail: "cannot write \(transfer.temporaryPath): \(error)")
+            }
+            return TransferFailure(reason: .network, detail: message)
+        case .operationTimedOut:
+            return TransferFailure(reason: .deadline, detail: message)
+        default:
+            return TransferFailure(reason: .network, detail: "\(message) (curl error \(code.rawValue))")
+        }
+    }
+
+    /// Detaches a running transfer, removes its temporary file unless it was placed, and resumes
+    /// its caller.
+    private func settle(_ transfer: ActiveTransfer, _ completion: TransferTicket.Completion) {
+        multi.remove(transfer.easy)
+        running[transfer.easy.key] = nil
+        let id = transfer.ticket.id
+        live[id] = nil
+        let host = transfer.ticket.request.hostKey
+        runningPerHost[host, default: 1] -= 1
+        if runningPerHost[host] == 0 { runningPerHost[host] = nil }
+        transfer.closeFile()
+        if case .failure = completion { TemporaryFiles.remove(transfer.temporaryPath) }
+        transfer.ticket.finish(completion)
+    }
+
+    /// The type class detected in `prefix`, or why it is refused.
+    fileprivate func classify(_ prefix: [UInt8]) -> Result<MediaType, TransferFailure> {
+        let mime = magic.mimeType(of: prefix)
+        guard let media = AttachmentTypes.mediaType(forMIME: mime) else {
+            return .failure(TransferFailure(reason: .unsupportedType, detail: "detected \(mime), which iOS does not accept"))
+        }
+        return .success(media)
+    }
+}
+
+/// A transfer in libcurl's hands, confined to the engine's thread. It checks the body as it
+/// arrives: the type once the first bytes are in, then the size against that type's limit.
+private final class ActiveTransfer: CurlResponseSinkDelegate {
+    let ticket: TransferTicket
+    let easy: CurlEasy
+    var file: FileDescriptor?
+    let temporaryPath: String
+    unowned let loop: EngineLoop
+    /// The type detected in the first bytes.
+    private(set) var media: MediaType?
+    /// Why this transfer aborted itself, if it did.
+    private(set) var abort: TransferFailure?
+
+    var sink: CurlResponseSink { easy.sink }
+
+    init(ticket: TransferTicket, easy: CurlEasy, file: FileDescriptor, temporaryPath: String, loop: EngineLoop) {
+        self.ticket = ticket
+        self.easy = easy
+        self.file = file
+        self.temporaryPath = temporaryPath
+        self.loop = loop
+    }
+
+    func responseSinkShouldContinue(_ sink: CurlResponseSink) -> Bool {
+        if media == nil, sink.prefix.count >= sink.prefixCapacity { classify() }
+        if abort != nil { return false }
+        let limit = media.map { loop.configuration.sizeLimits.limit(for: $0.kind) } ?? loop.configuration.sizeLimits.largest
+        if sink.bytesReceived > limit {
+            let what = media.map { "the \($0.kind.rawValue) limit" } ?? "the largest limit"
+            abort = TransferFailure(
+                reason: .tooLarge, detail: "more than \(limit) bytes received, \(what) (aborted mid-body)")
+            return false
+        }
+        return true
+    }
+
+    /// Sniffs the type from the bytes so far and checks an announced length against its limit.
+    func classify() {
+        switch loop.classify(sink.prefix) {
+        case .failure(let failure):
+            abort = failure
+        case .success(let detected):
+            media = detected
+            let limit = loop.configuration.sizeLimits.limit(for: detected.kind)
+            if let announced = easy.contentLength, announced > limit {
+                abort = TransferFailure(
+                    reason: .tooLarge,
+                    detail: "Content-Length \(announced) exceeds the \(detected.kind.rawValue) limit, \(limit) bytes")
+            }
+        }
+    }
+
+    func closeFile() {
+        try? file?.close()
+        file = nil
+    }
+}
+
+/// Names and removal of the temporary files bodies stream into.
+enum TemporaryFiles {
+    /// Temporary files end with this suffix (and start with a dot), so a crash leaves files that
+    /// are easy to recognise and clean up.
+    static let suffix = ".part"
+
+    /// A fresh temporary path in `directory`, unique across processes and transfers.
+    static func path(in directory: String, id: UInt64) -> String {
+        "\(directory)/.attachment-\(ProcessInfo.processInfo.processIdentifier)-\(id)-\(UInt32.random(in: .min ... .max))\(suffix)"
+    }
+
+    /// Removes `path`, ignoring a file that is already gone.
+    static func remove(_ path: String) {
+        _ = unlink(path)
+    }
+}

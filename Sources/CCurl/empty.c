@@ -1,0 +1,1 @@
+// Intentionally empty: the shims are static inline functions in include/CCurl.h.

@@ -1,0 +1,1 @@
+// Intentionally empty: CMagic only exposes <magic.h> and a few flag shims.

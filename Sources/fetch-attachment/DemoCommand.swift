@@ -1,0 +1,157 @@
+import ArgumentParser
+import AttachmentFetcher
+import Foundation
+import MockCDN
+
+/// `fetch-attachment demo`: the bundled example payloads against the bundled mock CDN, no
+/// internet needed.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run the bundled example payloads against a mock CDN started on 127.0.0.1.",
+        discussion: """
+            Starts the mock CDN in this process on a free loopback port, points the example payloads \
+            at it, processes them all at once through one fetcher, and prints each outcome. Exits 0 \
+            when every outcome is the one the example expects.
+            """
+    )
+
+    @Option(name: .customLong("output-dir"), help: "Where attachment files go. Default: a fresh temporary directory.")
+    var outputDirectory: String?
+
+    @Option(help: "Seconds each payload may take (the stalling example waits this long).")
+    var deadline: Double = 2
+
+    @Flag(help: "Print one JSON object per outcome, with the example's name, instead of a table.")
+    var json = false
+
+    func validate() throws {
+        guard deadline.isFinite, deadline > 0, deadline <= 60 else {
+            throw ValidationError("--deadline must be a number of seconds above 0 and at most 60")
+        }
+    }
+
+    func run() async throws {
+        let server = try await MockCDNServer.start()
+        let directory = outputDirectory ?? NSTemporaryDirectory() + "attachment-fetcher-demo-\(UUID().uuidString.prefix(8))"
+        var configuration = AttachmentFetcher.Configuration(
+            outputDirectory: directory, deadline: .milliseconds(Int64(deadline * 1_000)))
+        configuration.userAgent = "fetch-attachment-demo"
+        let results: [(ExamplePayload, Outcome)]
+        do {
+            results = try await withAttachmentFetcher(configuration: configuration) { fetcher in
+                try await withThrowingTaskGroup { group in
+                    for (index, example) in ExamplePayload.all.enumerated() {
+                        let bytes = Data(example.payload(cdn: server.baseURL).utf8)
+                        group.addTask { (index, await fetcher.process(bytes)) }
+                    }
+                    var outcomes = [Outcome?](repeating: nil, count: ExamplePayload.all.count)
+                    for try await (index, outcome) in group { outcomes[index] = outcome }
+                    return zip(ExamplePayload.all, outcomes.compactMap { $0 }).map { ($0, $1) }
+                }
+            }
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+        try await server.shutdown()
+
+        var unexpected = 0
+        for (example, outcome) in results {
+            let got = outcome.reason?.code ?? "attached"
+            let matches = got == example.expected
+            if !matches { unexpected += 1 }
+            if json {
+                print(OutcomePrinter.jsonLine(outcome).replacingOccurrences(
+                    of: "{", with: "{\"example\":\"\(example.name)\",", options: [.anchored]))
+            } else {
+                let mark = matches ? "ok " : "UNEXPECTED"
+                print("\(mark) \(example.name.padding(toLength: 28, withPad: " ", startingAt: 0)) \(got)")
+                print(OutcomePrinter.summary(outcome).split(separator: "\n").map { "     " + $0 }.joined(separator: "\n"))
+            }
+        }
+        if !json {
+            print("\n\(results.count - unexpected) of \(results.count) examples gave the expected outcome; files in \(directory)")
+        }
+        throw ExitCode(unexpected == 0 ? 0 : 1)
+    }
+}
+
+/// An example payload with `{{CDN}}` where the mock CDN's base URL goes, and the outcome it
+/// should get ("attached" or a reason code).
+struct ExamplePayload: Sendable {
+    var name: String
+    var template: String
+    var expected: String
+
+    func payload(cdn: String) -> String { template.replacingOccurrences(of: "{{CDN}}", with: cdn) }
+
+    /// The vendors' own example shapes (see VENDORS.md), pointed at the mock CDN, plus one
+    /// example per failure the fetcher reports.
+    static let all: [ExamplePayload] = [
+        .init(
+            name: "braze-jpeg",
+            template: #"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"ab":{"att":{"url":"{{CDN}}/media/img.jpg?bytes=150000","type":"jpg"}},"c":null}"#,
+            expected: "attached"),
+        .init(
+            name: "moengage-png",
+            template: #"{"aps":{"mutable-content":1,"alert":{"title":"Message","body":"msg"}},"moengage":{"media-type":"image","media-attachment":"{{CDN}}/media/rocks.png?bytes=80000","cid":"0000_L_0"},"app_extra":{}}"#,
+            expected: "attached"),
+        .init(
+            name: "braze-mp4-video",
+            template: #"{"aps":{"alert":"video","mutable-content":1},"ab":{"att":{"url":"{{CDN}}/media/clip.mp4?bytes=3000000","type":"mp4"}}}"#,
+            expected: "attached"),
+        .init(
+            name: "moengage-mp3-audio",
+            template: #"{"aps":{"alert":"listen","mutable-content":1},"moengage":{"media-type":"audio","media-attachment":"{{CDN}}/media/jingle.mp3?bytes=400000"}}"#,
+            expected: "attached"),
+        .init(
+            name: "braze-says-jpg-is-gif",
+            template: #"{"aps":{"alert":"gif","mutable-content":1},"ab":{"att":{"url":"{{CDN}}/media/anim.gif?bytes=50000","type":"jpg"}}}"#,
+            expected: "attached"),
+        .init(
+            name: "braze-redirect-chain",
+            template: #"{"aps":{"alert":"moved","mutable-content":1},"ab":{"att":{"url":"{{CDN}}/media/moved.jpg?bytes=20000&redirects=3"}}}"#,
+            expected: "attached"),
+        .init(
+            name: "braze-uninstall-tracking",
+            template: #"{"aps":{"content-available":1},"appboy_uninstall_tracking":true}"#,
+            expected: "internal-push"),
+        .init(
+            name: "moengage-silent-push",
+            template: #"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#,
+            expected: "internal-push"),
+        .init(
+            name: "fcm-unknown-vendor",
+            template: #"{"aps":{"alert":{"body":"B"},"mutable-content":1},"fcm_options":{"image":"{{CDN}}/media/img"}}"#,
+            expected: "no-attachment"),
+        .init(
+            name: "not-json",
+            template: #"{"aps":"#,
+            expected: "invalid-payload"),
+        .init(
+            name: "braze-file-url",
+            template: #"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"file:///etc/passwd"}}}"#,
+            expected: "invalid-url"),
+        .init(
+            name: "braze-404",
+            template: #"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"{{CDN}}/media/gone.jpg?status=404"}}}"#,
+            expected: "http-status"),
+        .init(
+            name: "braze-connection-reset",
+            template: #"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"{{CDN}}/media/cut.jpg?bytes=200000&reset_after=10000"}}}"#,
+            expected: "network"),
+        .init(
+            name: "braze-stall-past-deadline",
+            template: #"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"{{CDN}}/media/slow.jpg?bytes=200000&stall_after=10000"}}}"#,
+            expected: "deadline"),
+        .init(
+            name: "braze-12MB-image",
+            template: #"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"{{CDN}}/media/huge.jpg?bytes=12000000"}}}"#,
+            expected: "too-large"),
+        .init(
+            name: "braze-html-as-jpeg",
+            template: #"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"{{CDN}}/media/page.html?content_type=image/jpeg","type":"jpg"}}}"#,
+            expected: "unsupported-type"),
+    ]
+}

@@ -1,0 +1,61 @@
+import AttachmentFetcher
+import Foundation
+
+/// Prints outcomes as one JSON object each, or as a short human summary.
+struct OutcomePrinter {
+    /// JSON (one object per line) or text.
+    var json: Bool
+
+    /// The JSON text of `outcome`, with extra leading fields (such as `index`) merged in.
+    static func jsonLine(_ outcome: Outcome, index: Int? = nil) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(IndexedOutcome(index: index, outcome: outcome)) else {
+            return #"{"status":"original","reason":"storage","detail":"cannot encode the outcome"}"#
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func print(_ outcome: Outcome, index: Int? = nil) {
+        if json {
+            Swift.print(Self.jsonLine(outcome, index: index))
+        } else {
+            Swift.print(Self.summary(outcome, label: index.map { "#\($0) " } ?? ""))
+        }
+    }
+
+    /// A few lines for a person.
+    static func summary(_ outcome: Outcome, label: String = "") -> String {
+        let vendor = outcome.vendor.map { "\($0)" } ?? "unknown vendor"
+        let timing = String(format: "%.1f ms", outcome.elapsedMilliseconds)
+        var lines: [String] = []
+        switch outcome.status {
+        case .attached:
+            for attachment in outcome.attachments {
+                lines.append("\(label)attached \(attachment.mime), \(attachment.bytes) bytes: \(attachment.path)")
+                lines.append("  from \(attachment.url) (\(vendor), \(timing))")
+            }
+        case .original:
+            let reason = outcome.reason.map { "\($0)" } ?? "unknown"
+            lines.append("\(label)original content stands: \(reason): \(outcome.detail ?? "") (\(vendor), \(timing))")
+        }
+        for warning in outcome.warnings { lines.append("  warning: \(warning)") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// An outcome's JSON with an optional `index` field.
+private struct IndexedOutcome: Encodable {
+    var index: Int?
+    var outcome: Outcome
+
+    private enum CodingKeys: String, CodingKey { case index }
+
+    func encode(to encoder: any Encoder) throws {
+        try outcome.encode(to: encoder)
+        if let index {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(index, forKey: .index)
+        }
+    }
+}
