@@ -1,0 +1,73 @@
+import Foundation
+import Synchronization
+
+/// The shape iOS developers know from `UNNotificationServiceExtension`: `didReceive` starts
+/// processing a payload, `serviceExtensionTimeWillExpire` ends it early, and the content
+/// handler is called exactly once either way.
+///
+/// When time expires first, the handler gets the original content at once (reason `deadline`),
+/// the download is cancelled, and any file that was nonetheless made is removed.
+public final class NotificationServiceAdapter: Sendable {
+    /// Receives the content to show: attachments, or the original payload.
+    public typealias ContentHandler = @Sendable (Outcome) -> Void
+
+    private struct Pending {
+        var request: UInt64
+        var handler: ContentHandler
+        var payload: Data
+        var startedAt: ContinuousClock.Instant
+        var task: Task<Void, Never>?
+    }
+
+    private let fetcher: AttachmentFetcher
+    private let pending = Mutex<Pending?>(nil)
+    private let requests = Atomic<UInt64>(0)
+
+    /// An adapter that processes payloads with `fetcher`.
+    public init(fetcher: AttachmentFetcher) {
+        self.fetcher = fetcher
+    }
+
+    /// Starts processing `payload`; `contentHandler` is called exactly once with the result. A
+    /// request still pending from an earlier call is expired first, as iOS would.
+    public func didReceive(_ payload: Data, withContentHandler contentHandler: @escaping ContentHandler) {
+        serviceExtensionTimeWillExpire()
+        let request = requests.add(1, ordering: .relaxed).newValue
+        pending.withLock {
+            $0 = Pending(request: request, handler: contentHandler, payload: payload, startedAt: .now)
+        }
+        let task = Task { [fetcher] in
+            let outcome = await fetcher.process(payload)
+            if !self.deliver(outcome, for: request) {
+                // Time expired while the file was being made: the original content was shown.
+                for attachment in outcome.attachments { try? FileManager.default.removeItem(atPath: attachment.path) }
+            }
+        }
+        pending.withLock { state in
+            if state?.request == request { state?.task = task }
+        }
+    }
+
+    /// Delivers the original content now (reason `deadline`) if the handler has not been called,
+    /// and cancels the download.
+    public func serviceExtensionTimeWillExpire() {
+        guard let taken = pending.withLock({ state -> Pending? in defer { state = nil }; return state }) else { return }
+        taken.task?.cancel()
+        taken.handler(
+            Outcome(
+                status: .original, reason: .deadline, detail: "serviceExtensionTimeWillExpire", vendor: nil,
+                attachments: [], warnings: [], elapsed: taken.startedAt.duration(to: .now), payload: taken.payload))
+    }
+
+    /// Calls the handler of `request` with `outcome`; `false` if it was already called.
+    private func deliver(_ outcome: Outcome, for request: UInt64) -> Bool {
+        let taken = pending.withLock { state -> Pending? in
+            guard state?.request == request else { return nil }
+            defer { state = nil }
+            return state
+        }
+        guard let taken else { return false }
+        taken.handler(outcome)
+        return true
+    }
+}

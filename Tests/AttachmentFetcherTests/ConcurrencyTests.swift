@@ -1,0 +1,90 @@
+import AttachmentFetcher
+import Foundation
+import MockCDN
+import Synchronization
+import Testing
+
+@Suite("Concurrency: one fetcher, many payloads, one content handler call each")
+struct ConcurrencyTests {
+    @Test("200 payloads in flight at once through one fetcher each get their own file")
+    func twoHundredAtOnce() async throws {
+        try await Fixture.with { fixture in
+            let count = 200
+            let outcomes = await withTaskGroup { group in
+                for index in 0..<count {
+                    // A delay keeps every request in flight at the same time.
+                    let payload = fixture.braze("/media/p\(index).jpg?bytes=\(20_000 + index)&delay_ms=300")
+                    group.addTask { (index, await fixture.fetcher.process(payload)) }
+                }
+                return await group.reduce(into: [Int: Outcome]()) { $0[$1.0] = $1.1 }
+            }
+            #expect(outcomes.count == count)
+            for (index, outcome) in outcomes {
+                #expect(outcome.status == .attached, "\(index): \(outcome.detail ?? "")")
+                #expect(outcome.attachments.first?.bytes == 20_000 + index)
+            }
+            let paths = Set(outcomes.values.compactMap { $0.attachments.first?.path })
+            #expect(paths.count == count)
+            #expect(fixture.filesLeft().count == count)
+            let stats = fixture.server.stats()
+            #expect(stats.requests == count)
+            // Per-host limit (48 by default) is respected, and connections are reused.
+            #expect(stats.peakConnections <= 48)
+            #expect(stats.connectionsAccepted < count)
+        }
+    }
+
+    @Test("Two payloads for one URL in one fetcher get two separate files")
+    func sameURLTwice() async throws {
+        try await Fixture.with { fixture in
+            async let first = fixture.fetch("/media/same.gif?bytes=4000")
+            async let second = fixture.fetch("/media/same.gif?bytes=4000")
+            let (a, b) = await (first, second)
+            #expect(a.status == .attached && b.status == .attached)
+            #expect(a.attachments.first?.path != b.attachments.first?.path)
+        }
+    }
+
+    @Test("The adapter calls the content handler exactly once when the download finishes")
+    func adapterCompletes() async throws {
+        try await Fixture.with { fixture in
+            let adapter = NotificationServiceAdapter(fetcher: fixture.fetcher)
+            let calls = Mutex<[Outcome]>([])
+            await withCheckedContinuation { continuation in
+                adapter.didReceive(fixture.braze("/media/x.png?bytes=3000")) { outcome in
+                    calls.withLock { $0.append(outcome) }
+                    continuation.resume()
+                }
+            }
+            adapter.serviceExtensionTimeWillExpire()  // too late: must not call again
+            try await Task.sleep(for: .milliseconds(50))
+            let outcomes = calls.withLock { $0 }
+            #expect(outcomes.count == 1)
+            #expect(outcomes.first?.status == .attached)
+            #expect(fixture.filesLeft().count == 1)
+        }
+    }
+
+    @Test("serviceExtensionTimeWillExpire delivers the original at once, exactly once, and leaves no file")
+    func adapterExpires() async throws {
+        try await Fixture.with { fixture in
+            let adapter = NotificationServiceAdapter(fetcher: fixture.fetcher)
+            let calls = Mutex<[Outcome]>([])
+            let payload = fixture.braze("/media/x.jpg?bytes=400000&stall_after=1000")
+            adapter.didReceive(payload) { outcome in calls.withLock { $0.append(outcome) } }
+            try await Task.sleep(for: .milliseconds(200))
+            adapter.serviceExtensionTimeWillExpire()
+            #expect(calls.withLock { $0.count } == 1)
+            // The cancelled download finishes in the background; it must not call the handler again.
+            for _ in 0..<100 where !fixture.filesLeft().isEmpty {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            let outcomes = calls.withLock { $0 }
+            #expect(outcomes.count == 1)
+            #expect(outcomes.first?.reason == .deadline)
+            #expect(outcomes.first?.payload == payload)
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import AttachmentFetcher
+import Foundation
+import MockCDN
+import Testing
+
+@Suite("Deadlines: the outcome comes on time, whatever the server does")
+struct DeadlineTests {
+    @Test(
+        "A server that stalls is cut off at the deadline, its file removed",
+        arguments: [
+            "/media/x.jpg?bytes=500000&stall_after=20000",  // mid-body
+            "/media/x.jpg?bytes=500000&delay_ms=5000",  // before the response head
+            "/media/x.mp4?bytes=40000000&rate=200000",  // a slow, steady trickle
+        ])
+    func stall(path: String) async throws {
+        try await Fixture.with(deadline: .milliseconds(600)) { fixture in
+            let clock = ContinuousClock()
+            let started = clock.now
+            let outcome = await fixture.fetch(path)
+            let wall = started.duration(to: clock.now)
+            #expect(outcome.reason == .deadline)
+            // The fetcher's own measure, taken when the outcome is made: within 100 ms of the deadline.
+            #expect(outcome.elapsed >= .milliseconds(600))
+            #expect(outcome.elapsed < .milliseconds(700))
+            // Seen from outside, on a shared machine: generously bounded, never unbounded.
+            #expect(wall < .seconds(3))
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("Cancelling the caller's task ends the payload at once with deadline")
+    func cancellation() async throws {
+        try await Fixture.with { fixture in
+            let payload = fixture.braze("/media/x.jpg?bytes=500000&stall_after=1000")
+            let task = Task { await fixture.fetcher.process(payload) }
+            try await Task.sleep(for: .milliseconds(200))
+            task.cancel()
+            let outcome = await task.value
+            #expect(outcome.reason == .deadline)
+            #expect(outcome.elapsed < .seconds(5))
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("A task cancelled before it starts never reaches the server")
+    func cancelledBeforeStart() async throws {
+        try await Fixture.with { fixture in
+            let payload = fixture.braze("/media/x.jpg?bytes=500")
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return await fixture.fetcher.process(payload)
+            }
+            let outcome = await task.value
+            #expect(outcome.reason == .deadline)
+            #expect(fixture.server.stats().requests == 0)
+        }
+    }
+
+    @Test("Payloads queued behind the per-host limit still end by their deadline")
+    func queuedPastDeadline() async throws {
+        try await Fixture.with(
+            deadline: .milliseconds(500),
+            configure: { $0.connectionPool.maximumConnectionsPerHost = 2 }
+        ) { fixture in
+            let outcomes = await withTaskGroup { group in
+                for index in 0..<6 {
+                    let payload = fixture.braze("/media/q\(index).jpg?bytes=100000&stall_after=1000")
+                    group.addTask { await fixture.fetcher.process(payload) }
+                }
+                return await group.reduce(into: [Outcome]()) { $0.append($1) }
+            }
+            #expect(outcomes.count == 6)
+            #expect(outcomes.allSatisfy { $0.reason == .deadline })
+            #expect(outcomes.allSatisfy { $0.elapsed < .milliseconds(600) })
+            // At least the last ones never got a connection (the first to expire may free a slot just before the rest expire).
+            #expect(outcomes.filter { $0.detail?.contains("waiting for a connection") == true }.count >= 2)
+            #expect(fixture.server.stats().peakConnections <= 2)
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import AttachmentFetcher
+import Foundation
+import MockCDN
+import Testing
+
+@Suite("Faults: what the origin does wrong becomes a reason, and leaves no file")
+struct FaultTests {
+    @Test("4xx and 5xx are http-status with the status in the detail", arguments: [403, 404, 500, 503])
+    func httpErrors(status: Int) async throws {
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetch("/media/x.jpg?status=\(status)")
+            #expect(outcome.reason == .httpStatus)
+            #expect(outcome.detail?.contains("\(status)") == true)
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("A connection reset mid-body is network")
+    func reset() async throws {
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetch("/media/x.jpg?bytes=300000&reset_after=20000")
+            #expect(outcome.reason == .network)
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("A body shorter than its Content-Length is network")
+    func truncated() async throws {
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetch("/media/x.jpg?bytes=300000&truncate_after=20000")
+            #expect(outcome.reason == .network)
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("A refused connection is network")
+    func refused() async throws {
+        try await Fixture.with { fixture in
+            // Port 1 on loopback: nothing listens there.
+            let outcome = await fixture.fetcher.process(Payloads.braze(url: "http://127.0.0.1:1/x.jpg"))
+            #expect(outcome.reason == .network)
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("Up to five redirects are followed; a sixth is http-status")
+    func redirects() async throws {
+        try await Fixture.with { fixture in
+            let five = await fixture.fetch("/media/x.jpg?bytes=3000&redirects=5")
+            #expect(five.status == .attached)
+            #expect(five.attachments.first?.url == fixture.server.url("/media/x.jpg?bytes=3000&redirects=5"))
+            let six = await fixture.fetch("/media/x.jpg?bytes=3000&redirects=6")
+            #expect(six.reason == .httpStatus)
+            #expect(fixture.filesLeft().count == 1)
+        }
+    }
+
+    @Test("A redirect to file:// is refused as invalid-url", arguments: ["file%3A%2F%2F%2Fetc%2Fpasswd", "ftp%3A%2F%2F127.0.0.1%2Fx.jpg"])
+    func redirectToOtherScheme(target: String) async throws {
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetch("/media/x.jpg?redirect_to=\(target)")
+            #expect(outcome.reason == .invalidURL)
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("An output directory that disappears is storage, not a crash")
+    func storage() async throws {
+        try await Fixture.with { fixture in
+            try FileManager.default.removeItem(atPath: fixture.directory)
+            let outcome = await fixture.fetch("/media/x.jpg?bytes=3000")
+            #expect(outcome.reason == .storage)
+            #expect(fixture.server.stats().requests == 0)
+        }
+    }
+
+    @Test("Every reason code is reachable and stable")
+    func reasonCodes() {
+        #expect(FallbackReason.all.map(\.code) == [
+            "invalid-payload", "no-attachment", "internal-push", "invalid-url", "http-status", "network", "deadline",
+            "too-large", "unsupported-type", "storage",
+        ])
+    }
+
+    @Test("A configuration out of range is refused with a stable code")
+    func invalidConfiguration() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = AttachmentFetcher.Configuration(outputDirectory: directory, deadline: .zero)
+        #expect(throws: AttachmentFetcherError.self) { try AttachmentFetcher(configuration: configuration) }
+        configuration.deadline = .seconds(1)
+        configuration.outputDirectory = "/proc/attachment-fetcher-cannot-be-here"
+        do {
+            _ = try AttachmentFetcher(configuration: configuration)
+            Issue.record("an unusable directory was accepted")
+        } catch {
+            #expect(error.code == .outputDirectoryUnusable)
+        }
+    }
+}

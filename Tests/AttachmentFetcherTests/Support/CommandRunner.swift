@@ -1,0 +1,46 @@
+import Foundation
+
+/// Runs a built executable of this package (found beside the test binary) and collects what
+/// it prints.
+struct CommandRunner {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// The directory of the products being tested (`.build/<triple>/debug`).
+    static var productsDirectory: URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    }
+
+    /// Runs `executable` with `arguments`, feeding `stdin`, and waits (at most `timeout`) for it.
+    static func run(
+        _ executable: String, _ arguments: [String], stdin: Data = Data(), environment: [String: String] = [:],
+        timeout: Duration = .seconds(60)
+    ) async throws -> Result {
+        let process = Process()
+        process.executableURL = productsDirectory.appendingPathComponent(executable)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        input.fileHandleForWriting.write(stdin)
+        try input.fileHandleForWriting.close()
+        // Read both pipes to the end (so a full pipe never blocks the child), off the cooperative pool.
+        async let out = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
+        async let err = Task.detached { errors.fileHandleForReading.readDataToEndOfFile() }.value
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while process.isRunning, clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning { process.terminate() }
+        let (stdout, stderr) = await (out, err)
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}

@@ -1,0 +1,82 @@
+import AttachmentFetcher
+import Foundation
+import MockCDN
+import Testing
+
+/// A mock CDN on 127.0.0.1, a fetcher writing into a fresh temporary directory, and helpers to
+/// build payloads and inspect what is left on disk.
+struct Fixture: Sendable {
+    let server: MockCDNServer
+    let fetcher: AttachmentFetcher
+    let directory: String
+
+    /// Runs `body` with a fresh server and fetcher, then shuts both down and removes the directory.
+    static func with<R: Sendable>(
+        deadline: Duration = .seconds(10),
+        configure: (inout AttachmentFetcher.Configuration) -> Void = { _ in },
+        _ body: (Fixture) async throws -> R
+    ) async throws -> R {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let directory = try makeTemporaryDirectory()
+        var configuration = AttachmentFetcher.Configuration(outputDirectory: directory, deadline: deadline)
+        configure(&configuration)
+        let fetcher: AttachmentFetcher
+        do {
+            fetcher = try AttachmentFetcher(configuration: configuration)
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+        let fixture = Fixture(server: server, fetcher: fetcher, directory: fetcher.configuration.outputDirectory)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let result = try await body(fixture)
+            await fetcher.shutdown()
+            try await server.shutdown()
+            return result
+        } catch {
+            await fetcher.shutdown()
+            try? await server.shutdown()
+            throw error
+        }
+    }
+
+    /// A Braze payload for `path` on the mock CDN.
+    func braze(_ path: String, type: String? = nil) -> Data {
+        Payloads.braze(url: server.url(path), type: type)
+    }
+
+    /// Processes a Braze payload for `path`.
+    func fetch(_ path: String, type: String? = nil) async -> Outcome {
+        await fetcher.process(braze(path, type: type))
+    }
+
+    /// Every file name in the output directory, hidden temporary files included (one marker
+    /// entry when the directory cannot be listed, so that "empty" is never a listing failure).
+    func filesLeft() -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory).sorted()) ?? ["<cannot list \(directory)>"]
+    }
+}
+
+/// Payloads in the vendors' shapes.
+enum Payloads {
+    static func braze(url: String, type: String? = nil) -> Data {
+        let typePart = type.map { #","type":"\#($0)""# } ?? ""
+        return Data(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(url)"\#(typePart)}},"c":null}"#.utf8)
+    }
+
+    static func moengage(url: String, mediaType: String = "image") -> Data {
+        Data(#"{"aps":{"mutable-content":1,"alert":{"title":"Message","body":"msg"}},"moengage":{"media-type":"\#(mediaType)","media-attachment":"\#(url)","cid":"0000_L_0"},"app_extra":{}}"#.utf8)
+    }
+}
+
+func makeTemporaryDirectory() throws -> String {
+    let path = NSTemporaryDirectory() + "attachment-fetcher-tests-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+extension Outcome {
+    /// The reason's code, or "attached".
+    var result: String { reason?.code ?? "attached" }
+}
