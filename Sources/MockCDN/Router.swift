@@ -1,0 +1,279 @@
+import NIOCore
+import NIOHTTP1
+
+/// A deliberate fault that cuts a body short.
+enum FaultKind {
+    /// Stop sending and keep the connection open (optionally closing it after `stall_ms`).
+    case stall
+    /// Reset the connection (TCP RST).
+    case reset
+    /// Close the connection cleanly (FIN).
+    case truncate
+}
+
+/// Everything the connection handler needs to send one response.
+struct ResponsePlan {
+    var status: HTTPResponseStatus = .ok
+    var headers = HTTPHeaders()
+    var body: BodySource = .empty
+    /// False for HEAD requests and statuses that have no body (204, 304).
+    var sendBody = true
+    var delayMs: Int64 = 0
+    /// Body bytes per second, if capped.
+    var rate: Int?
+    var fault: (kind: FaultKind, after: Int)?
+    var stallMs: Int64?
+    var keepAlive = true
+    var notModified = false
+}
+
+/// Turns a request into a ``ResponsePlan`` (no side effects).
+enum Router {
+    struct Request {
+        var method: HTTPMethod
+        var uri: String
+        var path: Substring
+        var query: Substring
+        var headers: HTTPHeaders
+        var version: HTTPVersion
+        var keepAlive: Bool
+    }
+
+    /// Splits a request target into path and query, accepting absolute-form targets too.
+    static func splitTarget(_ uri: String) -> (path: Substring, query: Substring) {
+        var target = Substring(uri)
+        if let hash = target.firstIndex(of: "#") { target = target[..<hash] }
+        if !target.hasPrefix("/"), let schemeEnd = target.range(of: "://") {
+            let afterScheme = target[schemeEnd.upperBound...]
+            target = afterScheme.firstIndex(of: "/").map { afterScheme[$0...] } ?? "/"
+        }
+        if let q = target.firstIndex(of: "?") {
+            return (target[..<q], target[target.index(after: q)...])
+        }
+        return (target, target[target.endIndex...])
+    }
+
+    private struct BadRequest: Error {
+        var message: String
+    }
+
+    /// Plans the response for `request`; `fallbackHost` ("host:port") is used when there is no Host header.
+    static func plan(for request: Request, fallbackHost: String) -> ResponsePlan {
+        var plan: ResponsePlan
+        do {
+            plan = try route(request, fallbackHost: fallbackHost)
+        } catch let error as BadRequest {
+            plan = htmlPage(status: .badRequest, detail: error.message)
+        } catch {
+            plan = htmlPage(status: .internalServerError, detail: "\(error)")
+        }
+        finish(&plan, request: request)
+        return plan
+    }
+
+    /// Adds the headers every response carries and applies HEAD / keep-alive rules.
+    private static func finish(_ plan: inout ResponsePlan, request: Request) {
+        plan.headers.replaceOrAdd(name: "Date", value: HTTPDate.format(HTTPDate.now()))
+        plan.headers.replaceOrAdd(name: "Server", value: "mock-cdn")
+        if request.method == .HEAD || plan.status == .noContent || plan.status == .notModified {
+            plan.sendBody = false
+            if plan.status == .noContent || plan.status == .notModified {
+                plan.headers.remove(name: "Content-Length")
+                plan.headers.remove(name: "Transfer-Encoding")
+            }
+        }
+        if !plan.sendBody { plan.fault = nil; plan.rate = nil }
+        if request.version.major == 1, request.version.minor == 0 {
+            plan.headers.remove(name: "Transfer-Encoding")  // HTTP/1.0 has no chunked coding
+        }
+        var keepAlive = request.keepAlive
+        // Without Content-Length an HTTP/1.0 body is delimited by closing the connection.
+        if plan.sendBody, plan.body.count > 0, !plan.headers.contains(name: "Content-Length"),
+            request.version.major == 1, request.version.minor == 0
+        {
+            keepAlive = false
+        }
+        plan.keepAlive = keepAlive
+        if !keepAlive {
+            plan.headers.replaceOrAdd(name: "Connection", value: "close")
+        } else if request.version.major == 1, request.version.minor == 0 {
+            plan.headers.replaceOrAdd(name: "Connection", value: "keep-alive")
+        }
+    }
+
+    /// A small HTML page with the given status.
+    static func htmlPage(status: HTTPResponseStatus, detail: String? = nil) -> ResponsePlan {
+        var plan = ResponsePlan()
+        plan.status = status
+        let title = "\(status.code) \(status.reasonPhrase)"
+        let detailHTML = detail.map { "<p>\(escapeHTML($0))</p>" } ?? ""
+        let html = "<!DOCTYPE html>\n<html><head><title>\(title)</title></head>"
+            + "<body><h1>\(title)</h1>\(detailHTML)<p>mock-cdn</p></body></html>\n"
+        let buffer = ByteBuffer(string: html)
+        plan.headers.add(name: "Content-Type", value: "text/html; charset=utf-8")
+        plan.headers.add(name: "Content-Length", value: String(buffer.readableBytes))
+        plan.body = .fixed(buffer)
+        return plan
+    }
+
+    private static func escapeHTML(_ s: String) -> String {
+        var out = ""
+        for c in s {
+            switch c {
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "&": out += "&amp;"
+            case "\"": out += "&quot;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+
+    private static func route(_ request: Request, fallbackHost: String) throws -> ResponsePlan {
+        guard request.path.hasPrefix("/media/") else {
+            return htmlPage(status: .notFound, detail: "No route for \(request.path)")
+        }
+        let name = request.path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        guard let dot = name.lastIndex(of: ".") else {
+            return htmlPage(status: .notFound, detail: "No extension in \(request.path)")
+        }
+        let ext = name[name.index(after: dot)...].lowercased()
+        guard let trueContentType = SyntheticMedia.contentType(forExtension: ext) else {
+            return htmlPage(status: .notFound, detail: "Unsupported extension .\(ext)")
+        }
+        guard request.method == .GET || request.method == .HEAD else {
+            var plan = htmlPage(status: .methodNotAllowed)
+            plan.headers.add(name: "Allow", value: "GET, HEAD")
+            return plan
+        }
+
+        let params = QueryString.parameters(request.query)
+        func int(_ key: String, min lower: Int = 0) throws -> Int? {
+            guard let raw = params[key] else { return nil }
+            guard let v = Int(raw), v >= lower else {
+                throw BadRequest(message: "Invalid value for \(key): \(raw)")
+            }
+            return v
+        }
+        func flag(_ key: String) -> Bool {
+            guard let raw = params[key]?.lowercased() else { return false }
+            return !(raw == "0" || raw == "false" || raw == "no")
+        }
+        func headerValue(_ key: String) throws -> String? {
+            guard let v = params[key] else { return nil }
+            if v.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+                throw BadRequest(message: "Control characters in \(key)")
+            }
+            return v
+        }
+
+        let size = try int("bytes") ?? 1024
+        let delayMs = try int("delay_ms") ?? 0
+        let rate = try int("rate")
+        let stallAfter = try int("stall_after")
+        let stallMs = try int("stall_ms")
+        let resetAfter = try int("reset_after")
+        let truncateAfter = try int("truncate_after")
+        let statusCode = try int("status", min: 100)
+        let redirects = try int("redirects")
+        let redirectTo = try headerValue("redirect_to")
+        let contentType = try headerValue("content_type")
+        let cacheControl = try headerValue("cache_control")
+        let etagParam = try headerValue("etag")
+        let expires = params["expires"].map { raw -> Int64? in Int64(raw) }
+        if case .some(.none) = expires { throw BadRequest(message: "Invalid value for expires") }
+
+        var plan: ResponsePlan
+        if let target = redirectTo {
+            plan = htmlPage(status: .found)
+            plan.headers.add(name: "Location", value: target)
+        } else if let hops = redirects, hops >= 1 {
+            plan = htmlPage(status: .found)
+            let host = request.headers.first(name: "Host") ?? fallbackHost
+            let query = request.query.split(separator: "&").map { item -> String in
+                let name = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
+                return QueryString.percentDecode(name) == "redirects" ? "redirects=\(hops - 1)" : String(item)
+            }.joined(separator: "&")
+            plan.headers.add(name: "Location", value: "http://\(host)\(request.path)?\(query)")
+        } else if let code = statusCode, code >= 300, code != 304 {
+            guard code <= 999 else { throw BadRequest(message: "Invalid status \(code)") }
+            plan = htmlPage(status: HTTPResponseStatus(statusCode: code))
+        } else {
+            guard statusCode.map({ $0 >= 200 && $0 <= 304 }) ?? true else {
+                throw BadRequest(message: "Invalid status \(statusCode!)")
+            }
+            plan = ResponsePlan()
+            let noValidators = flag("no_validators")
+            let etag: String = {
+                if let e = etagParam {
+                    return e.hasPrefix("\"") || e.hasPrefix("W/\"") ? e : "\"\(e)\""
+                }
+                return "\"\(FNV1a.hex("\(request.path)?bytes=\(size)"))\""
+            }()
+            if !noValidators {
+                plan.headers.add(name: "ETag", value: etag)
+                plan.headers.add(name: "Last-Modified", value: HTTPDate.format(HTTPDate.lastModified))
+            }
+            if !flag("no_cache_headers") {
+                plan.headers.add(name: "Cache-Control", value: cacheControl ?? "max-age=300")
+                if let e = expires ?? nil {
+                    plan.headers.add(name: "Expires", value: HTTPDate.format(e))
+                }
+            }
+            let notModified =
+                statusCode == 304
+                || ((statusCode ?? 200) == 200 && !noValidators
+                    && isNotModified(headers: request.headers, etag: etag))
+            if notModified {
+                plan.status = .notModified
+                plan.notModified = true
+                plan.sendBody = false
+            } else {
+                plan.status = HTTPResponseStatus(statusCode: statusCode ?? 200)
+                plan.headers.add(name: "Content-Type", value: contentType ?? trueContentType)
+                if flag("chunked") {
+                    plan.headers.add(name: "Transfer-Encoding", value: "chunked")
+                } else if plan.status != .noContent {
+                    plan.headers.add(name: "Content-Length", value: String(size))
+                }
+                plan.body = plan.status == .noContent ? .empty : .media(extension: ext, size: size)
+            }
+        }
+
+        plan.delayMs = Int64(delayMs)
+        if let r = rate, r > 0 { plan.rate = r }
+        let faults: [(FaultKind, Int?)] = [(.reset, resetAfter), (.truncate, truncateAfter), (.stall, stallAfter)]
+        for case let (kind, after?) in faults where after < plan.body.count {
+            if plan.fault == nil || after < plan.fault!.after { plan.fault = (kind, after) }
+        }
+        if plan.fault?.kind == .stall, let ms = stallMs { plan.stallMs = Int64(ms) }
+        return plan
+    }
+
+    /// Evaluates If-None-Match (preferred) or If-Modified-Since against the resource's validators.
+    static func isNotModified(headers: HTTPHeaders, etag: String) -> Bool {
+        let inm = headers[canonicalForm: "If-None-Match"]
+        if !inm.isEmpty {
+            let mine = weak(etag)
+            return inm.contains { candidate in
+                let c = candidate.trimmedOWS()
+                return c == "*" || weak(c) == mine
+            }
+        }
+        if let ims = headers.first(name: "If-Modified-Since"), let since = HTTPDate.parse(ims) {
+            return since >= HTTPDate.lastModified
+        }
+        return false
+    }
+
+    private static func weak(_ tag: String) -> String {
+        tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
+    }
+}
+
+extension Substring {
+    fileprivate func trimmedOWS() -> String {
+        String(self.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
+    }
+}

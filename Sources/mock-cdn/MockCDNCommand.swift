@@ -1,0 +1,124 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import MockCDN
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `mock-cdn`: runs a ``MockCDNServer`` until `--duration` passes or SIGINT/SIGTERM arrives.
+///
+/// The first line on stdout is the bound port number alone; a human-readable line goes to stderr.
+@main
+struct MockCDNCommand: AsyncParsableCommand {
+    /// Command metadata.
+    static let configuration = CommandConfiguration(
+        commandName: "mock-cdn",
+        abstract: "HTTP/1.1 origin serving deterministic synthetic media, with fault injection.",
+        discussion: """
+            Prints the bound port as the first line on stdout. Routes: GET/HEAD /media/NAME.EXT?bytes=N \
+            (+ delay_ms, rate, stall_after, stall_ms, reset_after, truncate_after, status, content_type, \
+            chunked, redirects, redirect_to, cache_control, no_cache_headers, expires, no_validators, etag), \
+            GET /_stats, POST /_stats/reset.
+            """
+    )
+
+    /// Longest allowed `--duration`, in seconds (one day).
+    static let maxDuration: Double = 86_400
+
+    /// Address to bind.
+    @Option(help: "Address to bind (loopback only unless --allow-non-loopback).")
+    var host: String = "127.0.0.1"
+
+    /// Port to bind; 0 picks a free one.
+    @Option(help: "Port to bind; 0 picks a free port.")
+    var port: Int = 0
+
+    /// Event loop threads.
+    @Option(help: "Number of event loop threads (default: number of cores).")
+    var threads: Int?
+
+    /// Seconds to run before shutting down.
+    @Option(help: "Seconds to run before shutting down (max 86400).")
+    var duration: Double = 3600
+
+    /// Permit binding a non-loopback address.
+    @Flag(help: "Allow binding an address other than loopback.")
+    var allowNonLoopback = false
+
+    /// Validates the options.
+    func validate() throws {
+        guard (0...65_535).contains(port) else {
+            throw ValidationError("--port must be between 0 and 65535.")
+        }
+        if let threads, !(1...256).contains(threads) {
+            throw ValidationError("--threads must be between 1 and 256.")
+        }
+        guard duration > 0, duration <= Self.maxDuration else {
+            throw ValidationError("--duration must be > 0 and <= \(Int(Self.maxDuration)) seconds.")
+        }
+        if !allowNonLoopback && !Self.isLoopback(host) {
+            throw ValidationError("Refusing to bind non-loopback host '\(host)'; pass --allow-non-loopback to override.")
+        }
+    }
+
+    /// Writes one line to stderr.
+    static func log(_ line: String) {
+        try? FileHandle.standardError.write(contentsOf: Data((line + "\n").utf8))
+    }
+
+    /// Whether `host` names a loopback address.
+    static func isLoopback(_ host: String) -> Bool {
+        let h = host.lowercased()
+        if h == "localhost" || h == "::1" || h == "[::1]" { return true }
+        let parts = h.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// Starts the server, reports the port and waits for the duration or a signal.
+    func run() async throws {
+        let server = try await MockCDNServer.start(
+            host: host,
+            port: port,
+            eventLoopThreads: threads ?? ProcessInfo.processInfo.activeProcessorCount
+        )
+        signal(SIGPIPE, SIG_IGN)  // a reader that went away must not kill the server
+        do {
+            // Unbuffered write(2): the port line reaches a reading pipe immediately.
+            try FileHandle.standardOutput.write(contentsOf: Data("\(server.port)\n".utf8))
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+        Self.log("mock-cdn listening on \(server.baseURL)")
+
+        let (events, continuation) = AsyncStream.makeStream(of: String.self)
+        var sources: [any DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { continuation.yield(sig == SIGINT ? "SIGINT" : "SIGTERM") }
+            source.resume()
+            sources.append(source)
+        }
+        let seconds = duration
+        let timer = Task {
+            try? await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+            continuation.yield("duration elapsed")
+        }
+        var reason = "stream ended"
+        for await event in events {
+            reason = event
+            break
+        }
+        timer.cancel()
+        for source in sources { source.cancel() }
+        Self.log("mock-cdn shutting down (\(reason))")
+        try await server.shutdown()
+    }
+}
