@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "MockCDN", targets: ["MockCDN"]),
         .executable(name: "fetch-attachment", targets: ["fetch-attachment"]),
         .executable(name: "mock-cdn", targets: ["mock-cdn"]),
+        .executable(name: "load-test", targets: ["load-test"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -16,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
     ],
     targets: [
         // Thin C shims over libcurl's variadic API (curl_easy_setopt & co.).
@@ -31,6 +33,7 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // An HTTP/1.1 origin on SwiftNIO that serves synthetic media and injects faults:
@@ -56,6 +59,22 @@ let package = Package(
             name: "mock-cdn",
             dependencies: [
                 "MockCDN",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Replays synchronized download spikes against the mock CDN and compares fetch-attachment
+        // with curl --parallel and URLSession, each run as a child process and measured alike.
+        .executableTarget(
+            name: "load-test",
+            dependencies: [
+                "MockCDN",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The URLSession baseline the load test runs: what a Swift developer on Linux would write.
+        .executableTarget(
+            name: "urlsession-fetch",
+            dependencies: [
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

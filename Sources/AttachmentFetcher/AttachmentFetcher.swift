@@ -20,6 +20,7 @@ public final class AttachmentFetcher: Sendable {
     /// The configuration the fetcher was made with (output directory made absolute).
     public let configuration: Configuration
     private let engine: TransferEngine
+    private let cache: CachedDownloads?
     private let logger: Logger
 
     /// Creates the output directory if needed and starts the download engine.
@@ -37,6 +38,8 @@ public final class AttachmentFetcher: Sendable {
         try configuration.validate()
         var configuration = configuration
         configuration.outputDirectory = try Self.prepareDirectory(configuration.outputDirectory)
+        let store = try configuration.cache.map { cache throws(AttachmentFetcherError) in try CacheStore(configuration: cache) }
+        configuration.cache = store?.configuration
         self.configuration = configuration
         self.logger = logger
         engine = try TransferEngine(
@@ -47,6 +50,39 @@ public final class AttachmentFetcher: Sendable {
                 maximumRedirects: configuration.maximumRedirects,
                 userAgent: configuration.userAgent),
             logger: logger)
+        if let store {
+            cache = CachedDownloads(
+                store: store, engine: engine, outputDirectory: configuration.outputDirectory,
+                transferBudget: configuration.deadline)
+        } else {
+            cache = nil
+        }
+    }
+
+    /// What a fetcher has done since it was made.
+    public struct Statistics: Sendable, Hashable, Codable {
+        /// Requests sent to origins (redirect hops not counted).
+        public var originRequests: Int
+        /// Of those, conditional revalidations of stale cache entries.
+        public var conditionalRequests: Int
+        /// Revalidations answered `304 Not Modified` (no body downloaded).
+        public var notModified: Int
+        /// Attachments served from a fresh cache entry without a request.
+        public var cacheHits: Int
+        /// Attachments that joined a download another payload had started.
+        public var coalesced: Int
+        /// Body bytes received from origins.
+        public var bytesDownloaded: Int
+    }
+
+    /// Counters of requests, cache hits and bytes so far.
+    public var statistics: Statistics {
+        Statistics(
+            originRequests: engine.counters.originRequests, conditionalRequests: engine.counters.conditionalRequests,
+            notModified: cache?.notModified.load(ordering: .relaxed) ?? 0,
+            cacheHits: cache?.hits.load(ordering: .relaxed) ?? 0,
+            coalesced: cache?.coalesced.load(ordering: .relaxed) ?? 0,
+            bytesDownloaded: engine.counters.bytesReceived)
     }
 
     /// Fails transfers still running and stops the engine's thread. Payloads handed in later
@@ -58,16 +94,20 @@ public final class AttachmentFetcher: Sendable {
     /// Processes one payload: the outcome holds either the attachment files or the original
     /// payload with the reason. Never throws; returns by the payload's deadline, measured from
     /// this call. Cancelling the task ends it at once with reason `deadline`.
-    public func process(_ payload: Data) async -> Outcome {
+    ///
+    /// - Parameters:
+    ///   - payload: the payload's bytes, as APNs delivered them.
+    ///   - deadline: this payload's budget; `nil` (the default) uses `configuration.deadline`.
+    public func process(_ payload: Data, deadline: Duration? = nil) async -> Outcome {
         let draft = OutcomeDraft(payload: payload, startedAt: .now)
-        let outcome = await process(draft, deadline: draft.startedAt.advanced(by: configuration.deadline))
+        let outcome = await process(draft, deadline: draft.startedAt.advanced(by: deadline ?? configuration.deadline))
         log(outcome)
         return outcome
     }
 
-    /// Processes one payload given as bytes; see `process(_:)`.
-    public func process(_ payload: [UInt8]) async -> Outcome {
-        await process(Data(payload))
+    /// Processes one payload given as bytes; see `process(_:deadline:)`.
+    public func process(_ payload: [UInt8], deadline: Duration? = nil) async -> Outcome {
+        await process(Data(payload), deadline: deadline)
     }
 
     private func process(_ draft: OutcomeDraft, deadline: ContinuousClock.Instant) async -> Outcome {
@@ -125,11 +165,17 @@ public final class AttachmentFetcher: Sendable {
         case .success(let parsed): url = parsed
         case .failure(let failure): return .failure(failure)
         }
+        if let cache { return await cache.download(url, deadline: deadline) }
         let directory = configuration.outputDirectory
-        return await engine.download(
+        let result = await engine.download(
             TransferRequest(
                 url: url.string, hostKey: url.hostKey, deadline: deadline, temporaryDirectory: directory,
                 place: { body in AttachmentFiles.place(body, in: directory, namedAfter: url) }))
+        switch result {
+        case .success(.file(let file)): return .success(file)
+        case .success(.notModified): return .failure(TransferFailure(reason: .httpStatus, detail: "HTTP 304"))
+        case .failure(let failure): return .failure(failure)
+        }
     }
 
     private func log(_ outcome: Outcome) {

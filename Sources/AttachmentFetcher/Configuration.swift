@@ -26,6 +26,10 @@ extension AttachmentFetcher {
         /// (APNs itself caps payloads at 4 KiB).
         public var maximumPayloadBytes: Int
 
+        /// The shared on-disk cache, or `nil` (the default) for none: then every payload downloads
+        /// its own copy.
+        public var cache: Cache?
+
         /// A configuration writing into `outputDirectory`, with every other field at its default.
         public init(outputDirectory: String, deadline: Duration = .seconds(30)) {
             self.outputDirectory = outputDirectory
@@ -35,6 +39,29 @@ extension AttachmentFetcher {
             maximumRedirects = 5
             userAgent = "AttachmentFetcher/1.0"
             maximumPayloadBytes = 1 << 20
+            cache = nil
+        }
+
+        /// The on-disk cache that coalesces concurrent requests for one URL into one download,
+        /// in one process and across processes sharing the directory.
+        public struct Cache: Sendable, Hashable {
+            /// The cache directory (created if missing). It holds `entries/`, `tmp/` and `locks/`.
+            public var directory: String
+            /// The size budget for cached bodies; least recently used entries are evicted beyond
+            /// it. Default 1 GiB (2^30 bytes).
+            public var maximumBytes: Int = 1 << 30
+            /// How long an entry stays fresh when the origin sends neither `Cache-Control: max-age`
+            /// nor `Expires`. Default 10 minutes.
+            public var defaultFreshness: Duration = .seconds(600)
+            /// How long a failed download of a URL is remembered, so that a spike against a
+            /// failing origin does not hammer it: payloads for that URL within this time get the
+            /// same reason without a request. Default 2 seconds; `.zero` remembers nothing.
+            public var failureMemory: Duration = .seconds(2)
+
+            /// A cache in `directory` with the default budget and durations.
+            public init(directory: String) {
+                self.directory = directory
+            }
         }
 
         /// The largest attachment accepted for each type class, in bytes.
@@ -89,6 +116,13 @@ extension AttachmentFetcher {
                 throw .invalidConfiguration("connection limits must be positive")
             }
             guard maximumRedirects >= 0 else { throw .invalidConfiguration("maximumRedirects must not be negative") }
+            if let cache {
+                guard !cache.directory.isEmpty else { throw .invalidConfiguration("the cache directory is empty") }
+                guard cache.maximumBytes > 0 else { throw .invalidConfiguration("the cache budget must be positive") }
+                guard cache.defaultFreshness >= .zero, cache.failureMemory >= .zero else {
+                    throw .invalidConfiguration("cache durations must not be negative")
+                }
+            }
         }
     }
 }

@@ -10,7 +10,7 @@ struct FetchAttachmentCommand: AsyncParsableCommand {
             Exit status: 0 when an attachment is ready, 1 when the original content stands \
             (whatever the reason), 64 for a bad command line.
             """,
-        subcommands: [FetchCommand.self, DemoCommand.self],
+        subcommands: [FetchCommand.self, CacheCommand.self, DemoCommand.self],
         defaultSubcommand: FetchCommand.self
     )
 }

@@ -3,26 +3,46 @@ import AttachmentFetcher
 import Foundation
 import Logging
 
-/// `fetch-attachment [PAYLOAD]`: one payload from a file or standard input.
+/// `fetch-attachment [PAYLOAD]`: one payload from a file or standard input; or, with
+/// `--batch FILE`, one payload per line, all at once through one fetcher.
 struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
-        abstract: "Process one payload (the default command)."
+        abstract: "Process one payload, or a batch with --batch (the default command)."
     )
 
     @Argument(help: "The payload file, or '-' (the default) for standard input.")
-    var payload: String = "-"
+    var payload: String?
+
+    @Option(help: ArgumentHelp("Process a campaign: one JSON payload per line of FILE ('-' for standard input).", valueName: "file"))
+    var batch: String?
+
+    @Option(help: "With --batch: how many payloads are processed at once.")
+    var concurrency: Int = 1024
 
     @OptionGroup var options: FetchOptions
 
     func validate() throws {
         try options.validate()
-        if payload != "-", !FileManager.default.isReadableFile(atPath: payload) {
-            throw ValidationError("cannot read the payload file '\(payload)'")
+        if batch != nil, payload != nil {
+            throw ValidationError("give either a PAYLOAD or --batch FILE, not both")
+        }
+        guard (1...1_000_000).contains(concurrency) else {
+            throw ValidationError("--concurrency must be between 1 and 1000000")
+        }
+        for path in [payload, batch].compactMap({ $0 }) where path != "-" {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw ValidationError("cannot read '\(path)'")
+            }
         }
     }
 
     func run() async throws {
+        if let batch {
+            let allAttached = try await BatchRunner(options: options, concurrency: concurrency).run(input: batch)
+            throw ExitCode(allAttached ? 0 : 1)
+        }
+        let payload = self.payload ?? "-"
         let bytes: Data
         do {
             bytes = try PayloadInput.read(payload)
@@ -60,6 +80,8 @@ struct FetchOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Log each outcome to standard error.")
     var verbose = false
 
+    @OptionGroup var cache: CacheOptions
+
     func validate() throws {
         guard deadline.isFinite, deadline > 0, deadline <= 3_600 else {
             throw ValidationError("--deadline must be a number of seconds above 0 and at most 3600")
@@ -67,12 +89,15 @@ struct FetchOptions: ParsableArguments {
         if let outputDirectory, outputDirectory.isEmpty {
             throw ValidationError("--output-dir must not be empty")
         }
+        try cache.validate()
     }
 
     func fetcherConfiguration() -> AttachmentFetcher.Configuration {
-        AttachmentFetcher.Configuration(
+        var configuration = AttachmentFetcher.Configuration(
             outputDirectory: outputDirectory ?? DefaultPaths.attachments,
             deadline: .milliseconds(Int64((deadline * 1_000).rounded())))
+        configuration.cache = cache.noCache ? nil : cache.configuration()
+        return configuration
     }
 
     func logger() -> Logger {
@@ -82,6 +107,29 @@ struct FetchOptions: ParsableArguments {
         }
         logger.logLevel = verbose ? .debug : .critical
         return logger
+    }
+}
+
+/// Where the shared cache is and how big it may grow.
+struct CacheOptions: ParsableArguments {
+    @Option(name: .customLong("cache-dir"), help: "The shared cache directory. Default: $XDG_CACHE_HOME/attachment-fetcher or ~/.cache/attachment-fetcher.")
+    var directory: String?
+
+    @Option(name: .customLong("cache-max-bytes"), help: "The cache's size budget in bytes (default 1073741824, 1 GiB); least recently used entries go first.")
+    var maximumBytes: Int?
+
+    @Flag(name: .customLong("no-cache"), help: "Use no cache: every payload downloads its own copy.")
+    var noCache = false
+
+    func validate() throws {
+        if let directory, directory.isEmpty { throw ValidationError("--cache-dir must not be empty") }
+        if let maximumBytes, maximumBytes <= 0 { throw ValidationError("--cache-max-bytes must be positive") }
+    }
+
+    func configuration() -> AttachmentFetcher.Configuration.Cache {
+        var cache = AttachmentFetcher.Configuration.Cache(directory: directory ?? DefaultPaths.root)
+        if let maximumBytes { cache.maximumBytes = maximumBytes }
+        return cache
     }
 }
 

@@ -58,22 +58,29 @@ struct DeadlineTests {
 
     @Test("Payloads queued behind the per-host limit still end by their deadline")
     func queuedPastDeadline() async throws {
-        try await Fixture.with(
-            deadline: .milliseconds(500),
-            configure: { $0.connectionPool.maximumConnectionsPerHost = 2 }
-        ) { fixture in
-            let outcomes = await withTaskGroup { group in
-                for index in 0..<6 {
-                    let payload = fixture.braze("/media/q\(index).jpg?bytes=100000&stall_after=1000")
-                    group.addTask { await fixture.fetcher.process(payload) }
+        try await Fixture.with(configure: { $0.connectionPool.maximumConnectionsPerHost = 2 }) { fixture in
+            // Two stalling downloads take both connections for a second…
+            let running = (0..<2).map { index in
+                let payload = fixture.braze("/media/r\(index).jpg?bytes=100000&stall_after=1000")
+                return Task { await fixture.fetcher.process(payload, deadline: .seconds(1)) }
+            }
+            for _ in 0..<200 where fixture.server.stats().requests < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            // …so four more wait in the queue, and their shorter deadlines pass there.
+            let queued = await withTaskGroup { group in
+                for index in 0..<4 {
+                    let payload = fixture.braze("/media/q\(index).jpg?bytes=100000")
+                    group.addTask { await fixture.fetcher.process(payload, deadline: .milliseconds(300)) }
                 }
                 return await group.reduce(into: [Outcome]()) { $0.append($1) }
             }
-            #expect(outcomes.count == 6)
-            #expect(outcomes.allSatisfy { $0.reason == .deadline })
-            #expect(outcomes.allSatisfy { $0.elapsed < .milliseconds(600) })
-            // At least the last ones never got a connection (the first to expire may free a slot just before the rest expire).
-            #expect(outcomes.filter { $0.detail?.contains("waiting for a connection") == true }.count >= 2)
+            #expect(queued.count == 4)
+            for outcome in queued {
+                #expect(outcome.reason == .deadline)
+                #expect(outcome.detail?.contains("waiting for a connection") == true)
+                #expect(outcome.elapsed >= .milliseconds(300) && outcome.elapsed < .milliseconds(400))
+            }
+            for task in running { #expect(await task.value.reason == .deadline) }
+            #expect(fixture.server.stats().requests == 2)
             #expect(fixture.server.stats().peakConnections <= 2)
             #expect(fixture.filesLeft().isEmpty)
         }

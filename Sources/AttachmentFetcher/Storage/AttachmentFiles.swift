@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Final names of attachment files in the output directory.
 enum AttachmentFiles {
@@ -9,7 +12,7 @@ enum AttachmentFiles {
     static func place(
         _ body: DownloadedFile, in directory: String, namedAfter url: AttachmentURL
     ) -> Result<DownloadedFile, TransferFailure> {
-        let path = "\(directory)/\(stem(of: url.lastPathComponent))-\(randomTag()).\(body.media.fileExtension)"
+        let path = finalPath(for: body, in: directory, namedAfter: url)
         guard rename(body.path, path) == 0 else {
             let message = String(cString: strerror(errno))
             return .failure(TransferFailure(reason: .storage, detail: "cannot rename \(body.path) to \(path): \(message)"))
@@ -17,6 +20,37 @@ enum AttachmentFiles {
         var placed = body
         placed.path = path
         return .success(placed)
+    }
+
+    /// Gives a payload its own file with the same bytes as `source` (a cache entry, which stays):
+    /// a hard link where the file system allows, a copy (to a temporary name, then renamed)
+    /// where it does not.
+    static func link(
+        _ source: DownloadedFile, in directory: String, namedAfter url: AttachmentURL
+    ) -> Result<DownloadedFile, TransferFailure> {
+        let path = finalPath(for: source, in: directory, namedAfter: url)
+        var placed = source
+        placed.path = path
+        if Glibc.link(source.path, path) == 0 { return .success(placed) }
+        guard [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP].contains(errno) else {
+            return .failure(TransferFailure(reason: .storage, detail: "cannot link \(source.path) to \(path): \(String(cString: strerror(errno)))"))
+        }
+        let temporary = TemporaryFiles.path(in: directory, id: 0)
+        do {
+            try FileManager.default.copyItem(atPath: source.path, toPath: temporary)
+        } catch {
+            TemporaryFiles.remove(temporary)
+            return .failure(TransferFailure(reason: .storage, detail: "cannot copy \(source.path): \(error.localizedDescription)"))
+        }
+        guard rename(temporary, path) == 0 else {
+            TemporaryFiles.remove(temporary)
+            return .failure(TransferFailure(reason: .storage, detail: "cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))"))
+        }
+        return .success(placed)
+    }
+
+    private static func finalPath(for body: DownloadedFile, in directory: String, namedAfter url: AttachmentURL) -> String {
+        "\(directory)/\(stem(of: url.lastPathComponent))-\(randomTag()).\(body.media.fileExtension)"
     }
 
     /// A safe, short file name stem from a URL path component ("attachment" when nothing is left).

@@ -138,6 +138,7 @@ private let curlHeaderCallback: curl_write_callback = { data, size, count, userd
 final class CurlEasy {
     fileprivate let handle: UnsafeMutableRawPointer
     private let errorBuffer: UnsafeMutablePointer<CChar>
+    private var requestHeaders: UnsafeMutablePointer<curl_slist>?
     /// The sink that receives this handle's response.
     let sink: CurlResponseSink
 
@@ -158,7 +159,16 @@ final class CurlEasy {
 
     deinit {
         curl_easy_cleanup(handle)
+        curl_slist_free_all(requestHeaders)
         errorBuffer.deallocate()
+    }
+
+    /// Adds request header lines ("If-None-Match: \"abc\""); libcurl reads the list until the
+    /// handle is freed, so the handle owns it.
+    func setRequestHeaders(_ lines: [String]) {
+        guard !lines.isEmpty else { return }
+        for line in lines { requestHeaders = curl_slist_append(requestHeaders, line) }
+        _ = CCurl_easy_setopt_pointer(handle, CURLOPT_HTTPHEADER, requestHeaders)
     }
 
     /// A number to find this handle by when the multi handle reports it done.

@@ -38,10 +38,23 @@ struct HTTPHeader: Sendable, Hashable {
     var value: String
 }
 
+/// What a finished transfer produced.
+enum TransferResponse: Sendable {
+    /// A validated body, placed by the request's `place`.
+    case file(DownloadedFile)
+    /// `304 Not Modified` to a conditional request: no body, the headers of the 304.
+    case notModified([HTTPHeader])
+}
+
+/// How a transfer ended.
+typealias TransferResult = Result<TransferResponse, TransferFailure>
+
 /// One download the engine is asked for.
 struct TransferRequest: Sendable {
     /// The absolute http(s) URL.
     var url: String
+    /// Extra request header lines, such as `If-None-Match: "v1"`.
+    var headers: [String] = []
     /// `scheme://host:port`: transfers to one key share the per-host connection limit.
     var hostKey: String
     /// When the payload's time is up; the transfer is cancelled then, wherever it is.
@@ -74,6 +87,8 @@ final class TransferEngine: Sendable {
     private let mailbox: Mailbox
     private let exit = ExitSignal()
     private let nextID = Atomic<UInt64>(1)
+    /// What the engine has done so far.
+    let counters = TransferCounters()
 
     /// Starts the engine's thread.
     init(configuration: Configuration, logger: Logger) throws(AttachmentFetcherError) {
@@ -84,7 +99,8 @@ final class TransferEngine: Sendable {
         self.multi = multi
         mailbox = Mailbox()
         let loop = EngineLoop(
-            multi: multi, mailbox: mailbox, magic: try MagicCookie(), configuration: configuration, logger: logger)
+            multi: multi, mailbox: mailbox, magic: try MagicCookie(), configuration: configuration,
+            counters: counters, logger: logger)
         let exit = self.exit
         let thread = Thread {
             loop.run()
@@ -99,7 +115,7 @@ final class TransferEngine: Sendable {
     /// Downloads `request`. Returns when the file is placed or the transfer failed, at the
     /// latest (give or take a millisecond) at `request.deadline`. Cancelling the calling task
     /// cancels the transfer at once.
-    func download(_ request: TransferRequest) async -> Result<DownloadedFile, TransferFailure> {
+    func download(_ request: TransferRequest) async -> TransferResult {
         let ticket = TransferTicket(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue, request: request)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -195,7 +211,7 @@ private final class ExitSignal: Sendable {
 /// finishing, cancelling and installing the continuation comes first is settled here, under one
 /// lock, so the continuation is resumed exactly once.
 final class TransferTicket: Sendable {
-    typealias Completion = Result<DownloadedFile, TransferFailure>
+    typealias Completion = TransferResult
 
     private struct State {
         var continuation: CheckedContinuation<Completion, Never>?
@@ -268,6 +284,7 @@ private final class EngineLoop: @unchecked Sendable {
     let mailbox: Mailbox
     let magic: MagicCookie
     let configuration: TransferEngine.Configuration
+    let counters: TransferCounters
     let logger: Logger
 
     private var live: [UInt64: LiveTransfer] = [:]
@@ -278,12 +295,13 @@ private final class EngineLoop: @unchecked Sendable {
 
     init(
         multi: CurlMulti, mailbox: Mailbox, magic: MagicCookie, configuration: TransferEngine.Configuration,
-        logger: Logger
+        counters: TransferCounters, logger: Logger
     ) {
         self.multi = multi
         self.mailbox = mailbox
         self.magic = magic
         self.configuration = configuration
+        self.counters = counters
         self.logger = logger
     }
 
@@ -386,11 +404,15 @@ private final class EngineLoop: @unchecked Sendable {
         easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         easy.set(CURLOPT_FAILONERROR, true)
         easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-        easy.set(CURLOPT_PIPEWAIT, true)
+        // On TLS origins, wait for a connection's ALPN answer so that HTTP/2 streams share it
+        // rather than opening one connection each. Never on plain http: there libcurl would hold
+        // new transfers back behind the first response (HTTP/1.1 cannot multiplex anyway).
+        easy.set(CURLOPT_PIPEWAIT, request.hostKey.hasPrefix("https:"))
         easy.set(CURLOPT_MAXFILESIZE_LARGE, large: Int64(configuration.sizeLimits.largest))
         easy.set(CURLOPT_USERAGENT, configuration.userAgent)
         easy.set(CURLOPT_SSL_VERIFYPEER, true)
         easy.set(CURLOPT_SSL_VERIFYHOST, 2)
+        easy.setRequestHeaders(request.headers)
 
         let temporaryPath = TemporaryFiles.path(in: request.temporaryDirectory, id: ticket.id)
         let file: FileDescriptor
@@ -417,6 +439,7 @@ private final class EngineLoop: @unchecked Sendable {
         live[ticket.id] = .running(transfer)
         running[easy.key] = transfer
         runningPerHost[request.hostKey, default: 0] += 1
+        counters.requestStarted(conditional: !request.headers.isEmpty)
     }
 
     /// Ends a queued or running transfer with `failure`; nothing if it already ended.
@@ -447,6 +470,10 @@ private final class EngineLoop: @unchecked Sendable {
     private func finishBody(of transfer: ActiveTransfer) -> TransferTicket.Completion {
         let easy = transfer.easy
         let status = easy.responseCode
+        let headers = transfer.sink.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
+        if status == 304, !transfer.ticket.request.headers.isEmpty {
+            return .success(.notModified(headers))
+        }
         guard (200..<300).contains(status) else {
             return .failure(TransferFailure(reason: .httpStatus, detail: "HTTP \(status)"))
         }
@@ -470,9 +497,8 @@ private final class EngineLoop: @unchecked Sendable {
         }
         let body = DownloadedFile(
             path: transfer.temporaryPath, media: media, byteCount: transfer.sink.bytesReceived,
-            effectiveURL: easy.effectiveURL ?? transfer.ticket.request.url,
-            headers: transfer.sink.headers.map { HTTPHeader(name: $0.name, value: $0.value) })
-        return transfer.ticket.request.place(body)
+            effectiveURL: easy.effectiveURL ?? transfer.ticket.request.url, headers: headers)
+        return transfer.ticket.request.place(body).map { .file($0) }
     }
 
     private func failure(for code: CurlCode, of transfer: ActiveTransfer) -> TransferFailure {
@@ -506,6 +532,7 @@ private final class EngineLoop: @unchecked Sendable {
     /// Detaches a running transfer, removes its temporary file unless it was placed, and resumes
     /// its caller.
     private func settle(_ transfer: ActiveTransfer, _ completion: TransferTicket.Completion) {
+        counters.received(bytes: transfer.sink.bytesReceived)
         multi.remove(transfer.easy)
         running[transfer.easy.key] = nil
         let id = transfer.ticket.id
@@ -514,7 +541,10 @@ private final class EngineLoop: @unchecked Sendable {
         runningPerHost[host, default: 1] -= 1
         if runningPerHost[host] == 0 { runningPerHost[host] = nil }
         transfer.closeFile()
-        if case .failure = completion { TemporaryFiles.remove(transfer.temporaryPath) }
+        switch completion {
+        case .success(.file): break  // placed, or handed on under its temporary name
+        case .success(.notModified), .failure: TemporaryFiles.remove(transfer.temporaryPath)
+        }
         transfer.ticket.finish(completion)
     }
 
@@ -597,8 +627,35 @@ enum TemporaryFiles {
         "\(directory)/.attachment-\(ProcessInfo.processInfo.processIdentifier)-\(id)-\(UInt32.random(in: .min ... .max))\(suffix)"
     }
 
+    /// The process that made a temporary file, read from its name; `nil` for other files.
+    static func owner(ofFileNamed name: String) -> Int32? {
+        guard name.hasPrefix(".attachment-") else { return nil }
+        return name.dropFirst(".attachment-".count).split(separator: "-").first.flatMap { Int32($0) }
+    }
+
     /// Removes `path`, ignoring a file that is already gone.
     static func remove(_ path: String) {
         _ = unlink(path)
     }
+}
+
+/// Counts of what an engine did, readable from any thread.
+final class TransferCounters: Sendable {
+    private let requests = Atomic<Int>(0)
+    private let conditional = Atomic<Int>(0)
+    private let bytes = Atomic<Int>(0)
+
+    /// Requests sent to origins (each transfer handed to libcurl, redirects not counted).
+    var originRequests: Int { requests.load(ordering: .relaxed) }
+    /// Of those, conditional ones (revalidations).
+    var conditionalRequests: Int { conditional.load(ordering: .relaxed) }
+    /// Body bytes received, whether kept or not.
+    var bytesReceived: Int { bytes.load(ordering: .relaxed) }
+
+    func requestStarted(conditional isConditional: Bool) {
+        requests.add(1, ordering: .relaxed)
+        if isConditional { conditional.add(1, ordering: .relaxed) }
+    }
+
+    func received(bytes count: Int) { bytes.add(count, ordering: .relaxed) }
 }

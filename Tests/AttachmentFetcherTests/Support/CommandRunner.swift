@@ -30,9 +30,10 @@ struct CommandRunner {
         try process.run()
         input.fileHandleForWriting.write(stdin)
         try input.fileHandleForWriting.close()
-        // Read both pipes to the end (so a full pipe never blocks the child), off the cooperative pool.
-        async let out = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
-        async let err = Task.detached { errors.fileHandleForReading.readDataToEndOfFile() }.value
+        // Read both pipes to the end (so a full pipe never blocks the child) on Dispatch threads:
+        // a blocking read on Swift's cooperative pool (two threads here) would stall every other test.
+        async let out = readToEnd(output.fileHandleForReading)
+        async let err = readToEnd(errors.fileHandleForReading)
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while process.isRunning, clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
@@ -42,5 +43,11 @@ struct CommandRunner {
         return Result(
             status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
             stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    private static func readToEnd(_ handle: FileHandle) async -> Data {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: handle.readDataToEndOfFile()) }
+        }
     }
 }

@@ -1,0 +1,269 @@
+import Foundation
+import Synchronization
+
+/// Downloads through the on-disk cache: one transfer per URL however many payloads ask at once.
+///
+/// In one process, payloads that need the same URL join one `SharedDownload`; across processes,
+/// the per-key file lock decides who downloads while the others poll the cache. Each payload
+/// waits with its own deadline, and receives its own file (a hard link of the cached body, or a
+/// copy where links are impossible).
+final class CachedDownloads: Sendable {
+    let store: CacheStore
+    private let engine: TransferEngine
+    private let outputDirectory: String
+    /// The budget of a shared transfer, from its start.
+    private let transferBudget: Duration
+    private let inflight = Mutex<[CacheKey: SharedDownload]>([:])
+    private let failures = Mutex<[CacheKey: (failure: TransferFailure, until: ContinuousClock.Instant)]>([:])
+    /// Payloads served from a fresh entry without a request.
+    let hits = Atomic<Int>(0)
+    /// Payloads that joined a transfer another payload had started.
+    let coalesced = Atomic<Int>(0)
+    /// Revalidations answered `304 Not Modified`.
+    let notModified = Atomic<Int>(0)
+
+    init(store: CacheStore, engine: TransferEngine, outputDirectory: String, transferBudget: Duration) {
+        self.store = store
+        self.engine = engine
+        self.outputDirectory = outputDirectory
+        self.transferBudget = transferBudget
+    }
+
+    /// The attachment for `url` as a file of its own in the output directory, by `deadline`.
+    func download(_ url: AttachmentURL, deadline: ContinuousClock.Instant) async -> Result<DownloadedFile, TransferFailure> {
+        let key = CacheKey(url)
+        if let remembered = rememberedFailure(key) { return .failure(remembered) }
+
+        let store = self.store
+        if let fresh = await BlockingIO.run({ store.entry(for: key).flatMap { $0.isFresh() ? $0 : nil } }) {
+            hits.add(1, ordering: .relaxed)
+            return await materialize(SharedSource(entry: fresh), for: url, deadline: deadline)
+        }
+
+        let (shared, isLeader) = inflight.withLock { inflight -> (SharedDownload, Bool) in
+            if let existing = inflight[key] { return (existing, false) }
+            let created = SharedDownload()
+            inflight[key] = created
+            return (created, true)
+        }
+        if isLeader {
+            // Not a child of this payload's task: the transfer goes on for the others when this
+            // payload's deadline passes or its task is cancelled.
+            Task.detached { await self.lead(shared, key: key, url: url) }
+        } else {
+            coalesced.add(1, ordering: .relaxed)
+        }
+        guard let result = await shared.wait(until: deadline) else {
+            return .failure(TransferFailure(reason: .deadline, detail: "the deadline passed while the shared download went on"))
+        }
+        switch result {
+        case .success(let source): return await materialize(source, for: url, deadline: deadline)
+        case .failure(let failure): return .failure(failure)
+        }
+    }
+
+    // MARK: The shared transfer
+
+    private func lead(_ shared: SharedDownload, key: CacheKey, url: AttachmentURL) async {
+        let result = await fetch(key: key, url: url, deadline: .now.advanced(by: transferBudget))
+        if case .failure(let failure) = result, Self.isRemembered(failure), store.configuration.failureMemory > .zero {
+            let until = ContinuousClock.now.advanced(by: store.configuration.failureMemory)
+            failures.withLock { $0[key] = (failure, until) }
+        }
+        shared.resolve(result)
+        inflight.withLock { _ = $0.removeValue(forKey: key) }
+    }
+
+    /// Takes the key's lock (polling while another process holds it, and serving its result as
+    /// soon as it is stored), then serves a fresh entry, revalidates a stale one, or downloads.
+    private func fetch(
+        key: CacheKey, url: AttachmentURL, deadline: ContinuousClock.Instant
+    ) async -> Result<SharedSource, TransferFailure> {
+        let store = self.store
+        var pause = Duration.milliseconds(2)
+        for _ in 0..<100_000 where ContinuousClock.now < deadline {
+            let (lock, entry) = await BlockingIO.run { () -> (CacheLock?, CachedEntry?) in
+                let lock = store.tryLock(key)
+                return (lock, store.entry(for: key))
+            }
+            if let entry, entry.isFresh() {
+                lock?.unlock()
+                return .success(SharedSource(entry: entry))
+            }
+            if let lock {
+                let result = await download(key: key, url: url, revalidating: entry, deadline: deadline)
+                lock.unlock()
+                return result
+            }
+            try? await Task.sleep(for: pause)
+            pause = min(pause * 2, .milliseconds(50))
+        }
+        return .failure(TransferFailure(reason: .deadline, detail: "another process held this URL's download until the deadline"))
+    }
+
+    private func download(
+        key: CacheKey, url: AttachmentURL, revalidating stale: CachedEntry?, deadline: ContinuousClock.Instant
+    ) async -> Result<SharedSource, TransferFailure> {
+        var headers: [String] = []
+        if let stale {
+            if let etag = stale.metadata.etag { headers.append("If-None-Match: \(etag)") }
+            if let lastModified = stale.metadata.lastModified { headers.append("If-Modified-Since: \(lastModified)") }
+        }
+        let result = await engine.download(
+            TransferRequest(
+                url: url.string, headers: headers, hostKey: url.hostKey, deadline: deadline,
+                temporaryDirectory: store.temporaryDirectory, place: { .success($0) }))
+        let store = self.store
+        switch result {
+        case .failure(let failure):
+            return .failure(failure)
+        case .success(.notModified(let responseHeaders)):
+            guard let stale else {
+                return .failure(TransferFailure(reason: .httpStatus, detail: "HTTP 304 to an unconditional request"))
+            }
+            notModified.add(1, ordering: .relaxed)
+            let freshness = HTTPFreshness(headers: responseHeaders)
+            return await BlockingIO.run { store.refresh(stale, freshness: freshness).map(SharedSource.init(entry:)) }
+        case .success(.file(let body)):
+            let freshness = HTTPFreshness(headers: body.headers)
+            if freshness.noStore || body.byteCount > store.configuration.maximumBytes {
+                // Not kept: the payloads waiting now link the temporary file, removed with its last user.
+                return .success(SharedSource(body: body))
+            }
+            return await BlockingIO.run {
+                let committed = store.commit(body, key: key, freshness: freshness)
+                if case .failure = committed { TemporaryFiles.remove(body.path) }
+                return committed.map(SharedSource.init(entry:))
+            }
+        }
+    }
+
+    // MARK: Each payload's own file
+
+    private func materialize(
+        _ source: SharedSource, for url: AttachmentURL, deadline: ContinuousClock.Instant
+    ) async -> Result<DownloadedFile, TransferFailure> {
+        let directory = outputDirectory
+        let store = self.store
+        let result = await BlockingIO.run { () -> Result<DownloadedFile, TransferFailure> in
+            if let entry = source.entry { store.markUsed(entry) }
+            return AttachmentFiles.link(source.file, in: directory, namedAfter: url)
+        }
+        // Keep a transient body alive until this payload has its own link.
+        withExtendedLifetime(source) {}
+        if case .success(let file) = result, ContinuousClock.now >= deadline {
+            TemporaryFiles.remove(file.path)
+            return .failure(TransferFailure(reason: .deadline, detail: "the deadline passed as the file was made"))
+        }
+        return result
+    }
+
+    private func rememberedFailure(_ key: CacheKey) -> TransferFailure? {
+        failures.withLock { failures -> TransferFailure? in
+            guard let remembered = failures[key] else { return nil }
+            guard ContinuousClock.now < remembered.until else {
+                failures[key] = nil
+                return nil
+            }
+            return TransferFailure(
+                reason: remembered.failure.reason, detail: "\(remembered.failure.detail) (a recent failure, not retried yet)")
+        }
+    }
+
+    /// Failures that say something about the origin; deadlines and local storage trouble do not.
+    private static func isRemembered(_ failure: TransferFailure) -> Bool {
+        [.httpStatus, .network, .tooLarge, .unsupportedType, .invalidURL].contains(failure.reason)
+    }
+}
+
+/// Where waiting payloads take their file from: a cache entry, or a body that is not kept
+/// (`no-store`, or larger than the whole budget), removed when the last payload using it is done.
+final class SharedSource: Sendable {
+    /// The validated file.
+    let file: DownloadedFile
+    /// The entry, when the file is one.
+    let entry: CachedEntry?
+    private let isTransient: Bool
+
+    init(entry: CachedEntry) {
+        self.entry = entry
+        file = DownloadedFile(
+            path: entry.bodyPath, media: entry.metadata.media, byteCount: entry.metadata.size,
+            effectiveURL: entry.metadata.url, headers: [])
+        isTransient = false
+    }
+
+    init(body: DownloadedFile) {
+        file = body
+        entry = nil
+        isTransient = true
+    }
+
+    deinit {
+        if isTransient { TemporaryFiles.remove(file.path) }
+    }
+}
+
+/// One transfer that several payloads wait for, each until its own deadline.
+final class SharedDownload: Sendable {
+    typealias Outcome = Result<SharedSource, TransferFailure>
+
+    private struct State {
+        var result: Outcome?
+        var waiters: [UInt64: CheckedContinuation<Outcome?, Never>] = [:]
+        var abandoned: Set<UInt64> = []
+        var nextWaiter: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// The result, or `nil` when `deadline` (or the task's cancellation) comes first. The
+    /// transfer itself is not affected.
+    func wait(until deadline: ContinuousClock.Instant) async -> Outcome? {
+        await withTaskGroup(of: Outcome?.self) { group in
+            group.addTask { await self.value() }
+            group.addTask {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// Hands `result` to every waiter, and to every later one.
+    func resolve(_ result: Outcome) {
+        let waiters = state.withLock { state in
+            state.result = result
+            defer { state.waiters = [:] }
+            return state.waiters
+        }
+        for waiter in waiters.values { waiter.resume(returning: result) }
+    }
+
+    private func value() async -> Outcome? {
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome?, Never>) in
+                let immediate: Outcome?? = state.withLock { state in
+                    if let result = state.result { return .some(result) }
+                    if state.abandoned.remove(id) != nil { return .some(nil) }
+                    state.waiters[id] = continuation
+                    return .none
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Outcome?, Never>? in
+                if let waiter = state.waiters.removeValue(forKey: id) { return waiter }
+                if state.result == nil { state.abandoned.insert(id) }
+                return nil
+            }
+            waiter?.resume(returning: nil)
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// What a response's caching headers allow (RFC 9111, as a private cache reads them).
+struct HTTPFreshness: Sendable, Hashable {
+    /// `Cache-Control: no-store`: never keep the body.
+    var noStore = false
+    /// How long the response is fresh from now; `nil` when the origin does not say.
+    var lifetime: Duration?
+    /// `ETag`, sent back as `If-None-Match`.
+    var etag: String?
+    /// `Last-Modified`, sent back as `If-Modified-Since`.
+    var lastModified: String?
+
+    /// Reads `Cache-Control` (`no-store`, `no-cache`, `max-age`), `Expires`, `Age`, `ETag` and
+    /// `Last-Modified` from `headers`.
+    init(headers: [HTTPHeader], now: Date = Date()) {
+        var maxAge: Int?
+        for header in headers {
+            switch header.name {
+            case "cache-control":
+                for directive in header.value.split(separator: ",") {
+                    let parts = directive.split(separator: "=", maxSplits: 1).map {
+                        $0.trimmingCharacters(in: .whitespaces).lowercased()
+                    }
+                    switch parts.first {
+                    case "no-store": noStore = true
+                    case "no-cache": maxAge = 0
+                    case "max-age":
+                        if maxAge != 0, parts.count == 2, let seconds = Int(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) {
+                            maxAge = max(0, seconds)
+                        }
+                    default: break
+                    }
+                }
+            case "etag": etag = header.value
+            case "last-modified": lastModified = header.value
+            default: break
+            }
+        }
+        let age = headers.last { $0.name == "age" }.flatMap { Int($0.value) } ?? 0
+        if let maxAge {
+            lifetime = .seconds(max(0, maxAge - age))
+        } else if let expires = headers.last(where: { $0.name == "expires" }) {
+            // An unparseable Expires (such as "0") means already expired.
+            let date = HTTPDate.parse(expires.value) ?? .distantPast
+            lifetime = .seconds(max(0, Int(date.timeIntervalSince(now))))
+        }
+    }
+}
+
+/// HTTP dates (RFC 9110: IMF-fixdate, and the obsolete RFC 850 and asctime forms).
+enum HTTPDate {
+    private static let formats = ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"]
+
+    /// The date in `text`, or `nil`.
+    static func parse(_ text: String) -> Date? {
+        for format in formats {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
+        }
+        return nil
+    }
+}
