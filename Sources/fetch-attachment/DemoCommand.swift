@@ -37,6 +37,7 @@ struct DemoCommand: AsyncParsableCommand {
         var configuration = AttachmentFetcher.Configuration(
             outputDirectory: directory, deadline: .milliseconds(Int64(deadline * 1_000)))
         configuration.userAgent = "fetch-attachment-demo"
+        configuration.cache = .init(directory: directory + "/.cache")
         let results: [(ExamplePayload, Outcome)]
         do {
             results = try await withAttachmentFetcher(configuration: configuration) { fetcher in

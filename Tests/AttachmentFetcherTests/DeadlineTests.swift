@@ -85,4 +85,19 @@ struct DeadlineTests {
             #expect(fixture.filesLeft().isEmpty)
         }
     }
+
+    @Test("A waiter with a short deadline returns on time while the shared transfer goes on for the others")
+    func shortWaiter() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let payload = fixture.braze("/media/slow.jpg?bytes=10000&delay_ms=800")
+            async let patient = fixture.fetcher.process(payload, deadline: .seconds(5))
+            try await Task.sleep(for: .milliseconds(50))
+            let hurried = await fixture.fetcher.process(payload, deadline: .milliseconds(300))
+            #expect(hurried.reason == .deadline)
+            #expect(hurried.elapsed < .milliseconds(400))
+            let done = await patient
+            #expect(done.status == .attached)
+            #expect(fixture.server.stats().requests == 1)
+        }
+    }
 }

@@ -22,7 +22,10 @@ struct CommandRunner {
         let process = Process()
         process.executableURL = productsDirectory.appendingPathComponent(executable)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // Never the user's own cache: a fresh XDG_CACHE_HOME unless the test names one.
+        let isolated = ["XDG_CACHE_HOME": NSTemporaryDirectory() + "attachment-fetcher-xdg-" + UUID().uuidString]
+        process.environment = ProcessInfo.processInfo.environment.merging(isolated) { $1 }.merging(environment) { $1 }
+        defer { try? FileManager.default.removeItem(atPath: isolated["XDG_CACHE_HOME"]!) }
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
         process.standardOutput = output

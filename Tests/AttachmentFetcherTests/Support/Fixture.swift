@@ -11,14 +11,18 @@ struct Fixture: Sendable {
     let directory: String
 
     /// Runs `body` with a fresh server and fetcher, then shuts both down and removes the directory.
+    /// With `cached`, the fetcher uses a cache in `<directory>/../cache` of its own.
     static func with<R: Sendable>(
         deadline: Duration = .seconds(10),
+        cached: Bool = false,
         configure: (inout AttachmentFetcher.Configuration) -> Void = { _ in },
         _ body: (Fixture) async throws -> R
     ) async throws -> R {
         let server = try await MockCDNServer.start(eventLoopThreads: 1)
-        let directory = try makeTemporaryDirectory()
+        let root = try makeTemporaryDirectory()
+        let directory = root + "/out"
         var configuration = AttachmentFetcher.Configuration(outputDirectory: directory, deadline: deadline)
+        if cached { configuration.cache = .init(directory: root + "/cache") }
         configure(&configuration)
         let fetcher: AttachmentFetcher
         do {
@@ -28,7 +32,7 @@ struct Fixture: Sendable {
             throw error
         }
         let fixture = Fixture(server: server, fetcher: fetcher, directory: fetcher.configuration.outputDirectory)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        defer { try? FileManager.default.removeItem(atPath: root) }
         do {
             let result = try await body(fixture)
             await fetcher.shutdown()
@@ -39,6 +43,16 @@ struct Fixture: Sendable {
             try? await server.shutdown()
             throw error
         }
+    }
+
+    /// The cache directory, when the fixture has one.
+    var cacheDirectory: String? { fetcher.configuration.cache?.directory }
+
+    /// A second fetcher on the same output and cache directories (a "second run").
+    func anotherFetcher(configure: (inout AttachmentFetcher.Configuration) -> Void = { _ in }) throws -> AttachmentFetcher {
+        var configuration = fetcher.configuration
+        configure(&configuration)
+        return try AttachmentFetcher(configuration: configuration)
     }
 
     /// A Braze payload for `path` on the mock CDN.

@@ -1,0 +1,304 @@
+import AttachmentFetcher
+import Foundation
+import MockCDN
+import Testing
+
+@Suite("Cache: one download per URL, however many payloads and processes ask")
+struct CacheTests {
+    private func processAll(_ payloads: [Data], through fetcher: AttachmentFetcher, deadline: Duration? = nil) async -> [Outcome] {
+        await withTaskGroup { group in
+            for (index, payload) in payloads.enumerated() {
+                group.addTask { (index, await fetcher.process(payload, deadline: deadline)) }
+            }
+            var outcomes = [Outcome?](repeating: nil, count: payloads.count)
+            for await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes.compactMap { $0 }
+        }
+    }
+
+    private func inode(_ path: String) -> UInt64? {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? NSNumber)?.uint64Value
+    }
+
+    @Test("1,000 payloads for one URL at once: one origin request, and a file of its own for each")
+    func thousandAtOnce() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let payload = fixture.braze("/media/campaign.jpg?bytes=100000&delay_ms=200")
+            let outcomes = await processAll(Array(repeating: payload, count: 1_000), through: fixture.fetcher)
+            #expect(outcomes.allSatisfy { $0.status == .attached })
+            #expect(fixture.server.stats().requests == 1)
+            let paths = Set(outcomes.compactMap { $0.attachments.first?.path })
+            #expect(paths.count == 1_000)
+            #expect(fixture.filesLeft().count == 1_000)
+            let statistics = fixture.fetcher.statistics
+            #expect(statistics.originRequests == 1)
+            #expect(statistics.coalesced + statistics.cacheHits == 999)
+            // Each payload's file is its own name (a consumer may move or delete it) for the cached bytes.
+            let first = try #require(outcomes.first?.attachments.first?.path)
+            try FileManager.default.removeItem(atPath: first)
+            let again = await fixture.fetcher.process(payload)
+            #expect(again.status == .attached)
+            #expect(fixture.server.stats().requests == 1)
+        }
+    }
+
+    @Test("A second run: no request while fresh, one conditional request once stale, answered 304")
+    func secondRunAndRevalidation() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let payload = fixture.braze("/media/fresh.png?bytes=50000&cache_control=max-age%3D1")
+            #expect(await fixture.fetcher.process(payload).status == .attached)
+            #expect(fixture.server.stats().requests == 1)
+
+            let second = try fixture.anotherFetcher()
+            let warm = await second.process(payload)
+            #expect(warm.status == .attached)
+            #expect(fixture.server.stats().requests == 1)
+            #expect(second.statistics.cacheHits == 1)
+
+            try await Task.sleep(for: .milliseconds(1_200))
+            fixture.server.resetStats()
+            let stale = await second.process(payload)
+            #expect(stale.status == .attached)
+            let stats = fixture.server.stats()
+            #expect(stats.requests == 1)
+            #expect(stats.conditionalRequests == 1)
+            #expect(stats.notModifiedResponses == 1)
+            #expect(stats.bytesSent == 0)
+            #expect(second.statistics.notModified == 1)
+            // The 304 refreshed the entry: fresh again, no request.
+            #expect(await second.process(payload).status == .attached)
+            #expect(fixture.server.stats().requests == 1)
+            await second.shutdown()
+        }
+    }
+
+    @Test("max-age=0 (or no-cache) revalidates on every use, with a conditional request answered 304")
+    func alwaysRevalidate() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let payload = fixture.braze("/media/v.jpg?bytes=3000&cache_control=no-cache&etag=v1")
+            #expect(await fixture.fetcher.process(payload).status == .attached)
+            #expect(await fixture.fetcher.process(payload).status == .attached)
+            let stats = fixture.server.stats()
+            #expect(stats.requests == 2)
+            #expect(stats.conditionalRequests == 1)
+            #expect(stats.notModifiedResponses == 1)
+            #expect(stats.bytesSent == 3000)
+        }
+    }
+
+    @Test("no-store is honoured: nothing is kept, but concurrent payloads still share one download")
+    func noStore() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let payload = fixture.braze("/media/private.gif?bytes=20000&cache_control=no-store&delay_ms=200")
+            let outcomes = await processAll(Array(repeating: payload, count: 50), through: fixture.fetcher)
+            #expect(outcomes.allSatisfy { $0.status == .attached })
+            #expect(fixture.server.stats().requests == 1)
+            #expect(Set(outcomes.compactMap { $0.attachments.first?.path }).count == 50)
+            #expect(await fixture.fetcher.process(payload).status == .attached)
+            #expect(fixture.server.stats().requests == 2)
+            let cache = try await AttachmentCache(configuration: .init(directory: try #require(fixture.cacheDirectory)))
+            let statistics = await cache.statistics()
+            #expect(statistics.entries == 0)
+            // The shared temporary body is gone once every payload has its own file.
+            for _ in 0..<100 where await cache.statistics().temporaryFiles > 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(await cache.statistics().temporaryFiles == 0)
+        }
+    }
+
+    @Test("A failed shared transfer fails every waiter with its reason; the next payload tries again")
+    func sharedFailure() async throws {
+        try await Fixture.with(cached: true, configure: { $0.cache?.failureMemory = .zero }) { fixture in
+            let payload = fixture.braze("/media/gone.jpg?status=404&delay_ms=200")
+            let outcomes = await processAll(Array(repeating: payload, count: 20), through: fixture.fetcher)
+            #expect(outcomes.allSatisfy { $0.reason == .httpStatus })
+            #expect(fixture.server.stats().requests == 1)
+            #expect(await fixture.fetcher.process(payload).reason == .httpStatus)
+            #expect(fixture.server.stats().requests == 2)
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("A failure is remembered briefly, so a spike does not hammer a failing origin")
+    func failureMemory() async throws {
+        try await Fixture.with(cached: true, configure: { $0.cache?.failureMemory = .seconds(30) }) { fixture in
+            let payload = fixture.braze("/media/down.jpg?status=503")
+            #expect(await fixture.fetcher.process(payload).reason == .httpStatus)
+            let again = await fixture.fetcher.process(payload)
+            #expect(again.reason == .httpStatus)
+            #expect(again.detail?.contains("recent failure") == true)
+            #expect(fixture.server.stats().requests == 1)
+        }
+    }
+
+    @Test("An entry whose bytes no longer match its checksum is a miss, removed and downloaded again")
+    func corruptEntry() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let payload = fixture.braze("/media/c.jpg?bytes=30000")
+            #expect(await fixture.fetcher.process(payload).status == .attached)
+            let entries = try #require(fixture.cacheDirectory) + "/entries"
+            let body = try #require(try FileManager.default.contentsOfDirectory(atPath: entries).first { $0.hasSuffix(".body") })
+            // Same size, different bytes, written in place (as a consumer editing its hard link would).
+            let handle = try #require(FileHandle(forWritingAtPath: entries + "/" + body))
+            try handle.seek(toOffset: 20_000)
+            handle.write(Data(repeating: 0x55, count: 100))
+            try handle.close()
+
+            let second = try fixture.anotherFetcher()
+            let outcome = await second.process(payload)
+            #expect(outcome.status == .attached)
+            #expect(fixture.server.stats().requests == 2)
+            let data = try Data(contentsOf: URL(fileURLWithPath: try #require(outcome.attachments.first?.path)))
+            #expect(Array(data) == SyntheticMedia.body(extension: "jpg", size: 30000))
+            await second.shutdown()
+        }
+    }
+
+    @Test("The size budget evicts least recently used entries")
+    func eviction() async throws {
+        try await Fixture.with(cached: true, configure: { $0.cache?.maximumBytes = 250_000 }) { fixture in
+            for name in ["a", "b", "c"] {
+                #expect(await fixture.fetch("/media/\(name).jpg?bytes=100000").status == .attached)
+                try await Task.sleep(for: .milliseconds(20))  // distinct last-use times
+            }
+            let cache = try await AttachmentCache(configuration: try #require(fixture.fetcher.configuration.cache))
+            let statistics = await cache.statistics()
+            #expect(statistics.bytes <= 250_000)
+            #expect(statistics.entries == 2)
+            // "a" was evicted (a new request), "c" was not (no request).
+            fixture.server.resetStats()
+            _ = await fixture.fetch("/media/c.jpg?bytes=100000")
+            #expect(fixture.server.stats().requests == 0)
+            _ = await fixture.fetch("/media/a.jpg?bytes=100000")
+            #expect(fixture.server.stats().requests == 1)
+            // Files already handed out survive eviction: they are links of their own.
+            #expect(fixture.filesLeft().count == 5)
+        }
+    }
+
+    @Test("prune removes stale entries; clear removes all")
+    func pruneAndClear() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            _ = await fixture.fetch("/media/stale.jpg?bytes=1000&cache_control=max-age%3D0")
+            _ = await fixture.fetch("/media/fresh.jpg?bytes=1000")
+            let cache = try await AttachmentCache(configuration: try #require(fixture.fetcher.configuration.cache))
+            #expect(await cache.statistics().entries == 2)
+            let pruned = await cache.prune()
+            #expect(pruned.entries == 1)
+            #expect(await cache.statistics().entries == 1)
+            #expect(await cache.clear() == 1)
+            #expect(await cache.statistics().entries == 0)
+        }
+    }
+
+    @Test("Two processes started together on one cache directory make one origin request in all")
+    func twoProcesses() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let cacheDirectory = try #require(fixture.cacheDirectory)
+            let payload = fixture.braze("/media/shared.mp4?bytes=2000000&delay_ms=300")
+            async let first = CommandRunner.run(
+                "fetch-attachment", ["--json", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/p1"],
+                stdin: payload)
+            async let second = CommandRunner.run(
+                "fetch-attachment", ["--json", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/p2"],
+                stdin: payload)
+            let (a, b) = try await (first, second)
+            #expect(a.status == 0, "\(a.stdout) \(a.stderr)")
+            #expect(b.status == 0, "\(b.stdout) \(b.stderr)")
+            #expect(fixture.server.stats().requests == 1)
+        }
+    }
+
+    @Test("A process killed mid-write leaves no entry that a later run serves or keeps")
+    func killedMidWrite() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let cacheDirectory = try #require(fixture.cacheDirectory)
+            let payload = fixture.braze("/media/killed.jpg?bytes=400000&stall_after=100000")
+            let process = Process()
+            process.executableURL = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment")
+            process.arguments = ["-", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/killed", "--deadline", "30"]
+            let input = Pipe()
+            process.standardInput = input
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            input.fileHandleForWriting.write(payload)
+            try input.fileHandleForWriting.close()
+            // Wait until its body is being written, then kill it.
+            let temporary = cacheDirectory + "/tmp"
+            for _ in 0..<500 {
+                let sizes = ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).compactMap {
+                    (try? FileManager.default.attributesOfItem(atPath: temporary + "/" + $0)[.size]) as? Int
+                }
+                if sizes.contains(where: { $0 > 0 }) { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).count == 1)
+
+            // The next run cleans the orphan up and does not serve it.
+            let next = try fixture.anotherFetcher()
+            #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).isEmpty)
+            let outcome = await next.process(payload, deadline: .milliseconds(500))
+            #expect(outcome.reason == .deadline)
+            #expect(fixture.server.stats().requests == 2)
+            let cache = try await AttachmentCache(configuration: try #require(next.configuration.cache))
+            #expect(await cache.statistics().entries == 0)
+            await next.shutdown()
+        }
+    }
+
+    @Test("--batch prints one outcome per line in input order, with a summary on stderr")
+    func batchCommand() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            var lines: [String] = []
+            for index in 0..<60 {
+                switch index % 6 {
+                case 0: lines.append(#"{"aps":"#)  // invalid
+                case 1: lines.append(String(decoding: fixture.braze("/media/e.jpg?status=404"), as: UTF8.self))
+                default: lines.append(String(decoding: fixture.braze("/media/b\(index % 3).png?bytes=\(1000 + index % 3)&delay_ms=\(index % 3 * 20)"), as: UTF8.self))
+                }
+            }
+            let result = try await CommandRunner.run(
+                "fetch-attachment",
+                ["--batch", "-", "--json", "--concurrency", "7", "--cache-dir", try #require(fixture.cacheDirectory), "--output-dir", fixture.directory + "/batch"],
+                stdin: Data((lines.joined(separator: "\n") + "\n").utf8))
+            #expect(result.status == 1)
+            let objects = try result.stdout.split(separator: "\n").map {
+                try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+            }
+            #expect(objects.count == 60)
+            #expect(objects.map { $0["index"] as? Int } == Array(0..<60))
+            #expect(objects.filter { $0["status"] as? String == "attached" }.count == 40)
+            #expect(objects.filter { $0["reason"] as? String == "invalid-payload" }.count == 10)
+            #expect(objects.filter { $0["reason"] as? String == "http-status" }.count == 10)
+            #expect(result.stderr.contains("60 payloads"))
+            #expect(result.stderr.contains("40 attached, 20 original"))
+            #expect(result.stderr.contains("http-status 10"))
+            #expect(result.stderr.contains("invalid-payload 10"))
+            #expect(result.stderr.contains("p50"))
+            // Three distinct images and one failing URL (failures remembered briefly): four requests at most.
+            #expect(fixture.server.stats().requests <= 4)
+        }
+    }
+
+    @Test("cache stats, prune and clear on the command line")
+    func cacheCommands() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let directory = try #require(fixture.cacheDirectory)
+            _ = await fixture.fetch("/media/s.gif?bytes=4000")
+            let stats = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", directory, "--json"])
+            #expect(stats.status == 0)
+            let object = try #require(JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any])
+            #expect(object["entries"] as? Int == 1)
+            #expect(object["bytes"] as? Int == 4000)
+            let prune = try await CommandRunner.run("fetch-attachment", ["cache", "prune", "--cache-dir", directory])
+            #expect(prune.status == 0)
+            #expect(prune.stdout.contains("removed 0 entries"))
+            let clear = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", directory])
+            #expect(clear.stdout.contains("removed 1 entries"))
+            let bad = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-max-bytes", "-5"])
+            #expect(bad.status == 64)
+        }
+    }
+}

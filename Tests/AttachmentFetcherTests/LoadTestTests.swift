@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+
+/// The parts of `load-test --json` that the smoke test reads (a mirror of the executable's own types,
+/// which a test target cannot import).
+private struct LoadTestDocument: Decodable {
+    struct Scenario: Decodable {
+        var name: String
+        var payloads: Int
+        var contenders: [Contender]
+        var checks: [Check]
+    }
+
+    struct Contender: Decodable {
+        var name: String
+        var runs: [Run]
+    }
+
+    struct Run: Decodable {
+        var payloads: Int
+        var child: Child
+        var outcomes: [String: Int]
+        var mismatches: Int?
+        var firstMismatch: String?
+        var deadlineViolations: Int?
+        var missing: Int
+        var originRequests: Int
+        var trackedURLRequests: [Int]?
+        var latencyMs: Latency?
+    }
+
+    struct Child: Decodable {
+        var exitStatus: Int32
+        var timedOut: Bool
+        var wallSeconds: Double
+        var cpuSeconds: Double?
+        var peakRSSBytes: Int
+    }
+
+    struct Latency: Decodable {
+        var p50: Double
+        var max: Double
+    }
+
+    struct Check: Decodable {
+        var name: String
+        var kind: String
+        var value: String
+        var passed: Bool
+    }
+
+    var tool: String
+    var scenarios: [Scenario]
+    var behaviourPassed: Bool
+}
+
+/// Runs the built `load-test` with its CI scenario and checks behaviour only: counts, outcomes by
+/// reason, deadlines and origin requests, never speed.
+@Suite("load-test: the smoke scenario")
+struct LoadTestTests {
+    @Test("smoke: 100 payloads over 10 URLs plus faults give the expected outcomes, in time, one request per URL")
+    func smoke() async throws {
+        let result = try await CommandRunner.run(
+            "load-test", ["--scenario", "smoke", "--json"], timeout: .seconds(90))
+        #expect(result.status == 0, "load-test failed: \(result.stderr)")
+        let document = try JSONDecoder().decode(LoadTestDocument.self, from: Data(result.stdout.utf8))
+        #expect(document.tool == "load-test")
+        let scenario = try #require(document.scenarios.first { $0.name == "smoke" })
+        #expect(scenario.payloads == 100)
+        let ours = try #require(scenario.contenders.first { $0.name == "ours" })
+        #expect(ours.runs.count == 1)
+        let run = try #require(ours.runs.first)
+
+        // fetch-attachment ran to the end: exit 1 because some outcomes are (rightly) the original.
+        #expect(run.child.timedOut == false)
+        #expect(run.child.exitStatus == 1, "\(result.stderr)")
+        #expect(run.payloads == 100)
+        #expect(run.missing == 0)
+
+        // Every payload got the outcome its fault calls for.
+        #expect(
+            run.outcomes == [
+                "attached": 92, "deadline": 1, "http-status": 2, "network": 2, "unsupported-type": 1,
+                "internal-push": 1, "invalid-url": 1,
+            ])
+        #expect(run.mismatches == 0, "\(run.firstMismatch ?? "")")
+
+        // The deadline (2 s) holds for every outcome, the stalled one included.
+        #expect(run.deadlineViolations == 0)
+        let latency = try #require(run.latencyMs)
+        #expect(latency.max <= 2_100)
+        #expect(latency.max >= 1_900, "the stalled download must have waited for its deadline")
+
+        // Coalescing: 9 payloads per shared URL, one request each; 20 requests in all (10 shared, 7 faults,
+        // 3 for the redirect chain; none for the internal push or the file:// URL).
+        #expect(run.trackedURLRequests == [Int](repeating: 1, count: 10))
+        #expect(run.originRequests == 20)
+
+        // The measurement itself is there.
+        #expect(run.child.wallSeconds > 0)
+        #expect(run.child.peakRSSBytes > 0)
+        for check in scenario.checks where check.kind == "behaviour" {
+            #expect(check.passed, "\(check.name): \(check.value)")
+        }
+        #expect(document.behaviourPassed)
+    }
+}
