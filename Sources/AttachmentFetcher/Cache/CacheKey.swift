@@ -20,11 +20,27 @@ struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         components.fragment = nil
         if components.path.isEmpty { components.path = "/" }
         normalizedURL = components.string ?? url.string
-        hex = SHA256.hash(data: Data(normalizedURL.utf8)).map { String(format: "%02x", $0) }.joined()
+        hex = Hex.encode(SHA256.hash(data: Data(normalizedURL.utf8)))
     }
 
     var description: String { hex }
 
     static func == (lhs: Self, rhs: Self) -> Bool { lhs.hex == rhs.hex }
     func hash(into hasher: inout Hasher) { hasher.combine(hex) }
+}
+
+/// Lowercase hexadecimal text of bytes.
+enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// Two lowercase hex digits per byte.
+    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
 }

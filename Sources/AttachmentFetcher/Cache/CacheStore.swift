@@ -382,7 +382,7 @@ final class CacheStore: Sendable {
         } catch {
             return nil
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(hasher.finalize())
     }
 
     static var lastError: String { String(cString: strerror(errno)) }

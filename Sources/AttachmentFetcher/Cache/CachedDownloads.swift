@@ -15,6 +15,7 @@ final class CachedDownloads: Sendable {
     private let transferBudget: Duration
     private let inflight = Mutex<[CacheKey: SharedDownload]>([:])
     private let failures = Mutex<[CacheKey: (failure: TransferFailure, until: ContinuousClock.Instant)]>([:])
+    private let keys = Mutex<[String: CacheKey]>([:])
     /// Payloads served from a fresh entry without a request.
     let hits = Atomic<Int>(0)
     /// Payloads that joined a transfer another payload had started.
@@ -31,13 +32,19 @@ final class CachedDownloads: Sendable {
 
     /// The attachment for `url` as a file of its own in the output directory, by `deadline`.
     func download(_ url: AttachmentURL, deadline: ContinuousClock.Instant) async -> Result<DownloadedFile, TransferFailure> {
-        let key = CacheKey(url)
+        let key = cacheKey(for: url)
         if let remembered = rememberedFailure(key) { return .failure(remembered) }
 
-        let store = self.store
-        if let fresh = await BlockingIO.run({ store.entry(for: key).flatMap { $0.isFresh() ? $0 : nil } }) {
+        // A fresh entry: this payload's own link of it, in one trip to the I/O threads.
+        let (store, directory) = (self.store, outputDirectory)
+        let hit = await BlockingIO.run { () -> Result<DownloadedFile, TransferFailure>? in
+            guard let entry = store.entry(for: key), entry.isFresh() else { return nil }
+            store.markUsed(entry)
+            return AttachmentFiles.link(SharedSource(entry: entry).file, in: directory, namedAfter: url)
+        }
+        if let hit {
             hits.add(1, ordering: .relaxed)
-            return await materialize(SharedSource(entry: fresh), for: url, deadline: deadline)
+            return Self.checkDeadline(hit, deadline)
         }
 
         let (shared, isLeader) = inflight.withLock { inflight -> (SharedDownload, Bool) in
@@ -151,11 +158,30 @@ final class CachedDownloads: Sendable {
         }
         // Keep a transient body alive until this payload has its own link.
         withExtendedLifetime(source) {}
+        return Self.checkDeadline(result, deadline)
+    }
+
+    /// A file made after the deadline is removed: the caller has its `deadline` outcome.
+    private static func checkDeadline(
+        _ result: Result<DownloadedFile, TransferFailure>, _ deadline: ContinuousClock.Instant
+    ) -> Result<DownloadedFile, TransferFailure> {
         if case .success(let file) = result, ContinuousClock.now >= deadline {
             TemporaryFiles.remove(file.path)
             return .failure(TransferFailure(reason: .deadline, detail: "the deadline passed as the file was made"))
         }
         return result
+    }
+
+    /// The key of `url`, remembered for the most recent URLs: a campaign asks for the same few
+    /// URLs over and over, and normalising and hashing each time is most of a cache hit's work.
+    private func cacheKey(for url: AttachmentURL) -> CacheKey {
+        if let known = keys.withLock({ $0[url.string] }) { return known }
+        let key = CacheKey(url)
+        keys.withLock { keys in
+            if keys.count >= 4_096 { keys.removeAll(keepingCapacity: true) }
+            keys[url.string] = key
+        }
+        return key
     }
 
     private func rememberedFailure(_ key: CacheKey) -> TransferFailure? {

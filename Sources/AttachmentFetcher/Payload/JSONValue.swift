@@ -2,7 +2,7 @@ import Foundation
 
 /// A parsed JSON value, used only to read vendor keys; the payload bytes themselves are never
 /// re-serialised.
-enum JSONValue: Sendable, Hashable, Decodable {
+enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case number(Double)
@@ -10,27 +10,31 @@ enum JSONValue: Sendable, Hashable, Decodable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
+    /// Parses `data` as one JSON object, or returns `nil`.
+    ///
+    /// Foundation's `JSONSerialization` is used rather than `JSONDecoder`: reading an arbitrary
+    /// value through `Decodable` means trying each type in turn, and each miss throws, which
+    /// made parsing five times slower.
+    static func object(from data: Data) -> [String: JSONValue]? {
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return nil }
+        return object.mapValues(JSONValue.init(foundation:))
     }
 
-    /// Parses `data` as one JSON object, or returns `nil`.
-    static func object(from data: Data) -> [String: JSONValue]? {
-        guard case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: data) else { return nil }
-        return object
+    /// Converts what `JSONSerialization` produced.
+    private init(foundation value: Any) {
+        switch value {
+        case let string as String:
+            self = .string(string)
+        case let number as NSNumber:
+            // Booleans come back as NSNumbers of C type `char`.
+            self = String(cString: number.objCType) == "c" ? .bool(number.boolValue) : .number(number.doubleValue)
+        case let array as [Any]:
+            self = .array(array.map(JSONValue.init(foundation:)))
+        case let object as [String: Any]:
+            self = .object(object.mapValues(JSONValue.init(foundation:)))
+        default:
+            self = .null
+        }
     }
 
     /// The object, if this is one.

@@ -56,10 +56,16 @@ enum AttachmentFiles {
     /// A safe, short file name stem from a URL path component ("attachment" when nothing is left).
     static func stem(of component: String) -> String {
         let withoutSuffix = component.split(separator: ".", omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        let safe = withoutSuffix.unicodeScalars.filter { scalar in
-            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || scalar == "-" || scalar == "_")
+        let safe = withoutSuffix.utf8.lazy.filter { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                true
+            default:
+                false
+            }
         }
-        let stem = String(String.UnicodeScalarView(safe.prefix(48)))
+        let stem = String(decoding: Array(safe.prefix(48)), as: UTF8.self)
         return stem.isEmpty ? "attachment" : stem
     }
 

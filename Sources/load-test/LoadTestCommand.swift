@@ -1,0 +1,209 @@
+import ArgumentParser
+import Foundation
+import MockCDN
+
+/// `load-test`: replays synchronised download spikes against an in-process mock CDN and measures
+/// `fetch-attachment --batch` (and, where a scenario says so, `curl --parallel` and the URLSession
+/// baseline) as child processes, each measured alone.
+@main
+struct LoadTestCommand: AsyncParsableCommand {
+    /// The command, its default subcommand and the hidden hard-link floor.
+    static let configuration = CommandConfiguration(
+        commandName: "load-test",
+        abstract: "Measure fetch-attachment against curl and URLSession under download spikes on a loopback mock CDN.",
+        subcommands: [RunLoadTest.self, HardlinkFloorCommand.self],
+        defaultSubcommand: RunLoadTest.self
+    )
+}
+
+/// The load test itself (the default subcommand).
+struct RunLoadTest: AsyncParsableCommand {
+    /// Help text.
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run scenarios (the default command).",
+        discussion: """
+            Scenarios: same-url, distinct-urls, videos, fault-mix, warm-cache (all five by default) and smoke. \
+            The mock CDN runs in this process on 127.0.0.1; fetch-attachment and urlsession-fetch are taken from \
+            the directory of this binary, curl from /usr/bin. Every child is measured alone: wall time around \
+            spawn→exit, CPU time (user + system) from wait4, peak RSS through GNU time when installed. \
+            Exit status: 0 when every behaviour check passed (speed targets never change it), 1 otherwise.
+            """
+    )
+
+    /// The scenarios to run, in order.
+    @Option(name: .customLong("scenario"), help: "A scenario to run (repeatable). Default: all but smoke.")
+    var scenarios: [ScenarioName] = []
+
+    /// Measured runs per contender.
+    @Option(help: "Measured runs per contender; the table shows the median and the min–max range.")
+    var runs: Int = 1
+
+    /// Put the scratch directory on tmpfs.
+    @Flag(help: "Put the scratch directory under /dev/shm (tmpfs) instead of /tmp, to remove disk noise.")
+    var tmpfs = false
+
+    /// Where to write the latency CDF.
+    @Option(help: "Write an SVG latency CDF of our first distinct-urls run (else the first scenario's) to PATH.")
+    var svg: String?
+
+    /// JSON instead of the table on standard output.
+    @Flag(help: "Print a JSON document of everything on standard output (the table then goes to standard error).")
+    var json = false
+
+    /// Multiplies payload counts.
+    @Option(help: "Multiply every payload count by F (smoke excepted), e.g. 0.1 for a quick run.")
+    var scale: Double = 1
+
+    /// Transfers per host for the baselines.
+    @Option(help: """
+        Transfers per host for the baselines (curl --parallel-max, URLSession's window and connections per host); \
+        keep it equal to fetch-attachment's per-host limit (48 by default).
+        """)
+    var concurrency: Int = 48
+
+    /// fetch-attachment's --concurrency.
+    @Option(name: .customLong("batch-concurrency"), help: "Pass --concurrency N (payloads in flight) to fetch-attachment; default: its own default.")
+    var batchConcurrency: Int?
+
+    /// Where fetch-attachment and urlsession-fetch are (default: beside this binary).
+    @Option(name: .customLong("bin-dir"), help: ArgumentHelp("Where fetch-attachment and urlsession-fetch are.", visibility: .hidden))
+    var binDirectory: String?
+
+    /// Checks the numbers.
+    func validate() throws {
+        guard (1...50).contains(runs) else { throw ValidationError("--runs must be between 1 and 50") }
+        guard scale.isFinite, scale > 0, scale <= 10 else { throw ValidationError("--scale must be above 0 and at most 10") }
+        guard (1...1_024).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 1024") }
+    }
+
+    /// Starts the mock CDN, runs the scenarios, prints the report.
+    func run() async throws {
+        let selected = scenarios.isEmpty ? ScenarioName.defaultSet : scenarios
+        let tools = Tools.locate(directory: binDirectory)
+        for path in [tools.fetchAttachment, tools.curl] + (selected.contains(.distinctURLs) ? [tools.urlsessionFetch] : [])
+        where !FileManager.default.isExecutableFile(atPath: path) {
+            throw ValidationError("\(path) is missing: build it first (swift build --product \(URL(fileURLWithPath: path).lastPathComponent))")
+        }
+        let scratch = try makeScratchDirectory()
+        let settings = Settings(
+            scale: scale, runs: runs, concurrency: concurrency, batchConcurrency: batchConcurrency, tmpfs: tmpfs,
+            scratch: scratch,
+            rssMethod: ChildRunner.gnuTime == nil ? "wait4" : "gnu-time")
+        let startedAt = ISO8601DateFormatter().string(from: Date())
+        let server: MockCDNServer
+        do {
+            server = try await MockCDNServer.start(host: "127.0.0.1", port: 0, eventLoopThreads: 2)
+        } catch {
+            try? FileManager.default.removeItem(atPath: scratch)
+            throw error
+        }
+        let harness = Harness(server: server, tools: tools, settings: settings)
+        if ChildRunner.gnuTime == nil {
+            harness.log("note: /usr/bin/time (GNU time) is missing: peak RSS comes from wait4 and may include load-test's own peak")
+        }
+        var reports: [ScenarioReport] = []
+        var plotted: (name: ScenarioName, latencies: [Double])?
+        do {
+            for scenario in selected {
+                harness.log("[\(scenario.rawValue)] \(scenario.summary)")
+                let (report, latencies) = try await harness.run(scenario)
+                reports.append(report)
+                if !latencies.isEmpty, plotted == nil || (scenario == .distinctURLs && plotted?.name != .distinctURLs) {
+                    plotted = (scenario, latencies)
+                }
+            }
+        } catch {
+            try? await server.shutdown()
+            try? FileManager.default.removeItem(atPath: scratch)
+            throw error
+        }
+        try? await server.shutdown()
+        try? FileManager.default.removeItem(atPath: scratch)
+
+        let checks = reports.flatMap(\.checks)
+        let document = LoadTestDocument(
+            startedAt: startedAt, settings: settings, machine: .current(), scenarios: reports,
+            behaviourPassed: checks.allSatisfy { $0.kind != "behaviour" || $0.passed },
+            targetsMet: checks.allSatisfy { $0.kind != "target" || $0.passed })
+        let table = MarkdownReport.render(document)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let data = try encoder.encode(document)
+            FileHandle.standardOutput.write(data)
+            FileHandle.standardOutput.write(Data("\n".utf8))
+            FileHandle.standardError.write(Data(("\n" + table).utf8))
+        } else {
+            print(table)
+        }
+        if let svg {
+            if let plotted {
+                let title = "fetch-attachment latency CDF: \(plotted.name.rawValue), \(plotted.latencies.count) payloads"
+                try Data(LatencyPlot.cdf(plotted.latencies, title: title).utf8).write(to: URL(fileURLWithPath: svg))
+                harness.log("latency CDF written to \(svg)")
+            } else {
+                harness.log("no latencies to plot: \(svg) not written")
+            }
+        }
+        throw ExitCode(document.behaviourPassed ? 0 : 1)
+    }
+
+    /// A fresh directory under /tmp (or /dev/shm with --tmpfs).
+    private func makeScratchDirectory() throws -> String {
+        let base = tmpfs ? "/dev/shm" : (ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
+        var template = Array((base + "/load-test-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw ValidationError("cannot create a scratch directory under \(base): \(String(cString: strerror(errno)))")
+        }
+        return String(cString: made)
+    }
+}
+
+/// `load-test hardlink-floor`: the bare floor of the warm-cache scenario, run as a child and measured like ours.
+struct HardlinkFloorCommand: ParsableCommand {
+    /// Hidden from the help.
+    static let configuration = CommandConfiguration(
+        commandName: "hardlink-floor",
+        abstract: "Create COUNT hard links to SOURCE in a fresh directory DIR (the warm-cache floor).",
+        shouldDisplay: false
+    )
+
+    /// Links to make.
+    @Option(help: "How many links.")
+    var count: Int
+
+    /// The file to link.
+    @Option(help: "The file to link.")
+    var source: String
+
+    /// The directory (created; must not exist yet).
+    @Option(help: "A directory to create for the links.")
+    var dir: String
+
+    /// Gives up after this many seconds.
+    @Option(name: .customLong("time-limit"), help: "Stop after this many seconds.")
+    var timeLimit: Double = 600
+
+    /// Checks the numbers.
+    func validate() throws {
+        guard (0...10_000_000).contains(count) else { throw ValidationError("--count must be between 0 and 10000000") }
+    }
+
+    /// Makes the links; exit 0 when all were made.
+    func run() throws {
+        guard mkdir(dir, 0o755) == 0 else {
+            throw ValidationError("cannot create \(dir): \(String(cString: strerror(errno)))")
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .milliseconds(Int64(timeLimit * 1_000)))
+        var made = 0
+        var failed = 0
+        for index in 0..<count {
+            if index % 1_024 == 0, clock.now > deadline { break }
+            if link(source, dir + "/\(index).jpg") == 0 { made += 1 } else { failed += 1 }
+        }
+        FileHandle.standardError.write(Data("hardlink-floor: \(made) linked, \(failed) failed of \(count)\n".utf8))
+        throw ExitCode(made == count ? 0 : 1)
+    }
+}

@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+
+/// The load test's scenarios (the names are the command line's).
+enum ScenarioName: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
+    /// One URL × 10,000 payloads at once, cold cache.
+    case sameURL = "same-url"
+    /// 2,000 distinct 100 KB JPEGs at once: ours vs curl --parallel vs URLSession.
+    case distinctURLs = "distinct-urls"
+    /// 20 × 50 MB MP4 at once.
+    case videos
+    /// 1,000 payloads, 10 % faulty, deadline 2 s.
+    case faultMix = "fault-mix"
+    /// 100,000 payloads for one URL on a warm cache, against the hard-link floor.
+    case warmCache = "warm-cache"
+    /// 100 payloads over 10 URLs plus a few faults (CI).
+    case smoke
+
+    /// What `load-test` runs without `--scenario`.
+    static let defaultSet: [ScenarioName] = [.sameURL, .distinctURLs, .videos, .faultMix, .warmCache]
+
+    /// One line about the scenario, for the report.
+    var summary: String {
+        switch self {
+        case .sameURL: "one 100 KB JPEG URL in every payload, all at once, cold cache"
+        case .distinctURLs: "distinct 100 KB JPEG URLs (personalised images), all at once"
+        case .videos: "50 MB MP4 videos, all at once"
+        case .faultMix: "10 % faulty (stall, reset, truncation, 404, 500, lying Content-Type), deadline 2 s"
+        case .warmCache: "one URL, second run on a warm cache, against a bare hard-link loop"
+        case .smoke: "100 payloads over 10 URLs plus faults, deadline 2 s (CI)"
+        }
+    }
+}
+
+/// A Braze payload for `url` with type hint `type`.
+func brazePayload(url: String, type: String = "jpg") -> String {
+    #"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(url)","type":"\#(type)"}}}"#
+}
+
+/// One payload line with the outcome the scenario expects for it ("attached", a reason code, or nil).
+struct PlannedPayload: Sendable {
+    /// The JSON payload (one line).
+    var json: String
+    /// The expected outcome.
+    var expected: String?
+}
+
+/// The faults the fault mix and the smoke test inject, each with the URL query and the outcome expected.
+enum Fault: CaseIterable, Sendable {
+    /// The body stops after 10 KB and the connection stays open: the deadline ends it.
+    case stall
+    /// TCP reset after 20 KB.
+    case reset
+    /// Clean close after 20 KB of a 100 KB Content-Length.
+    case truncate
+    /// 404 Not Found.
+    case notFound
+    /// 500 Internal Server Error.
+    case serverError
+    /// An HTML page served as image/jpeg: the bytes are refused.
+    case htmlAsJPEG
+    /// A real JPEG served as text/html: the bytes win, it is attached.
+    case lyingContentType
+
+    /// The media path and query for fault number `n`.
+    func pathAndQuery(_ n: Int) -> String {
+        switch self {
+        case .stall: "/media/fault-stall-\(n).jpg?bytes=100000&stall_after=10000"
+        case .reset: "/media/fault-reset-\(n).jpg?bytes=100000&reset_after=20000"
+        case .truncate: "/media/fault-truncate-\(n).jpg?bytes=100000&truncate_after=20000"
+        case .notFound: "/media/fault-404-\(n).jpg?status=404"
+        case .serverError: "/media/fault-500-\(n).jpg?status=500"
+        case .htmlAsJPEG: "/media/fault-html-\(n).html?bytes=3000&content_type=image/jpeg"
+        case .lyingContentType: "/media/fault-lie-\(n).jpg?bytes=50000&content_type=text/html"
+        }
+    }
+
+    /// The outcome expected.
+    var expected: String {
+        switch self {
+        case .stall: "deadline"
+        case .reset, .truncate: "network"
+        case .notFound, .serverError: "http-status"
+        case .htmlAsJPEG: "unsupported-type"
+        case .lyingContentType: "attached"
+        }
+    }
+}
