@@ -38,6 +38,7 @@ public final class AttachmentFetcher: Sendable {
         try configuration.validate()
         var configuration = configuration
         configuration.outputDirectory = try Self.prepareDirectory(configuration.outputDirectory)
+        TemporaryFiles.removeOrphans(in: configuration.outputDirectory)
         let store = try configuration.cache.map { cache throws(AttachmentFetcherError) in try CacheStore(configuration: cache) }
         configuration.cache = store?.configuration
         self.configuration = configuration
@@ -211,11 +212,11 @@ public final class AttachmentFetcher: Sendable {
 
 /// Runs `body` with a fetcher and shuts the fetcher down afterwards, whether `body` returns or
 /// throws.
-public func withAttachmentFetcher<Result>(
+public func withAttachmentFetcher<Value>(
     configuration: AttachmentFetcher.Configuration,
     logger: Logger = Logger(label: "AttachmentFetcher", factory: { _ in SwiftLogNoOpLogHandler() }),
-    _ body: (AttachmentFetcher) async throws -> Result
-) async throws -> Result {
+    _ body: (AttachmentFetcher) async throws -> Value
+) async throws -> Value {
     let fetcher = try AttachmentFetcher(configuration: configuration, logger: logger)
     do {
         let result = try await body(fetcher)

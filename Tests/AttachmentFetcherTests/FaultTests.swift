@@ -97,4 +97,22 @@ struct FaultTests {
             #expect(error.code == .outputDirectoryUnusable)
         }
     }
+
+    @Test("A new fetcher removes temporary files that a dead process left in the output directory")
+    func orphansRemoved() async throws {
+        try await Fixture.with { fixture in
+            // A pid that surely belongs to no process any more: one that has just exited.
+            let gone = Process()
+            gone.executableURL = URL(fileURLWithPath: "/bin/true")
+            try gone.run()
+            gone.waitUntilExit()
+            let orphan = fixture.directory + "/.attachment-\(gone.processIdentifier)-7-42.part"
+            let ours = fixture.directory + "/.attachment-\(getpid())-7-43.part"
+            for path in [orphan, ours] { FileManager.default.createFile(atPath: path, contents: Data("partial".utf8)) }
+            let second = try fixture.anotherFetcher()
+            #expect(!FileManager.default.fileExists(atPath: orphan))
+            #expect(FileManager.default.fileExists(atPath: ours))  // a live process's download stays
+            await second.shutdown()
+        }
+    }
 }

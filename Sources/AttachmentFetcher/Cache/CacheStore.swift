@@ -340,10 +340,7 @@ final class CacheStore: Sendable {
     /// the two renames) older than a minute, and metadata without a body.
     private func removeOrphans() {
         let manager = FileManager.default
-        for name in (try? manager.contentsOfDirectory(atPath: temporaryDirectory)) ?? [] {
-            guard let pid = TemporaryFiles.owner(ofFileNamed: name), !Self.processIsAlive(pid) else { continue }
-            _ = unlink("\(temporaryDirectory)/\(name)")
-        }
+        TemporaryFiles.removeOrphans(in: temporaryDirectory)
         let names = Set((try? manager.contentsOfDirectory(atPath: entriesDirectory)) ?? [])
         let now = Date().timeIntervalSince1970
         for name in names {
@@ -356,10 +353,6 @@ final class CacheStore: Sendable {
                 _ = unlink(path)
             }
         }
-    }
-
-    private static func processIsAlive(_ pid: Int32) -> Bool {
-        kill(pid, 0) == 0 || errno == EPERM
     }
 
     private static func fingerprint(of path: String) -> Fingerprint? {

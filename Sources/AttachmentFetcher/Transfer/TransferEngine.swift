@@ -633,6 +633,15 @@ enum TemporaryFiles {
         return name.dropFirst(".attachment-".count).split(separator: "-").first.flatMap { Int32($0) }
     }
 
+    /// Removes the temporary files in `directory` whose process is gone (a crash or a kill left
+    /// them); the files of live processes, this one included, stay.
+    static func removeOrphans(in directory: String) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            guard let pid = owner(ofFileNamed: name), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            remove("\(directory)/\(name)")
+        }
+    }
+
     /// Removes `path`, ignoring a file that is already gone.
     static func remove(_ path: String) {
         _ = unlink(path)
