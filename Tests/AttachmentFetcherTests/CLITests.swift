@@ -2,7 +2,7 @@ import Foundation
 import MockCDN
 import Testing
 
-@Suite("fetch-attachment: the command-line contract")
+@Suite("fetch-attachment: the command-line contract", .timeLimit(.minutes(2)))
 struct CLITests {
     private func withServer(_ body: (MockCDNServer, String) async throws -> Void) async throws {
         let server = try await MockCDNServer.start(eventLoopThreads: 1)

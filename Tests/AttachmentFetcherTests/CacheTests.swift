@@ -3,7 +3,7 @@ import Foundation
 import MockCDN
 import Testing
 
-@Suite("Cache: one download per URL, however many payloads and processes ask")
+@Suite("Cache: one download per URL, however many payloads and processes ask", .timeLimit(.minutes(2)))
 struct CacheTests {
     private func processAll(_ payloads: [Data], through fetcher: AttachmentFetcher, deadline: Duration? = nil) async -> [Outcome] {
         await withTaskGroup { group in

@@ -4,7 +4,7 @@ import MockCDN
 import Synchronization
 import Testing
 
-@Suite("Concurrency: one fetcher, many payloads, one content handler call each")
+@Suite("Concurrency: one fetcher, many payloads, one content handler call each", .timeLimit(.minutes(2)))
 struct ConcurrencyTests {
     @Test("200 payloads in flight at once through one fetcher each get their own file")
     func twoHundredAtOnce() async throws {

@@ -3,7 +3,7 @@ import Foundation
 import MockCDN
 import Testing
 
-@Suite("Deadlines: the outcome comes on time, whatever the server does")
+@Suite("Deadlines: the outcome comes on time, whatever the server does", .timeLimit(.minutes(2)))
 struct DeadlineTests {
     @Test(
         "A server that stalls is cut off at the deadline, its file removed",

@@ -3,7 +3,7 @@ import Foundation
 import MockCDN
 import Testing
 
-@Suite("Faults: what the origin does wrong becomes a reason, and leaves no file")
+@Suite("Faults: what the origin does wrong becomes a reason, and leaves no file", .timeLimit(.minutes(2)))
 struct FaultTests {
     @Test("4xx and 5xx are http-status with the status in the detail", arguments: [403, 404, 500, 503])
     func httpErrors(status: Int) async throws {

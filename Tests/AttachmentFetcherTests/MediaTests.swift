@@ -3,7 +3,7 @@ import Foundation
 import MockCDN
 import Testing
 
-@Suite("Media: the real bytes decide type, name and size limit")
+@Suite("Media: the real bytes decide type, name and size limit", .timeLimit(.minutes(2)))
 struct MediaTests {
     @Test(
         "Every type iOS accepts is attached under its real suffix",

@@ -3,7 +3,7 @@ import Foundation
 import MockCDN
 import Testing
 
-@Suite("Payloads: vendor keys, internal pushes, the original bytes")
+@Suite("Payloads: vendor keys, internal pushes, the original bytes", .timeLimit(.minutes(2)))
 struct PayloadTests {
     @Test("Braze ab.att.url with and without ab.att.type is fetched")
     func brazeAttachment() async throws {

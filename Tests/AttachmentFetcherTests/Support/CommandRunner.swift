@@ -14,13 +14,14 @@ struct CommandRunner {
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
     }
 
-    /// Runs `executable` with `arguments`, feeding `stdin`, and waits (at most `timeout`) for it.
+    /// Runs `executable` (a product of this package, or an absolute path) with `arguments`, feeding `stdin`, and waits (at most `timeout`) for it.
     static func run(
         _ executable: String, _ arguments: [String], stdin: Data = Data(), environment: [String: String] = [:],
         timeout: Duration = .seconds(60)
     ) async throws -> Result {
         let process = Process()
-        process.executableURL = productsDirectory.appendingPathComponent(executable)
+        process.executableURL = executable.hasPrefix("/")
+            ? URL(fileURLWithPath: executable) : productsDirectory.appendingPathComponent(executable)
         process.arguments = arguments
         // Never the user's own cache: a fresh XDG_CACHE_HOME unless the test names one.
         let isolated = ["XDG_CACHE_HOME": NSTemporaryDirectory() + "attachment-fetcher-xdg-" + UUID().uuidString]
