@@ -26,16 +26,14 @@ struct DemoCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard deadline.isFinite, deadline > 0, deadline <= 60 else {
-            throw ValidationError("--deadline must be a number of seconds above 0 and at most 60")
-        }
+        try DeadlineOption.validate(deadline, maximum: 60)
     }
 
     func run() async throws {
         let server = try await MockCDNServer.start()
         let directory = outputDirectory ?? NSTemporaryDirectory() + "attachment-fetcher-demo-\(UUID().uuidString.prefix(8))"
         var configuration = AttachmentFetcher.Configuration(
-            outputDirectory: directory, deadline: .milliseconds(Int64(deadline * 1_000)))
+            outputDirectory: directory, deadline: DeadlineOption.duration(deadline))
         configuration.userAgent = "fetch-attachment-demo"
         configuration.cache = .init(directory: directory + "/.cache")
         let results: [(ExamplePayload, Outcome)]

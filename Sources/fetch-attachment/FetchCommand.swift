@@ -83,9 +83,7 @@ struct FetchOptions: ParsableArguments {
     @OptionGroup var cache: CacheOptions
 
     func validate() throws {
-        guard deadline.isFinite, deadline > 0, deadline <= 3_600 else {
-            throw ValidationError("--deadline must be a number of seconds above 0 and at most 3600")
-        }
+        try DeadlineOption.validate(deadline, maximum: 3_600)
         if let outputDirectory, outputDirectory.isEmpty {
             throw ValidationError("--output-dir must not be empty")
         }
@@ -95,7 +93,7 @@ struct FetchOptions: ParsableArguments {
     func fetcherConfiguration() -> AttachmentFetcher.Configuration {
         var configuration = AttachmentFetcher.Configuration(
             outputDirectory: outputDirectory ?? DefaultPaths.attachments,
-            deadline: .milliseconds(Int64((deadline * 1_000).rounded())))
+            deadline: DeadlineOption.duration(deadline))
         configuration.cache = cache.noCache ? nil : cache.configuration()
         return configuration
     }
@@ -108,6 +106,17 @@ struct FetchOptions: ParsableArguments {
         logger.logLevel = verbose ? .debug : .critical
         return logger
     }
+}
+
+/// `--deadline SECONDS`, checked and converted the same way by every command.
+enum DeadlineOption {
+    static func validate(_ seconds: Double, maximum: Double) throws {
+        guard seconds.isFinite, seconds > 0, seconds <= maximum else {
+            throw ValidationError("--deadline must be a number of seconds above 0 and at most \(Int(maximum))")
+        }
+    }
+
+    static func duration(_ seconds: Double) -> Duration { .milliseconds(Int64((seconds * 1_000).rounded())) }
 }
 
 /// Where the shared cache is and how big it may grow.

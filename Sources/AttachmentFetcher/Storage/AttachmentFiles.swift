@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Final names of attachment files in the output directory.
 enum AttachmentFiles {
@@ -31,7 +28,7 @@ enum AttachmentFiles {
         let path = finalPath(for: source, in: directory, namedAfter: url)
         var placed = source
         placed.path = path
-        if Glibc.link(source.path, path) == 0 { return .success(placed) }
+        if hardLink(source.path, path) == 0 { return .success(placed) }
         guard [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP].contains(errno) else {
             return .failure(TransferFailure(reason: .storage, detail: "cannot link \(source.path) to \(path): \(String(cString: strerror(errno)))"))
         }
@@ -72,4 +69,9 @@ enum AttachmentFiles {
     private static func randomTag() -> String {
         String(UInt64.random(in: .min ... .max), radix: 36)
     }
+}
+
+/// link(2), under a name that `AttachmentFiles.link` does not shadow.
+private func hardLink(_ source: String, _ destination: String) -> Int32 {
+    link(source, destination)
 }
