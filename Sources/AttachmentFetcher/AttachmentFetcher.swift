@@ -180,6 +180,8 @@ public final class AttachmentFetcher: Sendable {
     }
 
     private func log(_ outcome: Outcome) {
+        // Building the metadata costs more than the rest of a cache hit: skip it when unread.
+        guard logger.logLevel <= (outcome.reason == nil ? .debug : .info) else { return }
         var metadata: Logger.Metadata = [
             "status": "\(outcome.status.rawValue)",
             "elapsed_ms": "\(outcome.elapsedMilliseconds)",

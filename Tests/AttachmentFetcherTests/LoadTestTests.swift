@@ -56,7 +56,7 @@ private struct LoadTestDocument: Decodable {
 
 /// Runs the built `load-test` with its CI scenario and checks behaviour only: counts, outcomes by
 /// reason, deadlines and origin requests, never speed.
-@Suite("load-test: the smoke scenario")
+@Suite("load-test: the smoke scenario", .timeLimit(.minutes(2)))
 struct LoadTestTests {
     @Test("smoke: 100 payloads over 10 URLs plus faults give the expected outcomes, in time, one request per URL")
     func smoke() async throws {

@@ -124,15 +124,15 @@ final class CachedDownloads: Sendable {
         switch result {
         case .failure(let failure):
             return .failure(failure)
-        case .success(.notModified(let responseHeaders)):
+        case .success(.notModified(let headerBlock)):
             guard let stale else {
                 return .failure(TransferFailure(reason: .httpStatus, detail: "HTTP 304 to an unconditional request"))
             }
             notModified.add(1, ordering: .relaxed)
-            let freshness = HTTPFreshness(headers: responseHeaders)
+            let freshness = HTTPFreshness(headers: HTTPHeader.parse(headerBlock))
             return await BlockingIO.run { store.refresh(stale, freshness: freshness).map(SharedSource.init(entry:)) }
         case .success(.file(let body)):
-            let freshness = HTTPFreshness(headers: body.headers)
+            let freshness = HTTPFreshness(headers: HTTPHeader.parse(body.headerBlock))
             if freshness.noStore || body.byteCount > store.configuration.maximumBytes {
                 // Not kept: the payloads waiting now link the temporary file, removed with its last user.
                 return .success(SharedSource(body: body))
@@ -215,7 +215,7 @@ final class SharedSource: Sendable {
         self.entry = entry
         file = DownloadedFile(
             path: entry.bodyPath, media: entry.metadata.media, byteCount: entry.metadata.size,
-            effectiveURL: entry.metadata.url, headers: [])
+            effectiveURL: entry.metadata.url, headerBlock: "")
         isTransient = false
     }
 

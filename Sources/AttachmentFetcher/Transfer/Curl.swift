@@ -57,9 +57,12 @@ final class CurlResponseSink {
     private(set) var prefix: [UInt8] = []
     /// Body bytes received so far.
     private(set) var bytesReceived = 0
-    /// Headers of the latest response (names lowercased); reset on every new status line, so
-    /// after redirects only the final response's headers remain.
-    private(set) var headers: [(name: String, value: String)] = []
+    /// The header block of the latest response, as received; reset on every new status line,
+    /// so after redirects only the final response's remains. Parsed only when asked for.
+    private var headerBytes: [UInt8] = []
+
+    /// The latest response's header lines, as text.
+    var headerBlock: String { String(decoding: headerBytes, as: UTF8.self) }
     /// The error of a failed write to `file`, if one failed.
     private(set) var writeFailure: Errno?
     /// Asked after each chunk whether to go on.
@@ -90,15 +93,11 @@ final class CurlResponseSink {
     }
 
     fileprivate func consumeHeaderLine(_ line: UnsafeRawBufferPointer) {
-        let text = String(decoding: line, as: UTF8.self)
-        if text.hasPrefix("HTTP/") {
-            headers.removeAll(keepingCapacity: true)
-            return
+        if line.starts(with: "HTTP/".utf8) {
+            headerBytes.removeAll(keepingCapacity: true)
+        } else {
+            headerBytes.append(contentsOf: line)
         }
-        guard let colon = text.firstIndex(of: ":") else { return }
-        let name = text[..<colon].lowercased()
-        let value = text[text.index(after: colon)...].trimmingCharacters(in: " \t\r\n")
-        headers.append((name, value))
     }
 }
 
@@ -107,15 +106,6 @@ protocol CurlResponseSinkDelegate: AnyObject {
     /// Called after `sink.prefix` and `sink.bytesReceived` include the new chunk, before it is
     /// written. Return `false` to abort the transfer.
     func responseSinkShouldContinue(_ sink: CurlResponseSink) -> Bool
-}
-
-extension StringProtocol {
-    fileprivate func trimmingCharacters(in set: String) -> String {
-        var view = Substring(self)
-        while let first = view.first, set.contains(first) { view.removeFirst() }
-        while let last = view.last, set.contains(last) { view.removeLast() }
-        return String(view)
-    }
 }
 
 private let curlWriteCallback: curl_write_callback = { data, size, count, userdata in

@@ -1,0 +1,234 @@
+import AsyncHTTPClient
+import AttachmentFetcher
+import Benchmark
+import Foundation
+import MockCDN
+import Synchronization
+
+// Benchmarks of AttachmentFetcher through its public API, against a MockCDN started in this process
+// on 127.0.0.1 (no other address is ever contacted). Metrics: wall clock, mallocs, peak resident
+// memory. Tolerances are below; the p90 values they apply to are committed in ../../Thresholds/.
+
+/// The spike: distinct URLs downloaded at once.
+private let spikeCount = 200
+/// The spike's body size (a JPEG).
+private let spikeBytes = 20_000
+
+/// Everything one benchmark needs, made in its setup and torn down after its last iteration.
+final class Fixture: Sendable {
+    /// The loopback origin.
+    let server: MockCDNServer
+    /// A scratch directory, removed at teardown.
+    let directory: String
+    /// The fetcher under test, if the benchmark uses one.
+    let fetcher: AttachmentFetcher?
+    /// The AsyncHTTPClient baseline, if the benchmark uses it.
+    let client: HTTPClient?
+
+    private init(server: MockCDNServer, directory: String, fetcher: AttachmentFetcher?, client: HTTPClient?) {
+        self.server = server
+        self.directory = directory
+        self.fetcher = fetcher
+        self.client = client
+    }
+
+    /// The fixture of the running benchmark (benchmarks run one at a time).
+    private static let current = Mutex<Fixture?>(nil)
+
+    /// The fixture made by the running benchmark's setup.
+    static var shared: Fixture {
+        guard let fixture = current.withLock({ $0 }) else { fatalError("the benchmark's setup did not run") }
+        return fixture
+    }
+
+    /// Starts the origin and, as asked, a fetcher (with or without a cache) or an HTTP client.
+    static func setUp(fetcher wantsFetcher: Bool, cache: Bool = false, client wantsClient: Bool = false) async throws {
+        let server = try await MockCDNServer.start(host: "127.0.0.1", port: 0, eventLoopThreads: 1)
+        let directory = NSTemporaryDirectory() + "attachment-fetcher-benchmark-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory + "/out", withIntermediateDirectories: true)
+        var fetcher: AttachmentFetcher?
+        if wantsFetcher {
+            var configuration = AttachmentFetcher.Configuration(outputDirectory: directory + "/out", deadline: .seconds(30))
+            if cache { configuration.cache = .init(directory: directory + "/cache") }
+            fetcher = try AttachmentFetcher(configuration: configuration)
+        }
+        var client: HTTPClient?
+        if wantsClient {
+            var configuration = HTTPClient.Configuration()
+            // The same per-host limit as AttachmentFetcher's default.
+            configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 48)
+            client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        }
+        let fixture = Fixture(server: server, directory: directory, fetcher: fetcher, client: client)
+        current.withLock { $0 = fixture }
+    }
+
+    /// Shuts everything down and removes the scratch directory.
+    static func tearDown() async throws {
+        guard let fixture = current.withLock({ fixture in defer { fixture = nil }; return fixture }) else { return }
+        await fixture.fetcher?.shutdown()
+        try await fixture.client?.shutdown()
+        try await fixture.server.shutdown()
+        try? FileManager.default.removeItem(atPath: fixture.directory)
+    }
+
+    /// Empties the output directory (between iterations, outside the measurement).
+    func clearOutput() throws {
+        let output = directory + "/out"
+        for name in try FileManager.default.contentsOfDirectory(atPath: output) {
+            try FileManager.default.removeItem(atPath: output + "/" + name)
+        }
+    }
+
+    /// The spike's URLs.
+    var spikeURLs: [String] {
+        (0..<spikeCount).map { server.url("/media/spike-\($0).jpg?bytes=\(spikeBytes)") }
+    }
+}
+
+/// A Braze payload for `url`.
+func brazePayload(_ url: String, type: String = "jpg") -> Data {
+    Data(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(url)","type":"\#(type)"}}}"#.utf8)
+}
+
+/// Processes `payloads` all at once through `fetcher`; fails the benchmark unless every one is attached.
+func processAll(_ payloads: [Data], with fetcher: AttachmentFetcher, _ benchmark: Benchmark) async {
+    let attached = await withTaskGroup(of: Bool.self) { group in
+        for payload in payloads {
+            group.addTask { await fetcher.process(payload).status == .attached }
+        }
+        var attached = 0
+        for await ok in group where ok { attached += 1 }
+        return attached
+    }
+    if attached != payloads.count { benchmark.error("only \(attached) of \(payloads.count) attached") }
+}
+
+/// The benchmarks (discovered by the BenchmarkPlugin).
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .mallocCountTotal, .peakMemoryResident],
+        warmupIterations: 2,
+        maxDuration: .seconds(5),
+        maxIterations: 50,
+        thresholds: [
+            // Loopback I/O on a shared 2-core machine is noisy: wide time tolerance, tighter for mallocs.
+            .wallClock: BenchmarkThresholds(relative: [.p90: 50]),
+            .mallocCountTotal: BenchmarkThresholds(relative: [.p90: 10]),
+            .peakMemoryResident: BenchmarkThresholds(relative: [.p90: 25]),
+        ]
+    )
+
+    // 200 distinct 20 KB JPEGs at once through one AttachmentFetcher (download, libmagic, rename).
+    Benchmark(
+        "spike-200x20KB-AttachmentFetcher",
+        configuration: .init(
+            setup: { try await Fixture.setUp(fetcher: true) },
+            teardown: { try await Fixture.tearDown() })
+    ) { benchmark in
+        let fixture = Fixture.shared
+        try fixture.clearOutput()
+        let payloads = fixture.spikeURLs.map { brazePayload($0) }
+        benchmark.startMeasurement()
+        await processAll(payloads, with: fixture.fetcher!, benchmark)
+        benchmark.stopMeasurement()
+    }
+
+    // The same spike with AsyncHTTPClient writing each body to a file (FileDownloadDelegate): what a
+    // Swift server developer would reach for. No type check, no deadline, no atomic rename.
+    Benchmark(
+        "spike-200x20KB-AsyncHTTPClient",
+        configuration: .init(
+            setup: { try await Fixture.setUp(fetcher: false, client: true) },
+            teardown: { try await Fixture.tearDown() })
+    ) { benchmark in
+        let fixture = Fixture.shared
+        try fixture.clearOutput()
+        let client = fixture.client!
+        let urls = fixture.spikeURLs
+        let output = fixture.directory + "/out"
+        benchmark.startMeasurement()
+        let saved = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for (index, url) in urls.enumerated() {
+                group.addTask {
+                    let request = try HTTPClient.Request(url: url)
+                    let delegate = try FileDownloadDelegate(path: output + "/\(index).jpg", pool: nil)
+                    let progress = try await client.execute(request: request, delegate: delegate).futureResult.get()
+                    return progress.receivedBytes == spikeBytes
+                }
+            }
+            var saved = 0
+            for try await ok in group where ok { saved += 1 }
+            return saved
+        }
+        benchmark.stopMeasurement()
+        if saved != urls.count { benchmark.error("only \(saved) of \(urls.count) saved") }
+    }
+
+    // 200 payloads for one URL on a warm cache: no request, each payload gets its own file from the cache.
+    Benchmark(
+        "cache-hit-200-payloads",
+        configuration: .init(
+            setup: {
+                try await Fixture.setUp(fetcher: true, cache: true)
+                let fixture = Fixture.shared
+                let url = fixture.server.url("/media/hit.jpg?bytes=\(spikeBytes)&cache_control=max-age%3D86400")
+                let outcome = await fixture.fetcher!.process(brazePayload(url))
+                guard outcome.status == .attached else {
+                    throw BenchmarkSetupError(message: "warming the cache failed: \(outcome.reason?.code ?? "?")")
+                }
+            },
+            teardown: { try await Fixture.tearDown() })
+    ) { benchmark in
+        let fixture = Fixture.shared
+        try fixture.clearOutput()
+        let url = fixture.server.url("/media/hit.jpg?bytes=\(spikeBytes)&cache_control=max-age%3D86400")
+        let payloads = [Data](repeating: brazePayload(url), count: 200)
+        fixture.server.resetStats()
+        benchmark.startMeasurement()
+        await processAll(payloads, with: fixture.fetcher!, benchmark)
+        benchmark.stopMeasurement()
+        let requests = fixture.server.stats().requests
+        if requests != 0 { benchmark.error("a warm cache made \(requests) origin requests") }
+    }
+
+    // Payload parsing alone: a Braze uninstall-tracking push is recognised and answered without a
+    // request (reason internal-push), 1,000 times.
+    Benchmark(
+        "parse-internal-push-x1000",
+        configuration: .init(
+            setup: { try await Fixture.setUp(fetcher: true) },
+            teardown: { try await Fixture.tearDown() })
+    ) { benchmark in
+        let fetcher = Fixture.shared.fetcher!
+        let payload = Data(#"{"aps":{"content-available":1},"appboy_uninstall_tracking":true,"ab":{"c":"abc"}}"#.utf8)
+        for _ in 0..<1_000 {
+            let outcome = await fetcher.process(payload)
+            if outcome.reason != .internalPush { benchmark.error("unexpected outcome \(outcome.status)") }
+            blackHole(outcome)
+        }
+    }
+
+    // Classification: one 20 KB PNG from the loopback origin served as image/jpeg with a jpg hint, so
+    // libmagic decides (download, classify, rename; the warning says the bytes won).
+    Benchmark(
+        "classify-png-20KB-lying-type",
+        configuration: .init(
+            setup: { try await Fixture.setUp(fetcher: true) },
+            teardown: { try await Fixture.tearDown() })
+    ) { benchmark in
+        let fixture = Fixture.shared
+        let url = fixture.server.url("/media/classify.png?bytes=\(spikeBytes)&content_type=image/jpeg")
+        let outcome = await fixture.fetcher!.process(brazePayload(url, type: "jpg"))
+        if outcome.attachments.first?.mime != "image/png" { benchmark.error("not classified as PNG: \(outcome.reason?.code ?? "?")") }
+        if let path = outcome.attachments.first?.path { try? FileManager.default.removeItem(atPath: path) }
+    }
+}
+
+/// A setup that could not prepare its benchmark.
+struct BenchmarkSetupError: Error, CustomStringConvertible {
+    /// What went wrong.
+    var message: String
+    /// The message.
+    var description: String { message }
+}
