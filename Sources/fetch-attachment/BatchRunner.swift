@@ -22,24 +22,24 @@ struct BatchRunner {
         let progress = Progress(total: lines.count)
         let (outcomes, statistics) = try await withAttachmentFetcher(
             configuration: options.fetcherConfiguration(), logger: options.logger()
-        ) { fetcher -> ([Outcome], AttachmentFetcher.Statistics) in
+        ) { fetcher -> ([BatchRecord], AttachmentFetcher.Statistics) in
             let outcomes = await Self.processAll(lines, through: fetcher, concurrency: concurrency, printer: printer, progress: progress)
             return (outcomes, fetcher.statistics)
         }
         progress.finish()
-        let summary = BatchSummary(outcomes: outcomes, statistics: statistics, wall: started.duration(to: .now))
+        let summary = BatchSummary(records: outcomes, statistics: statistics, wall: started.duration(to: .now))
         FileHandle.standardError.write(Data((summary.text + "\n").utf8))
-        return outcomes.allSatisfy { $0.status == .attached }
+        return outcomes.allSatisfy(\.attached)
     }
 
     /// Processes every line, at most `concurrency` at once, printing outcomes in input order.
     private static func processAll(
         _ lines: [Data], through fetcher: AttachmentFetcher, concurrency: Int, printer: OutcomePrinter,
         progress: Progress
-    ) async -> [Outcome] {
+    ) async -> [BatchRecord] {
         let reporter = progress.startReporting()
         defer { reporter?.cancel() }
-        return await withTaskGroup(of: (Int, Outcome).self) { group -> [Outcome] in
+        return await withTaskGroup(of: (Int, Outcome).self) { group -> [BatchRecord] in
             var emitter = OrderedEmitter(printer: printer)
             var next = 0
             while next < min(concurrency, lines.count) {
@@ -56,7 +56,7 @@ struct BatchRunner {
                     next += 1
                 }
             }
-            return emitter.outcomes
+            return emitter.records
         }
     }
 
@@ -75,7 +75,9 @@ private struct OrderedEmitter {
     let printer: OutcomePrinter
     private var pending: [Int: Outcome] = [:]
     private var nextToPrint = 0
-    private(set) var outcomes: [Outcome] = []
+    /// What the summary needs of each printed outcome (the outcomes themselves, payloads and
+    /// all, are let go once printed: a batch may hold millions).
+    private(set) var records: [BatchRecord] = []
 
     init(printer: OutcomePrinter) { self.printer = printer }
 
@@ -83,7 +85,7 @@ private struct OrderedEmitter {
         pending[index] = outcome
         while let ready = pending.removeValue(forKey: nextToPrint) {
             printer.print(ready, index: nextToPrint)
-            outcomes.append(ready)
+            records.append(BatchRecord(attached: ready.status == .attached, reason: ready.reason, milliseconds: ready.elapsedMilliseconds))
             nextToPrint += 1
         }
     }
@@ -125,26 +127,33 @@ final class Progress: Sendable {
     }
 }
 
+/// One payload's result, as the summary counts it.
+struct BatchRecord {
+    var attached: Bool
+    var reason: FallbackReason?
+    var milliseconds: Double
+}
+
 /// The closing summary of a batch.
 struct BatchSummary {
-    var outcomes: [Outcome]
+    var records: [BatchRecord]
     var statistics: AttachmentFetcher.Statistics
     var wall: Duration
 
     var text: String {
-        let attached = outcomes.filter { $0.status == .attached }.count
+        let attached = records.filter(\.attached).count
         var byReason: [String: Int] = [:]
-        for outcome in outcomes { if let reason = outcome.reason { byReason[reason.code, default: 0] += 1 } }
+        for record in records { if let reason = record.reason { byReason[reason.code, default: 0] += 1 } }
         let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
-        let rate = seconds > 0 ? Double(outcomes.count) / seconds : 0
-        let latencies = outcomes.map(\.elapsedMilliseconds).sorted()
+        let rate = seconds > 0 ? Double(records.count) / seconds : 0
+        let latencies = records.map(\.milliseconds).sorted()
         func percentile(_ p: Double) -> String {
             guard !latencies.isEmpty else { return "-" }
             let index = min(latencies.count - 1, Int((p * Double(latencies.count)).rounded(.up)) - 1)
             return String(format: "%.1f", latencies[max(0, index)])
         }
         var lines = [
-            String(format: "batch: %d payloads in %.2f s (%.0f/s): %d attached, %d original", outcomes.count, seconds, rate, attached, outcomes.count - attached)
+            String(format: "batch: %d payloads in %.2f s (%.0f/s): %d attached, %d original", records.count, seconds, rate, attached, records.count - attached)
         ]
         if !byReason.isEmpty {
             lines.append("  original by reason: " + byReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))

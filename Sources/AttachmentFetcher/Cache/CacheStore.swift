@@ -150,6 +150,18 @@ final class CacheStore: Sendable {
         if due { _ = utimes(path(of: entry.key, "meta"), nil) }
     }
 
+    /// Gives `entry`'s body a fresh inode (a copy renamed over it) once the old one has as many
+    /// hard links as the file system allows; files already linked keep the old inode.
+    func reseed(_ entry: CachedEntry) -> Bool {
+        guard case .success = AttachmentFiles.copy(entry.bodyPath, to: entry.bodyPath, temporaryDirectory: temporaryDirectory) else {
+            return false
+        }
+        if let fingerprint = Self.fingerprint(of: entry.bodyPath) {
+            memory.withLock { $0.verified[entry.key] = (entry, fingerprint) }
+        }
+        return true
+    }
+
     // MARK: Writing
 
     /// Stores a validated body (still in `tmp/`) as the entry for `key`; the body is moved, so

@@ -40,7 +40,8 @@ final class CachedDownloads: Sendable {
         let hit = await BlockingIO.run { () -> Result<DownloadedFile, TransferFailure>? in
             guard let entry = store.entry(for: key), entry.isFresh() else { return nil }
             store.markUsed(entry)
-            return AttachmentFiles.link(SharedSource(entry: entry).file, in: directory, namedAfter: url)
+            return AttachmentFiles.link(
+                SharedSource(entry: entry).file, in: directory, namedAfter: url, reseed: { store.reseed(entry) })
         }
         if let hit {
             hits.add(1, ordering: .relaxed)
@@ -153,8 +154,9 @@ final class CachedDownloads: Sendable {
         let directory = outputDirectory
         let store = self.store
         let result = await BlockingIO.run { () -> Result<DownloadedFile, TransferFailure> in
-            if let entry = source.entry { store.markUsed(entry) }
-            return AttachmentFiles.link(source.file, in: directory, namedAfter: url)
+            guard let entry = source.entry else { return AttachmentFiles.link(source.file, in: directory, namedAfter: url) }
+            store.markUsed(entry)
+            return AttachmentFiles.link(source.file, in: directory, namedAfter: url, reseed: { store.reseed(entry) })
         }
         // Keep a transient body alive until this payload has its own link.
         withExtendedLifetime(source) {}

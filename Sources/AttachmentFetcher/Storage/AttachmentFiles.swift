@@ -20,30 +20,41 @@ enum AttachmentFiles {
     }
 
     /// Gives a payload its own file with the same bytes as `source` (a cache entry, which stays):
-    /// a hard link where the file system allows, a copy (to a temporary name, then renamed)
-    /// where it does not.
+    /// a hard link where the file system allows, a copy where it does not.
+    ///
+    /// When `source` has as many links as its file system allows (65,000 on ext4, reached by a
+    /// big campaign), `reseed` may give it a fresh inode; the link is then tried once more.
     static func link(
-        _ source: DownloadedFile, in directory: String, namedAfter url: AttachmentURL
+        _ source: DownloadedFile, in directory: String, namedAfter url: AttachmentURL,
+        reseed: (() -> Bool)? = nil
     ) -> Result<DownloadedFile, TransferFailure> {
         let path = finalPath(for: source, in: directory, namedAfter: url)
         var placed = source
         placed.path = path
         if hardLink(source.path, path) == 0 { return .success(placed) }
+        if errno == EMLINK, let reseed, reseed(), hardLink(source.path, path) == 0 { return .success(placed) }
         guard [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP].contains(errno) else {
             return .failure(TransferFailure(reason: .storage, detail: "cannot link \(source.path) to \(path): \(String(cString: strerror(errno)))"))
         }
-        let temporary = TemporaryFiles.path(in: directory, id: 0)
+        return copy(source.path, to: path, temporaryDirectory: directory).map { placed }
+    }
+
+    /// Copies `source` to `destination` through a temporary file in `temporaryDirectory` (on the
+    /// destination's file system), so that `destination` appears whole or not at all.
+    static func copy(_ source: String, to destination: String, temporaryDirectory: String) -> Result<Void, TransferFailure> {
+        let temporary = TemporaryFiles.path(in: temporaryDirectory, id: 0)
         do {
-            try FileManager.default.copyItem(atPath: source.path, toPath: temporary)
+            try FileManager.default.copyItem(atPath: source, toPath: temporary)
         } catch {
             TemporaryFiles.remove(temporary)
-            return .failure(TransferFailure(reason: .storage, detail: "cannot copy \(source.path): \(error.localizedDescription)"))
+            return .failure(TransferFailure(reason: .storage, detail: "cannot copy \(source): \(error.localizedDescription)"))
         }
-        guard rename(temporary, path) == 0 else {
+        guard rename(temporary, destination) == 0 else {
+            let failure = TransferFailure(reason: .storage, detail: "cannot rename \(temporary) to \(destination): \(String(cString: strerror(errno)))")
             TemporaryFiles.remove(temporary)
-            return .failure(TransferFailure(reason: .storage, detail: "cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))"))
+            return .failure(failure)
         }
-        return .success(placed)
+        return .success(())
     }
 
     private static func finalPath(for body: DownloadedFile, in directory: String, namedAfter url: AttachmentURL) -> String {
