@@ -10,54 +10,100 @@ struct BatchRunner {
     var concurrency: Int
 
     /// Runs the batch; `true` when every payload got its attachment.
+    ///
+    /// A regular file is read whole first (so the progress bar knows the total); standard input
+    /// or a pipe is processed line by line as it arrives, so that a producer can spread a spike
+    /// over time: each payload's deadline starts when its line is read.
     func run(input: String) async throws -> Bool {
-        let lines: [Data]
-        do {
-            lines = Self.lines(of: try PayloadInput.read(input))
-        } catch {
-            throw ValidationError("cannot read \(input): \(error.localizedDescription)")
+        let lines: AsyncStream<Data>
+        let total: Int?
+        if input != "-", Self.isRegularFile(input) {
+            let all: [Data]
+            do {
+                all = Self.lines(of: try PayloadInput.read(input))
+            } catch {
+                throw ValidationError("cannot read \(input): \(error.localizedDescription)")
+            }
+            (lines, total) = (AsyncStream { continuation in
+                for line in all { continuation.yield(line) }
+                continuation.finish()
+            }, all.count)
+        } else {
+            guard let handle = input == "-" ? FileHandle.standardInput : FileHandle(forReadingAtPath: input) else {
+                throw ValidationError("cannot read \(input)")
+            }
+            (lines, total) = (Self.lineStream(from: handle), nil)
         }
         let printer = OutcomePrinter(json: options.json)
         let started = ContinuousClock.now
-        let progress = Progress(total: lines.count)
-        let (outcomes, statistics) = try await withAttachmentFetcher(
+        let progress = Progress(total: total)
+        let (records, statistics) = try await withAttachmentFetcher(
             configuration: options.fetcherConfiguration(), logger: options.logger()
         ) { fetcher -> ([BatchRecord], AttachmentFetcher.Statistics) in
-            let outcomes = await Self.processAll(lines, through: fetcher, concurrency: concurrency, printer: printer, progress: progress)
-            return (outcomes, fetcher.statistics)
+            let records = await Self.processAll(lines, through: fetcher, concurrency: concurrency, printer: printer, progress: progress)
+            return (records, fetcher.statistics)
         }
         progress.finish()
-        let summary = BatchSummary(records: outcomes, statistics: statistics, wall: started.duration(to: .now))
+        let summary = BatchSummary(records: records, statistics: statistics, wall: started.duration(to: .now))
         FileHandle.standardError.write(Data((summary.text + "\n").utf8))
-        return outcomes.allSatisfy(\.attached)
+        return records.allSatisfy(\.attached)
     }
 
     /// Processes every line, at most `concurrency` at once, printing outcomes in input order.
     private static func processAll(
-        _ lines: [Data], through fetcher: AttachmentFetcher, concurrency: Int, printer: OutcomePrinter,
+        _ lines: AsyncStream<Data>, through fetcher: AttachmentFetcher, concurrency: Int, printer: OutcomePrinter,
         progress: Progress
     ) async -> [BatchRecord] {
         let reporter = progress.startReporting()
         defer { reporter?.cancel() }
         return await withTaskGroup(of: (Int, Outcome).self) { group -> [BatchRecord] in
             var emitter = OrderedEmitter(printer: printer)
-            var next = 0
-            while next < min(concurrency, lines.count) {
-                let (index, payload) = (next, lines[next])
+            var submitted = 0
+            for await payload in lines {
+                if submitted - emitter.received >= concurrency, let (index, outcome) = await group.next() {
+                    progress.advance()
+                    emitter.add(outcome, at: index)
+                }
+                let index = submitted
                 group.addTask { (index, await fetcher.process(payload)) }
-                next += 1
+                submitted += 1
             }
             while let (index, outcome) = await group.next() {
                 progress.advance()
                 emitter.add(outcome, at: index)
-                if next < lines.count {
-                    let (index, payload) = (next, lines[next])
-                    group.addTask { (index, await fetcher.process(payload)) }
-                    next += 1
-                }
             }
             return emitter.records
         }
+    }
+
+    /// The lines of `handle` as they arrive, read on a thread of their own (reads block).
+    static func lineStream(from handle: FileHandle) -> AsyncStream<Data> {
+        AsyncStream { continuation in
+            let reader = Thread {
+                var buffer: [UInt8] = []
+                var start = 0
+                while true {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { break }
+                    buffer.append(contentsOf: chunk)
+                    while let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                        let end = newline > start && buffer[newline - 1] == UInt8(ascii: "\r") ? newline - 1 : newline
+                        continuation.yield(Data(buffer[start..<end]))
+                        start = newline + 1
+                    }
+                    buffer.removeFirst(start)
+                    start = 0
+                }
+                if !buffer.isEmpty { continuation.yield(Data(buffer)) }
+                continuation.finish()
+            }
+            reader.start()
+        }
+    }
+
+    private static func isRegularFile(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
     }
 
     /// The payloads of a batch: one per line; a final newline does not start another.
@@ -74,6 +120,8 @@ struct BatchRunner {
 private struct OrderedEmitter {
     let printer: OutcomePrinter
     private var pending: [Int: Outcome] = [:]
+    /// Outcomes handed in so far, printed or waiting for an earlier one.
+    private(set) var received = 0
     private var nextToPrint = 0
     /// What the summary needs of each printed outcome (the outcomes themselves, payloads and
     /// all, are let go once printed: a batch may hold millions).
@@ -82,6 +130,7 @@ private struct OrderedEmitter {
     init(printer: OutcomePrinter) { self.printer = printer }
 
     mutating func add(_ outcome: Outcome, at index: Int) {
+        received += 1
         pending[index] = outcome
         while let ready = pending.removeValue(forKey: nextToPrint) {
             printer.print(ready, index: nextToPrint)
@@ -93,17 +142,18 @@ private struct OrderedEmitter {
 
 /// A progress bar on stderr, only when stderr is a terminal.
 final class Progress: Sendable {
-    let total: Int
+    /// How many payloads there are, when known (not while reading a pipe).
+    let total: Int?
     private let done = Atomic<Int>(0)
     private let enabled = isatty(STDERR_FILENO) == 1
 
-    init(total: Int) { self.total = total }
+    init(total: Int?) { self.total = total }
 
     func advance() { done.add(1, ordering: .relaxed) }
 
     /// Redraws the bar ten times a second until cancelled; `nil` when stderr is not a terminal.
     func startReporting() -> Task<Void, Never>? {
-        guard enabled, total > 0 else { return nil }
+        guard enabled, total != 0 else { return nil }
         return Task {
             while !Task.isCancelled {
                 draw()
@@ -113,13 +163,17 @@ final class Progress: Sendable {
     }
 
     func finish() {
-        guard enabled, total > 0 else { return }
+        guard enabled, total != 0 else { return }
         draw()
         FileHandle.standardError.write(Data("\n".utf8))
     }
 
     private func draw() {
         let count = done.load(ordering: .relaxed)
+        guard let total else {
+            FileHandle.standardError.write(Data("\r\(count) done".utf8))
+            return
+        }
         let width = 30
         let filled = total == 0 ? width : count * width / total
         let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)

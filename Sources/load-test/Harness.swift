@@ -41,6 +41,8 @@ struct Settings: Codable, Sendable {
     var scratch: String
     /// How the children's peak RSS is measured ("gnu-time" or "wait4").
     var rssMethod: String
+    /// The `custom` scenario's spike.
+    var custom: CustomSpike
 }
 
 /// One check of a scenario: behaviour checks decide load-test's exit status, targets never do.
@@ -142,6 +144,7 @@ struct Harness: Sendable {
         case .faultMix: return try await faultMix(in: directory)
         case .warmCache: return try await warmCache(in: directory)
         case .smoke: return try await smoke(in: directory)
+        case .custom: return try await custom(in: directory)
         }
     }
 
@@ -420,9 +423,29 @@ struct Harness: Sendable {
     }
 
     /// A scenario where only ours runs, each run on a fresh cache, with per-payload expectations and a deadline.
+    private func custom(in directory: String) async throws -> (ScenarioReport, [Double]) {
+        let spike = settings.custom
+        let faultsEvery = spike.faultPercent > 0 ? max(1, 100 / spike.faultPercent) : Int.max
+        var faultNumber = 0
+        let payloads = (0..<spike.payloads).map { index -> PlannedPayload in
+            if index % faultsEvery == faultsEvery - 1 {
+                let fault = Fault.allCases[faultNumber % Fault.allCases.count]
+                faultNumber += 1
+                // A stall outlives any deadline: the fault's own body is far larger than what it sends.
+                return PlannedPayload(json: brazePayload(url: server.url(fault.pathAndQuery(index))), expected: fault.expected)
+            }
+            let url = server.url("/media/custom-\(index % spike.urls).\(spike.mediaType)?bytes=\(spike.bytes)")
+            return PlannedPayload(json: brazePayload(url: url, type: spike.mediaType), expected: nil)
+        }
+        let timeout = Duration.seconds(Int64(spike.window + spike.deadline * 4 + 60))
+        return try await oursOnly(
+            .custom, payloads: payloads, deadline: spike.deadline, timeout: timeout, in: directory,
+            window: spike.window > 0 ? spike.window : nil)
+    }
+
     private func oursOnly(
         _ scenario: ScenarioName, payloads: [PlannedPayload], deadline: Double, timeout: Duration, in directory: String,
-        runs: Int? = nil, trackedURLs: [String] = []
+        runs: Int? = nil, trackedURLs: [String] = [], window: Double? = nil
     ) async throws -> (ScenarioReport, [Double]) {
         let batch = try writeBatch(payloads, to: directory + "/batch.jsonl")
         var ours: [RunMetrics] = []
@@ -430,8 +453,10 @@ struct Harness: Sendable {
         var latencies: [Double] = []
         for run in 1...(runs ?? settings.runs) {
             let runDirectory = try RunDirectory(directory + "/run-\(run)")
+            // With a window, the payloads go through a FIFO, a line at a time, spread evenly.
+            let input = try window.map { try SpreadFeeder.start(payloads.map(\.json), over: $0, in: runDirectory.path) } ?? batch
             let (metrics, runLatencies, commandLine) = try await runOurs(
-                scenario, run: run, batch: batch, payloads: payloads, cache: .directory(runDirectory.path + "/cache"),
+                scenario, run: run, batch: input, payloads: payloads, cache: .directory(runDirectory.path + "/cache"),
                 deadline: deadline, timeout: timeout, in: runDirectory, trackedURLs: trackedURLs)
             ours.append(metrics)
             if run == 1 { latencies = runLatencies; command = commandLine }
@@ -590,4 +615,31 @@ func formatOutcomes(_ outcomes: [String: Int]) -> String {
         let ia = first.firstIndex(of: a.key) ?? 9, ib = first.firstIndex(of: b.key) ?? 9
         return ia != ib ? ia < ib : a.key < b.key
     }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+}
+
+/// Hands payload lines to `fetch-attachment --batch FIFO` spread evenly over a window, from a
+/// thread of its own (opening and writing a FIFO blocks).
+enum SpreadFeeder {
+    /// Makes the FIFO in `directory`, starts writing `lines` into it over `window` seconds once a
+    /// reader opens it, and returns its path.
+    static func start(_ lines: [String], over window: Double, in directory: String) throws -> String {
+        let path = directory + "/batch.fifo"
+        guard mkfifo(path, 0o600) == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot make the FIFO \(path): \(String(cString: strerror(errno)))"])
+        }
+        let thread = Thread {
+            guard let handle = FileHandle(forWritingAtPath: path) else { return }
+            defer { try? handle.close() }
+            let started = Date()
+            let step = lines.isEmpty ? 0 : window / Double(lines.count)
+            for (index, line) in lines.enumerated() {
+                let due = started.addingTimeInterval(Double(index) * step)
+                let wait = due.timeIntervalSinceNow
+                if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+                do { try handle.write(contentsOf: Data((line + "\n").utf8)) } catch { return }
+            }
+        }
+        thread.start()
+        return path
+    }
 }

@@ -66,6 +66,22 @@ struct RunLoadTest: AsyncParsableCommand {
     @Option(name: .customLong("batch-concurrency"), help: "Pass --concurrency N (payloads in flight) to fetch-attachment; default: its own default.")
     var batchConcurrency: Int?
 
+    /// The `custom` scenario's spike.
+    @Option(help: "custom: payloads in all.")
+    var payloads: Int = 1_000
+    @Option(help: "custom: distinct URLs the payloads share.")
+    var urls: Int = 1
+    @Option(help: "custom: bytes per asset.")
+    var bytes: Int = 100_000
+    @Option(name: .customLong("media-type"), help: "custom: asset type (jpg png gif mp3 m4a wav aiff mp4 mpg avi).")
+    var mediaType: String = "jpg"
+    @Option(name: .customLong("fault-percent"), help: "custom: percent of payloads whose URL injects a fault.")
+    var faultPercent: Int = 0
+    @Option(help: "custom: each payload's deadline in seconds.")
+    var deadline: Double = 30
+    @Option(help: "custom: seconds over which payloads are handed in evenly (0: all at once).")
+    var window: Double = 0
+
     /// Where fetch-attachment and urlsession-fetch are (default: beside this binary).
     @Option(name: .customLong("bin-dir"), help: ArgumentHelp("Where fetch-attachment and urlsession-fetch are.", visibility: .hidden))
     var binDirectory: String?
@@ -75,6 +91,15 @@ struct RunLoadTest: AsyncParsableCommand {
         guard (1...50).contains(runs) else { throw ValidationError("--runs must be between 1 and 50") }
         guard scale.isFinite, scale > 0, scale <= 10 else { throw ValidationError("--scale must be above 0 and at most 10") }
         guard (1...1_024).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 1024") }
+        guard (1...1_000_000).contains(payloads), (1...1_000_000).contains(urls), (1...50_000_000).contains(bytes) else {
+            throw ValidationError("--payloads and --urls must be 1...1000000, --bytes 1...50000000")
+        }
+        guard ["jpg", "png", "gif", "mp3", "m4a", "wav", "aiff", "mp4", "mpg", "avi"].contains(mediaType) else {
+            throw ValidationError("--media-type must be one of jpg png gif mp3 m4a wav aiff mp4 mpg avi")
+        }
+        guard (0...100).contains(faultPercent) else { throw ValidationError("--fault-percent must be 0...100") }
+        guard deadline.isFinite, deadline > 0, deadline <= 3_600 else { throw ValidationError("--deadline must be above 0 and at most 3600") }
+        guard window.isFinite, window >= 0, window <= 3_600 else { throw ValidationError("--window must be 0...3600 seconds") }
     }
 
     /// Starts the mock CDN, runs the scenarios, prints the report.
@@ -89,7 +114,10 @@ struct RunLoadTest: AsyncParsableCommand {
         let settings = Settings(
             scale: scale, runs: runs, concurrency: concurrency, batchConcurrency: batchConcurrency, tmpfs: tmpfs,
             scratch: scratch,
-            rssMethod: ChildRunner.gnuTime == nil ? "wait4" : "gnu-time")
+            rssMethod: ChildRunner.gnuTime == nil ? "wait4" : "gnu-time",
+            custom: CustomSpike(
+                payloads: payloads, urls: urls, bytes: bytes, mediaType: mediaType, faultPercent: faultPercent,
+                deadline: deadline, window: window))
         let startedAt = ISO8601DateFormatter().string(from: Date())
         let server: MockCDNServer
         do {

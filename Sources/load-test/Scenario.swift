@@ -15,6 +15,9 @@ enum ScenarioName: String, CaseIterable, Codable, Sendable, ExpressibleByArgumen
     case warmCache = "warm-cache"
     /// 100 payloads over 10 URLs plus a few faults (CI).
     case smoke
+    /// A spike of your own: `--payloads`, `--urls`, `--bytes`, `--media-type`, `--fault-percent`,
+    /// `--deadline`, `--window`.
+    case custom
 
     /// What `load-test` runs without `--scenario`.
     static let defaultSet: [ScenarioName] = [.sameURL, .distinctURLs, .videos, .faultMix, .warmCache]
@@ -28,6 +31,7 @@ enum ScenarioName: String, CaseIterable, Codable, Sendable, ExpressibleByArgumen
         case .faultMix: "10 % faulty (stall, reset, truncation, 404, 500, lying Content-Type), deadline 2 s"
         case .warmCache: "one URL, second run on a warm cache, against a bare hard-link loop"
         case .smoke: "100 payloads over 10 URLs plus faults, deadline 2 s (CI)"
+        case .custom: "a spike described by --payloads, --urls, --bytes, --media-type, --fault-percent, --deadline, --window"
         }
     }
 }
@@ -85,4 +89,23 @@ enum Fault: CaseIterable, Sendable {
         case .lyingContentType: "attached"
         }
     }
+}
+
+/// The spike the `custom` scenario replays.
+struct CustomSpike: Codable, Sendable {
+    /// Payloads in all.
+    var payloads: Int
+    /// Distinct URLs they share (payload i asks for URL i mod urls).
+    var urls: Int
+    /// Size of each asset.
+    var bytes: Int
+    /// The assets' type (a mock CDN extension: jpg, png, gif, mp3, m4a, wav, aiff, mp4, mpg, avi).
+    var mediaType: String
+    /// Share of payloads, in percent, whose URL injects a fault (stall past the deadline, reset,
+    /// truncation, 404, 500, HTML served as a JPEG, a lying Content-Type), in turn.
+    var faultPercent: Int
+    /// Each payload's deadline in seconds.
+    var deadline: Double
+    /// Seconds over which the payloads are handed in, evenly; 0 hands them in all at once.
+    var window: Double
 }

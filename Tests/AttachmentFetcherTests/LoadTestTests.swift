@@ -104,4 +104,26 @@ struct LoadTestTests {
         }
         #expect(document.behaviourPassed)
     }
+
+    @Test("custom: a spike spread over a window through a FIFO keeps every deadline and shares each URL's download")
+    func customWindow() async throws {
+        let result = try await CommandRunner.run(
+            "load-test",
+            ["--scenario", "custom", "--payloads", "40", "--urls", "2", "--bytes", "20000", "--media-type", "gif",
+             "--fault-percent", "10", "--deadline", "1", "--window", "1", "--json"],
+            timeout: .seconds(90))
+        #expect(result.status == 0, "load-test failed: \(result.stderr)")
+        let document = try JSONDecoder().decode(LoadTestDocument.self, from: Data(result.stdout.utf8))
+        let run = try #require(document.scenarios.first { $0.name == "custom" }?.contenders.first?.runs.first)
+        #expect(run.payloads == 40)
+        #expect(run.missing == 0)
+        #expect(run.deadlineViolations == 0)
+        // Faults at every 10th payload: a stall, a reset, a truncation and a 404, in turn.
+        #expect(run.outcomes == ["attached": 36, "deadline": 1, "network": 2, "http-status": 1])
+        // Two shared URLs, one request each, plus one per fault.
+        #expect(run.originRequests == 6)
+        // Spread over a second: the batch took at least that long.
+        #expect(run.child.wallSeconds >= 1)
+        #expect(document.behaviourPassed)
+    }
 }
