@@ -31,10 +31,19 @@ enum AttachmentFiles {
         let path = finalPath(for: source, in: directory, namedAfter: url)
         var placed = source
         placed.path = path
-        if hardLink(source.path, path) == 0 { return .success(placed) }
-        if errno == EMLINK, let reseed, reseed(), hardLink(source.path, path) == 0 { return .success(placed) }
-        guard [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP].contains(errno) else {
-            return .failure(TransferFailure(reason: .storage, detail: "cannot link \(source.path) to \(path): \(String(cString: strerror(errno)))"))
+        var error = hardLink(source.path, path) == 0 ? 0 : errno
+        if error == 0 { return .success(placed) }
+        if error == EMLINK, let reseed {
+            // While another thread renames a fresh copy over the source, link(2) can answer ENOENT
+            // for a moment: try again, a bounded number of times.
+            for _ in 0..<8 where error == EMLINK || error == ENOENT {
+                if error == EMLINK, !reseed() { break }
+                error = hardLink(source.path, path) == 0 ? 0 : errno
+                if error == 0 { return .success(placed) }
+            }
+        }
+        guard [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP].contains(error) else {
+            return .failure(TransferFailure(reason: .storage, detail: "cannot link \(source.path) to \(path): \(String(cString: strerror(error)))"))
         }
         return copy(source.path, to: path, temporaryDirectory: directory).map { placed }
     }
