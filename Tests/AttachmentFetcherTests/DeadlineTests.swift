@@ -3,7 +3,8 @@ import Foundation
 import MockCDN
 import Testing
 
-@Suite("Deadlines: the outcome comes on time, whatever the server does", .timeLimit(.minutes(2)))
+// One test at a time: each asserts a 100 ms bound, which its neighbours' work would blur.
+@Suite("Deadlines: the outcome comes on time, whatever the server does", .serialized, .timeLimit(.minutes(2)))
 struct DeadlineTests {
     @Test(
         "A server that stalls is cut off at the deadline, its file removed",
