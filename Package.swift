@@ -83,9 +83,7 @@ let package = Package(
             dependencies: [
                 "AttachmentFetcher",
                 "MockCDN",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]

@@ -101,8 +101,8 @@ public final class AttachmentFetcher: Sendable {
     ///   - deadline: this payload's budget; `nil` (the default) uses `configuration.deadline`.
     public func process(_ payload: Data, deadline: Duration? = nil) async -> Outcome {
         let draft = OutcomeDraft(payload: payload, startedAt: .now)
-        let outcome = await process(draft, deadline: draft.startedAt.advanced(by: deadline ?? configuration.deadline))
-        log(outcome)
+        let (outcome, urls) = await process(draft, deadline: draft.startedAt.advanced(by: deadline ?? configuration.deadline))
+        log(outcome, urls: urls)
         return outcome
     }
 
@@ -111,33 +111,34 @@ public final class AttachmentFetcher: Sendable {
         await process(Data(payload), deadline: deadline)
     }
 
-    private func process(_ draft: OutcomeDraft, deadline: ContinuousClock.Instant) async -> Outcome {
+    /// The outcome, and the attachment URLs the payload named (for the log).
+    private func process(_ draft: OutcomeDraft, deadline: ContinuousClock.Instant) async -> (Outcome, [String]) {
         var draft = draft
         guard draft.payload.count <= configuration.maximumPayloadBytes else {
-            return draft.original(
+            return (draft.original(
                 .invalidPayload,
-                "the payload is \(draft.payload.count) bytes, more than \(configuration.maximumPayloadBytes)")
+                "the payload is \(draft.payload.count) bytes, more than \(configuration.maximumPayloadBytes)"), [])
         }
         guard let json = JSONValue.object(from: draft.payload) else {
-            return draft.original(.invalidPayload, "the payload is not a JSON object")
+            return (draft.original(.invalidPayload, "the payload is not a JSON object"), [])
         }
         if json[path: ["aps", "mutable-content"]]?.isSet != true {
             draft.warnings.append("aps.mutable-content is not 1: iOS would not run a service extension for this payload")
         }
         guard let (vendor, recognition) = VendorSchemas.recognize(json) else {
-            return draft.original(.noAttachment, "no known vendor's attachment keys")
+            return (draft.original(.noAttachment, "no known vendor's attachment keys"), [])
         }
         draft.vendor = vendor
         switch recognition {
         case .internalPush(let detail):
-            return draft.original(.internalPush, detail)
+            return (draft.original(.internalPush, detail), [])
         case .noAttachment:
-            return draft.original(.noAttachment, "the \(vendor) payload names no attachment")
+            return (draft.original(.noAttachment, "the \(vendor) payload names no attachment"), [])
         case .malformed(let detail):
-            return draft.original(.invalidPayload, detail)
+            return (draft.original(.invalidPayload, detail), [])
         case .attachments(let requests):
             let results = await download(requests, deadline: deadline)
-            return draft.finish(with: results)
+            return (draft.finish(with: results), requests.map(\.url))
         }
     }
 
@@ -179,7 +180,7 @@ public final class AttachmentFetcher: Sendable {
         }
     }
 
-    private func log(_ outcome: Outcome) {
+    private func log(_ outcome: Outcome, urls: [String]) {
         // Building the metadata costs more than the rest of a cache hit: skip it when unread.
         guard logger.logLevel <= (outcome.reason == nil ? .debug : .info) else { return }
         var metadata: Logger.Metadata = [
@@ -187,7 +188,7 @@ public final class AttachmentFetcher: Sendable {
             "elapsed_ms": "\(outcome.elapsedMilliseconds)",
         ]
         if let vendor = outcome.vendor { metadata["vendor"] = "\(vendor)" }
-        if let url = outcome.attachments.first?.url { metadata["url"] = "\(url)" }
+        if !urls.isEmpty { metadata["url"] = "\(urls.joined(separator: " "))" }
         if let reason = outcome.reason {
             metadata["reason"] = "\(reason)"
             metadata["detail"] = "\(outcome.detail ?? "")"

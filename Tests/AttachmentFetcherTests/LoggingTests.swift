@@ -1,0 +1,68 @@
+import AttachmentFetcher
+import Foundation
+import Logging
+import MockCDN
+import Synchronization
+import Testing
+
+/// Collects log records, for assertions.
+private final class RecordingLogHandler: LogHandler, Sendable {
+    struct Record: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: [String: String]
+    }
+
+    private let records = Mutex<[Record]>([])
+    var logLevel: Logger.Level {
+        get { .trace }
+        set {}
+    }
+    var metadata: Logger.Metadata {
+        get { [:] }
+        set {}
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { nil }
+        set {}
+    }
+
+    func log(event: LogEvent) {
+        let record = Record(
+            level: event.level, message: event.message.description,
+            metadata: (event.metadata ?? [:]).mapValues { "\($0)" })
+        records.withLock { $0.append(record) }
+    }
+
+    var all: [Record] { records.withLock { $0 } }
+}
+
+@Suite("Logging: one record per payload, with its URL and reason", .timeLimit(.minutes(2)))
+struct LoggingTests {
+    @Test("The logger passed in gets the URL, vendor and reason of a fallback, and the path of an attachment")
+    func records() async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let handler = RecordingLogHandler()
+        let logger = Logger(label: "test") { _ in handler }
+        let url404 = server.url("/media/gone.jpg?status=404")
+        let urlOK = server.url("/media/ok.png?bytes=2000")
+        try await withAttachmentFetcher(configuration: .init(outputDirectory: directory), logger: logger) { fetcher in
+            _ = await fetcher.process(Payloads.braze(url: url404))
+            _ = await fetcher.process(Payloads.moengage(url: urlOK))
+        }
+        try await server.shutdown()
+        let records = handler.all
+        #expect(records.count == 2)
+        let fallback = try #require(records.first { $0.metadata["reason"] != nil })
+        #expect(fallback.level == .info)
+        #expect(fallback.metadata["reason"] == "http-status")
+        #expect(fallback.metadata["vendor"] == "braze")
+        #expect(fallback.metadata["url"] == url404)
+        let attached = try #require(records.first { $0.metadata["reason"] == nil })
+        #expect(attached.metadata["url"] == urlOK)
+        #expect(attached.metadata["path"]?.hasSuffix(".png") == true)
+    }
+}
