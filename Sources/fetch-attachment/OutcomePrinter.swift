@@ -6,14 +6,9 @@ struct OutcomePrinter {
     /// JSON (one object per line) or text.
     var json: Bool
 
-    /// The JSON text of `outcome`, with extra leading fields (such as `index`) merged in.
+    /// The JSON text of `outcome`, with an `index` field when given.
     static func jsonLine(_ outcome: Outcome, index: Int? = nil) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(IndexedOutcome(index: index, outcome: outcome)) else {
-            return #"{"status":"original","reason":"storage","detail":"cannot encode the outcome"}"#
-        }
-        return String(decoding: data, as: UTF8.self)
+        outcome.jsonLine(index: index)
     }
 
     func print(_ outcome: Outcome, index: Int? = nil) {
@@ -41,21 +36,5 @@ struct OutcomePrinter {
         }
         for warning in outcome.warnings { lines.append("  warning: \(warning)") }
         return lines.joined(separator: "\n")
-    }
-}
-
-/// An outcome's JSON with an optional `index` field.
-private struct IndexedOutcome: Encodable {
-    var index: Int?
-    var outcome: Outcome
-
-    private enum CodingKeys: String, CodingKey { case index }
-
-    func encode(to encoder: any Encoder) throws {
-        try outcome.encode(to: encoder)
-        if let index {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(index, forKey: .index)
-        }
     }
 }

@@ -1,0 +1,33 @@
+import AttachmentFetcher
+import Foundation
+import Testing
+
+@Suite("Outcome JSON: the direct writer and JSONEncoder agree", .timeLimit(.minutes(2)))
+struct OutcomeJSONTests {
+    private static let awkward = "q\"uote \\ back/slash \n\r\t \u{01}\u{1F} café 🚀 \u{7F}"
+
+    static let outcomes: [Outcome] = [
+        Outcome(
+            status: .attached, reason: nil, detail: nil, vendor: .braze,
+            attachments: [
+                LibraryAttachment(url: "http://127.0.0.1:1/a.jpg?x=1&y=\"2\"", path: "/tmp/a \(awkward).jpg", mime: "image/jpeg", bytes: 12_345),
+                LibraryAttachment(url: "https://cdn.example/b.gif", path: "/tmp/b.gif", mime: "image/gif", bytes: 0),
+            ],
+            warnings: [awkward, "plain"], elapsed: .milliseconds(12) + .microseconds(345), payload: Data()),
+        Outcome(
+            status: .original, reason: .network, detail: awkward, vendor: nil, attachments: [], warnings: [],
+            elapsed: .seconds(2), payload: Data("{}".utf8)),
+    ]
+
+    @Test("Same object, with and without index", arguments: outcomes, [nil, 0, 41])
+    func agree(outcome: Outcome, index: Int?) throws {
+        let direct = try #require(JSONSerialization.jsonObject(with: Data(outcome.jsonLine(index: index).utf8)) as? NSDictionary)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let encoded = try #require(JSONSerialization.jsonObject(with: encoder.encode(outcome)) as? [String: Any])
+        var expected = encoded
+        if let index { expected["index"] = index }
+        #expect(direct == expected as NSDictionary)
+        #expect(!outcome.jsonLine(index: index).contains("\n"))
+    }
+}
