@@ -37,6 +37,12 @@ struct CachedEntry: Sendable, Hashable {
 
     /// Whether it may be served without asking the origin.
     func isFresh(at now: Date = Date()) -> Bool { metadata.freshUntil > now }
+
+    /// The body as a validated file, for linking into an output directory.
+    var file: DownloadedFile {
+        DownloadedFile(
+            path: bodyPath, media: metadata.media, byteCount: metadata.size, effectiveURL: metadata.url, headerBlock: "")
+    }
 }
 
 /// Counts and sizes of a cache directory.
@@ -233,7 +239,7 @@ final class CacheStore: Sendable {
 
     /// Counts entries, fresh entries, bytes and temporary files.
     func statistics() -> CacheStatistics {
-        let entries = listEntries()
+        let entries = listEntries(readingMetadata: true)
         let now = Date()
         let temporary = (try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory).count) ?? 0
         return CacheStatistics(
@@ -246,7 +252,7 @@ final class CacheStore: Sendable {
     /// Removes stale entries and evicts least recently used ones beyond the budget; returns how
     /// many entries and bytes went.
     func prune() -> (entries: Int, bytes: Int) {
-        let before = listEntries()
+        let before = listEntries(readingMetadata: true)
         let now = Date()
         for entry in before where (entry.metadata?.freshUntil ?? .distantPast) <= now {
             if let lock = tryLock(entry.key) {
@@ -313,8 +319,9 @@ final class CacheStore: Sendable {
         var metadata: CacheEntryMetadata?
     }
 
-    /// Every entry with both files, read from disk.
-    private func listEntries() -> [ListedEntry] {
+    /// Every entry with both files, read from disk; its metadata file is parsed only when asked
+    /// (start-up, eviction and clearing need sizes and use times alone).
+    private func listEntries(readingMetadata: Bool = false) -> [ListedEntry] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: entriesDirectory) else { return [] }
         var listed: [ListedEntry] = []
         for name in names where name.hasSuffix(".meta") {
@@ -326,7 +333,7 @@ final class CacheStore: Sendable {
             listed.append(
                 ListedEntry(
                     key: key, size: Int(body.size), lastUsed: Date(timeIntervalSince1970: Double(meta.modified) / 1e9),
-                    metadata: readMetadata(key)))
+                    metadata: readingMetadata ? readMetadata(key) : nil))
         }
         return listed
     }

@@ -41,7 +41,7 @@ final class CachedDownloads: Sendable {
             guard let entry = store.entry(for: key), entry.isFresh() else { return nil }
             store.markUsed(entry)
             return AttachmentFiles.link(
-                SharedSource(entry: entry).file, in: directory, namedAfter: url, reseed: { store.reseed(entry) })
+                entry.file, in: directory, namedAfter: url, reseed: { store.reseed(entry) })
         }
         if let hit {
             hits.add(1, ordering: .relaxed)
@@ -215,9 +215,7 @@ final class SharedSource: Sendable {
 
     init(entry: CachedEntry) {
         self.entry = entry
-        file = DownloadedFile(
-            path: entry.bodyPath, media: entry.metadata.media, byteCount: entry.metadata.size,
-            effectiveURL: entry.metadata.url, headerBlock: "")
+        file = entry.file
         isTransient = false
     }
 
