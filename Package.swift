@@ -53,6 +53,7 @@ let package = Package(
                 "MockCDN",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
         .executableTarget(

@@ -40,6 +40,12 @@ enum JSONText {
     /// Appends `value` as a JSON string.
     static func appendString(_ value: String, to text: inout String) {
         text.unicodeScalars.append("\"")
+        // Paths, URLs and MIME types rarely hold anything to escape: append them whole.
+        guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            text += value
+            text.unicodeScalars.append("\"")
+            return
+        }
         for scalar in value.unicodeScalars {
             switch scalar {
             case "\"": text += #"\""#

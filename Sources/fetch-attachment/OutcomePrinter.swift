@@ -19,6 +19,11 @@ struct OutcomePrinter {
         }
     }
 
+    /// Pushes what was printed to standard output now (a pipe is otherwise written in blocks).
+    func flush() {
+        fflush(nil)  // every output stream: naming `stdout` is not concurrency-safe in Swift 6
+    }
+
     /// A few lines for a person.
     static func summary(_ outcome: Outcome, label: String = "") -> String {
         let vendor = outcome.vendor.map { "\($0)" } ?? "unknown vendor"

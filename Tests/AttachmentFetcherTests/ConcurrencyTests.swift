@@ -45,6 +45,39 @@ struct ConcurrencyTests {
         }
     }
 
+    @Test("Transfers one after another reuse one libcurl handle, and each starts clean: no headers, error or bytes of the last")
+    func reusedHandleStartsClean() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            // One payload at a time: each transfer gets the handle the previous one left. Both URLs
+            // share an ETag, so a conditional header left over on the handle would turn the second
+            // URL's first (unconditional) request into a 304.
+            let revalidated = "/media/r1.jpg?bytes=3000&etag=shared&cache_control=no-cache"
+            let steps: [(path: String, bytes: Int?, mime: String?)] = [
+                (revalidated, 3000, "image/jpeg"),
+                (revalidated, 3000, "image/jpeg"),  // conditional request, answered 304
+                ("/media/r2.jpg?bytes=4000&etag=shared", 4000, "image/jpeg"),
+                ("/media/r3.jpg?bytes=50000&reset_after=1000", nil, nil),  // a reset mid-body
+                ("/media/r4.png?bytes=6000", 6000, "image/png"),
+                ("/media/r5.jpg?bytes=2000&redirects=2", 2000, "image/jpeg"),
+                ("/media/r6.gif?bytes=7000", 7000, "image/gif"),
+            ]
+            for (index, step) in steps.enumerated() {
+                let outcome = await fixture.fetcher.process(fixture.braze(step.path))
+                if let bytes = step.bytes {
+                    #expect(outcome.status == .attached, "step \(index): \(outcome.detail ?? "")")
+                    #expect(outcome.attachments.first?.bytes == bytes, "step \(index)")
+                    #expect(outcome.attachments.first?.mime == step.mime, "step \(index)")
+                    #expect(outcome.warnings.allSatisfy { !$0.contains("not attached") }, "step \(index)")
+                } else {
+                    #expect(outcome.reason == .network, "step \(index): \(outcome.reason.map { "\($0)" } ?? "attached")")
+                }
+            }
+            let stats = fixture.server.stats()
+            #expect(stats.conditionalRequests == 1)
+            #expect(stats.notModifiedResponses == 1)
+        }
+    }
+
     @Test("The adapter calls the content handler exactly once when the download finishes")
     func adapterCompletes() async throws {
         try await Fixture.with { fixture in

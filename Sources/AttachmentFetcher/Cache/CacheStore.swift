@@ -295,7 +295,7 @@ final class CacheStore: Sendable {
     }
 
     private func writeMetadata(_ metadata: CacheEntryMetadata, for key: CacheKey) -> TransferFailure? {
-        let temporary = TemporaryFiles.path(in: temporaryDirectory, id: 0)
+        let temporary = TemporaryFiles.path(in: temporaryDirectory)
         do {
             let data = try JSONEncoder().encode(metadata)
             guard FileManager.default.createFile(atPath: temporary, contents: data) else {

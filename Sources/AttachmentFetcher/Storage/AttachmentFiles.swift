@@ -51,7 +51,7 @@ enum AttachmentFiles {
     /// Copies `source` to `destination` through a temporary file in `temporaryDirectory` (on the
     /// destination's file system), so that `destination` appears whole or not at all.
     static func copy(_ source: String, to destination: String, temporaryDirectory: String) -> Result<Void, TransferFailure> {
-        let temporary = TemporaryFiles.path(in: temporaryDirectory, id: 0)
+        let temporary = TemporaryFiles.path(in: temporaryDirectory)
         do {
             try FileManager.default.copyItem(atPath: source, toPath: temporary)
         } catch {
@@ -67,7 +67,7 @@ enum AttachmentFiles {
     }
 
     private static func finalPath(for body: DownloadedFile, in directory: String, namedAfter url: AttachmentURL) -> String {
-        "\(directory)/\(stem(of: url.lastPathComponent))-\(randomTag()).\(body.media.fileExtension)"
+        "\(directory)/\(stem(of: url.lastPathComponent))-\(FileNameTag.next()).\(body.media.fileExtension)"
     }
 
     /// A safe, short file name stem from a URL path component ("attachment" when nothing is left).
@@ -84,10 +84,6 @@ enum AttachmentFiles {
         }
         let stem = String(decoding: Array(safe.prefix(48)), as: UTF8.self)
         return stem.isEmpty ? "attachment" : stem
-    }
-
-    private static func randomTag() -> String {
-        String(UInt64.random(in: .min ... .max), radix: 36)
     }
 }
 

@@ -73,6 +73,16 @@ final class CurlResponseSink {
         prefix.reserveCapacity(prefixCapacity)
     }
 
+    /// Forgets the last response (keeping the buffers' capacity) for the handle's next transfer.
+    fileprivate func reset() {
+        file = nil
+        delegate = nil
+        writeFailure = nil
+        bytesReceived = 0
+        prefix.removeAll(keepingCapacity: true)
+        headerBytes.removeAll(keepingCapacity: true)
+    }
+
     fileprivate func consume(_ chunk: UnsafeRawBufferPointer) -> Bool {
         if prefix.count < prefixCapacity {
             prefix.append(contentsOf: chunk.prefix(prefixCapacity - prefix.count))
@@ -124,7 +134,10 @@ private let curlHeaderCallback: curl_write_callback = { data, size, count, userd
 }
 
 /// One libcurl easy handle (`CURL *`) and the sink its callbacks feed. Not thread-safe: it is
-/// made, driven and freed on the transfer engine's thread.
+/// made, driven, reused and freed on the transfer engine's thread.
+///
+/// A handle can serve many transfers one after another (`reset()` between them), as libcurl
+/// recommends: its allocations are then made once, not per transfer.
 final class CurlEasy {
     fileprivate let handle: UnsafeMutableRawPointer
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -132,25 +145,42 @@ final class CurlEasy {
     /// The sink that receives this handle's response.
     let sink: CurlResponseSink
 
-    /// A handle whose body and headers go to `sink`; `nil` if libcurl could not allocate one.
-    init?(sink: CurlResponseSink) {
+    /// A handle whose body and headers go to a sink keeping `prefixCapacity` leading bytes;
+    /// `nil` if libcurl could not allocate one.
+    init?(prefixCapacity: Int) {
         guard CurlLibrary.initialized, let handle = curl_easy_init() else { return nil }
         self.handle = handle
-        self.sink = sink
+        sink = CurlResponseSink(prefixCapacity: prefixCapacity)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
-        let context = Unmanaged.passUnretained(sink).toOpaque()
-        _ = CCurl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
-        _ = CCurl_easy_setopt_write_function(handle, curlWriteCallback)
-        _ = CCurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
-        _ = CCurl_easy_setopt_header_function(handle, curlHeaderCallback)
-        _ = CCurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
+        installCallbacks()
     }
 
     deinit {
         curl_easy_cleanup(handle)
         curl_slist_free_all(requestHeaders)
         errorBuffer.deallocate()
+    }
+
+    /// Makes the handle as good as new for another transfer (`curl_easy_reset`: every option
+    /// back to its default, the sink emptied), keeping its allocations. Call it only when the
+    /// handle is not in a multi handle.
+    func reset() {
+        curl_easy_reset(handle)
+        curl_slist_free_all(requestHeaders)
+        requestHeaders = nil
+        errorBuffer[0] = 0
+        sink.reset()
+        installCallbacks()
+    }
+
+    private func installCallbacks() {
+        let context = Unmanaged.passUnretained(sink).toOpaque()
+        _ = CCurl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
+        _ = CCurl_easy_setopt_write_function(handle, curlWriteCallback)
+        _ = CCurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
+        _ = CCurl_easy_setopt_header_function(handle, curlHeaderCallback)
+        _ = CCurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
     }
 
     /// Adds request header lines ("If-None-Match: \"abc\""); libcurl reads the list until the

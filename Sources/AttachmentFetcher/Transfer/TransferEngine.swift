@@ -129,14 +129,15 @@ final class TransferEngine: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 guard ticket.install(continuation) else { return }
-                if mailbox.post(.submit(ticket)) {
-                    multi.wakeup()
-                } else {
+                switch mailbox.post(.submit(ticket)) {
+                case .wakeEngine: multi.wakeup()
+                case .engineAlreadyWoken: break
+                case .closed:
                     ticket.finish(.failure(TransferFailure(reason: .network, detail: "the fetcher is shut down")))
                 }
             }
         } onCancel: {
-            if ticket.requestCancellation(), mailbox.post(.cancel(ticket.id)) { multi.wakeup() }
+            if ticket.requestCancellation(), mailbox.post(.cancel(ticket.id)) == .wakeEngine { multi.wakeup() }
         }
     }
 
@@ -165,14 +166,26 @@ private final class Mailbox: Sendable {
         var closed = false
     }
 
+    /// What the poster of a command must do next.
+    enum Delivery {
+        /// The mailbox was empty: wake the engine (`curl_multi_wakeup`).
+        case wakeEngine
+        /// Commands were already waiting, so whoever posted the first of them has woken the
+        /// engine, which will take this one with them. In a spike this spares one wake-up (a
+        /// socket write and a turn of the loop over every running transfer) per payload.
+        case engineAlreadyWoken
+        /// The engine is stopping and accepts nothing more.
+        case closed
+    }
+
     private let state = Mutex(State())
 
-    /// Queues `command`; `false` once the engine is stopping (nothing more is accepted).
-    func post(_ command: Command) -> Bool {
+    /// Queues `command` and says whether the engine needs waking.
+    func post(_ command: Command) -> Delivery {
         state.withLock { state in
-            guard !state.closed else { return false }
+            guard !state.closed else { return .closed }
             state.commands.append(command)
-            return true
+            return state.commands.count == 1 ? .wakeEngine : .engineAlreadyWoken
         }
     }
 
@@ -300,6 +313,8 @@ private final class EngineLoop: @unchecked Sendable {
     private var queues: [String: Deque<TransferTicket>] = [:]
     private var runningPerHost: [String: Int] = [:]
     private var running: [UInt: ActiveTransfer] = [:]
+    /// Easy handles whose transfers ended, reset and ready for the next (see `recycle`).
+    private var idleHandles: [CurlEasy] = []
     private var deadlines = Heap<DeadlineEntry>()
     /// Whether a queued transfer may be able to start: set when one is queued or a running one
     /// ends, cleared once the queues have been served. Without it, a queue held back only by the
@@ -406,8 +421,7 @@ private final class EngineLoop: @unchecked Sendable {
 
     private func start(_ ticket: TransferTicket) {
         let request = ticket.request
-        let sink = CurlResponseSink(prefixCapacity: configuration.sniffBytes)
-        guard let easy = CurlEasy(sink: sink) else {
+        guard let easy = idleHandles.popLast() ?? CurlEasy(prefixCapacity: configuration.sniffBytes) else {
             live[ticket.id] = nil
             ticket.finish(.failure(TransferFailure(reason: .network, detail: "libcurl could not create a handle")))
             return
@@ -433,7 +447,7 @@ private final class EngineLoop: @unchecked Sendable {
         easy.set(CURLOPT_SSL_VERIFYHOST, 2)
         easy.setRequestHeaders(request.headers)
 
-        let temporaryPath = TemporaryFiles.path(in: request.temporaryDirectory, id: ticket.id)
+        let temporaryPath = TemporaryFiles.path(in: request.temporaryDirectory)
         let file: FileDescriptor
         do {
             file = try FileDescriptor.open(
@@ -445,12 +459,13 @@ private final class EngineLoop: @unchecked Sendable {
             return
         }
         let transfer = ActiveTransfer(ticket: ticket, easy: easy, file: file, temporaryPath: temporaryPath, loop: self)
-        sink.file = file
-        sink.delegate = transfer
+        easy.sink.file = file
+        easy.sink.delegate = transfer
         let added = multi.add(easy)
         guard added == .ok else {
             transfer.closeFile()
             TemporaryFiles.remove(temporaryPath)
+            recycle(easy)
             live[ticket.id] = nil
             ticket.finish(.failure(TransferFailure(reason: .network, detail: "curl_multi_add_handle: \(added)")))
             return
@@ -565,8 +580,20 @@ private final class EngineLoop: @unchecked Sendable {
         case .success(.file): break  // placed, or handed on under its temporary name
         case .success(.notModified), .failure: TemporaryFiles.remove(transfer.temporaryPath)
         }
+        recycle(transfer.easy)
         transfer.ticket.finish(completion)
     }
+
+    /// Keeps a handle that left libcurl for the next transfer, up to `maximumIdleHandles`.
+    private func recycle(_ easy: CurlEasy) {
+        guard idleHandles.count < Self.maximumIdleHandles else { return }
+        easy.reset()
+        idleHandles.append(easy)
+    }
+
+    /// Idle easy handles kept for reuse: as many as one host's default connection limit, so a
+    /// spike against one CDN makes its handles once rather than once per transfer.
+    private static let maximumIdleHandles = 48
 
     /// The type class detected in `prefix`, or why it is refused.
     fileprivate func classify(_ prefix: [UInt8]) -> Result<MediaType, TransferFailure> {
@@ -642,9 +669,10 @@ enum TemporaryFiles {
     /// are easy to recognise and clean up.
     static let suffix = ".part"
 
-    /// A fresh temporary path in `directory`, unique across processes and transfers.
-    static func path(in directory: String, id: UInt64) -> String {
-        "\(directory)/.attachment-\(ProcessInfo.processInfo.processIdentifier)-\(id)-\(UInt32.random(in: .min ... .max))\(suffix)"
+    /// A fresh temporary path in `directory`, unique across processes and transfers; the name
+    /// starts with the process id, so that `removeOrphans` can tell whose it is.
+    static func path(in directory: String) -> String {
+        "\(directory)/.attachment-\(FileNameTag.processID)-\(FileNameTag.next())\(suffix)"
     }
 
     /// The process that made a temporary file, read from its name; `nil` for other files.
