@@ -21,6 +21,7 @@ public final class AttachmentFetcher: Sendable {
     public let configuration: Configuration
     private let engine: TransferEngine
     private let cache: CachedDownloads?
+    private let urls = AttachmentURLCache()
     private let logger: Logger
 
     /// Creates the output directory if needed and starts the download engine.
@@ -163,7 +164,7 @@ public final class AttachmentFetcher: Sendable {
         _ request: RequestedAttachment, deadline: ContinuousClock.Instant
     ) async -> Result<DownloadedFile, TransferFailure> {
         let url: AttachmentURL
-        switch AttachmentURL.parse(request.url) {
+        switch urls.parse(request.url) {
         case .success(let parsed): url = parsed
         case .failure(let failure): return .failure(failure)
         }

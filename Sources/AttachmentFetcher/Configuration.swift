@@ -102,8 +102,11 @@ extension AttachmentFetcher {
             /// Transfers at once across all hosts. Default 1024.
             public var maximumConcurrentTransfers: Int = 1024
 
-            /// The defaults.
-            public init() {}
+            /// The defaults, or the limits given.
+            public init(maximumConnectionsPerHost: Int = 48, maximumConcurrentTransfers: Int = 1024) {
+                self.maximumConnectionsPerHost = maximumConnectionsPerHost
+                self.maximumConcurrentTransfers = maximumConcurrentTransfers
+            }
         }
 
         func validate() throws(AttachmentFetcherError) {

@@ -47,25 +47,60 @@ struct BatchRunner {
         return records.allSatisfy(\.attached)
     }
 
-    /// What a child task of the batch hands back: a payload's outcome, or the next input lines
-    /// (none at the end of the input).
-    private enum BatchEvent: Sendable {
-        case outcome(index: Int, Outcome)
-        case lines([Data])
-    }
-
     /// Processes every line, at most `concurrency` at once, printing outcomes in input order.
-    ///
-    /// The task group is the one place everything arrives: outcomes, and for a stream the next
-    /// lines, read by a child task of its own (one read outstanding at a time). So outcomes are
-    /// printed while the producer is still writing, however slowly lines come.
     private static func processAll(
         _ source: BatchInput, through fetcher: AttachmentFetcher, concurrency: Int, printer: OutcomePrinter,
         progress: Progress
     ) async -> [BatchRecord] {
         let reporter = progress.startReporting()
         defer { reporter?.cancel() }
-        return await withTaskGroup(of: BatchEvent.self) { group -> [BatchRecord] in
+        switch source {
+        case .lines(let lines):
+            return await processLines(lines, through: fetcher, concurrency: concurrency, printer: printer, progress: progress)
+        case .stream(let reader):
+            return await processStream(reader, through: fetcher, concurrency: concurrency, printer: printer, progress: progress)
+        }
+    }
+
+    /// Lines known in advance: `concurrency` workers, each taking the next line as it finishes one.
+    /// A task per worker rather than per payload: on a warm cache, making and ending a task for
+    /// each of 100,000 payloads cost a sixth of the batch's time.
+    private static func processLines(
+        _ lines: [Data], through fetcher: AttachmentFetcher, concurrency: Int, printer: OutcomePrinter,
+        progress: Progress
+    ) async -> [BatchRecord] {
+        let cursor = BatchCursor()
+        let emitter = SharedEmitter(OrderedEmitter(printer: printer))
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<min(concurrency, lines.count) {
+                group.addTask {
+                    while let index = cursor.take(below: lines.count) {
+                        let outcome = await fetcher.process(lines[index])
+                        progress.advance()
+                        emitter.add(outcome, at: index)
+                    }
+                }
+            }
+        }
+        return emitter.records
+    }
+
+    /// What a child task of a streamed batch hands back: a payload's outcome, or the next input
+    /// lines (none at the end of the input).
+    private enum StreamEvent: Sendable {
+        case outcome(index: Int, Outcome)
+        case lines([Data])
+    }
+
+    /// Lines as they arrive: the task group is the one place everything comes in, outcomes and
+    /// the next lines (read by a child task of their own, one read outstanding at a time). So
+    /// outcomes are printed, and flushed, while the producer is still writing, however slowly
+    /// lines come.
+    private static func processStream(
+        _ reader: LineReader, through fetcher: AttachmentFetcher, concurrency: Int, printer: OutcomePrinter,
+        progress: Progress
+    ) async -> [BatchRecord] {
+        await withTaskGroup(of: StreamEvent.self) { group -> [BatchRecord] in
             var emitter = OrderedEmitter(printer: printer)
             var submitted = 0
             var inFlight = 0
@@ -75,47 +110,28 @@ struct BatchRunner {
                 submitted += 1
                 inFlight += 1
             }
-            switch source {
-            case .lines(let lines):
-                var next = 0
-                while next < lines.count, inFlight < concurrency {
-                    start(lines[next])
-                    next += 1
-                }
-                while let event = await group.next() {
-                    guard case .outcome(let index, let outcome) = event else { continue }
+            // Lines read but not started yet (the window is full); more are read only while
+            // fewer than `concurrency` wait.
+            var waiting = Deque<Data>()
+            var reading = true
+            group.addTask { .lines(await reader.next()) }
+            while let event = await group.next() {
+                switch event {
+                case .lines(let lines):
+                    for line in lines {
+                        if inFlight < concurrency { start(line) } else { waiting.append(line) }
+                    }
+                    reading = !lines.isEmpty && waiting.count < concurrency
+                    if reading { group.addTask { .lines(await reader.next()) } }
+                case .outcome(let index, let outcome):
                     inFlight -= 1
                     progress.advance()
                     emitter.add(outcome, at: index)
-                    if next < lines.count {
-                        start(lines[next])
-                        next += 1
-                    }
-                }
-            case .stream(let reader):
-                // Lines read but not started yet (the window is full); more are read only while
-                // fewer than `concurrency` wait.
-                var waiting = Deque<Data>()
-                var reading = true
-                group.addTask { .lines(await reader.next()) }
-                while let event = await group.next() {
-                    switch event {
-                    case .lines(let lines):
-                        for line in lines {
-                            if inFlight < concurrency { start(line) } else { waiting.append(line) }
-                        }
-                        reading = !lines.isEmpty && waiting.count < concurrency
-                        if reading { group.addTask { .lines(await reader.next()) } }
-                    case .outcome(let index, let outcome):
-                        inFlight -= 1
-                        progress.advance()
-                        emitter.add(outcome, at: index)
-                        printer.flush()
-                        if let line = waiting.popFirst() { start(line) }
-                        if !reading, !reader.ended, waiting.count < concurrency {
-                            reading = true
-                            group.addTask { .lines(await reader.next()) }
-                        }
+                    printer.flush()
+                    if let line = waiting.popFirst() { start(line) }
+                    if !reading, !reader.ended, waiting.count < concurrency {
+                        reading = true
+                        group.addTask { .lines(await reader.next()) }
                     }
                 }
             }
@@ -226,7 +242,7 @@ final class LineReader: Sendable {
 }
 
 /// Prints outcomes in input order as soon as every earlier one is in.
-private struct OrderedEmitter {
+private struct OrderedEmitter: Sendable {
     let printer: OutcomePrinter
     private var pending: [Int: Outcome] = [:]
     /// Outcomes handed in so far, printed or waiting for an earlier one.
@@ -247,6 +263,29 @@ private struct OrderedEmitter {
             nextToPrint += 1
         }
     }
+}
+
+/// The next line for a batch's workers to take.
+private final class BatchCursor: Sendable {
+    private let next = Atomic<Int>(0)
+
+    /// A line number no other call got, or `nil` once all `count` are taken.
+    func take(below count: Int) -> Int? {
+        let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+        return index < count ? index : nil
+    }
+}
+
+/// An `OrderedEmitter` that workers on any thread hand outcomes to.
+private final class SharedEmitter: Sendable {
+    private let emitter: Mutex<OrderedEmitter>
+
+    init(_ emitter: OrderedEmitter) { self.emitter = Mutex(emitter) }
+
+    /// Prints what is ready, in input order (under the lock, so lines never interleave).
+    func add(_ outcome: Outcome, at index: Int) { emitter.withLock { $0.add(outcome, at: index) } }
+
+    var records: [BatchRecord] { emitter.withLock { $0.records } }
 }
 
 /// A progress bar on stderr, only when stderr is a terminal.
@@ -291,7 +330,7 @@ final class Progress: Sendable {
 }
 
 /// One payload's result, as the summary counts it.
-struct BatchRecord {
+struct BatchRecord: Sendable {
     var attached: Bool
     var reason: FallbackReason?
     var milliseconds: Double

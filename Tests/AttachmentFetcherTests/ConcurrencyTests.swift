@@ -34,6 +34,39 @@ struct ConcurrencyTests {
         }
     }
 
+    @Test("2,000 payloads on 2,000 connections at once: the mock CDN holds them all, each payload gets its file")
+    func twoThousandConnections() async throws {
+        // Two sockets per connection live in this process (client and server): make room.
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur < 5_000 {
+            limit.rlim_cur = min(limit.rlim_max, 5_000)
+            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        let enough = limit.rlim_cur >= 5_000
+        withKnownIssue("the hard limit on open files is below 5,000 here") { #expect(enough) } when: { !enough }
+        guard enough else { return }
+
+        let count = 2_000
+        try await Fixture.with(deadline: .seconds(60), configure: { configuration in
+            configuration.connectionPool = .init(maximumConnectionsPerHost: count, maximumConcurrentTransfers: count)
+        }) { fixture in
+            let outcomes = await withTaskGroup { group in
+                for index in 0..<count {
+                    // The delay holds every connection open at the same time.
+                    let payload = fixture.braze("/media/c\(index).gif?bytes=2000&delay_ms=2500")
+                    group.addTask { await fixture.fetcher.process(payload) }
+                }
+                return await group.reduce(into: [Outcome]()) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0.status == .attached }.count == count)
+            let stats = fixture.server.stats()
+            #expect(stats.requests == count)
+            #expect(stats.connectionsAccepted == count)
+            #expect(stats.peakConnections == count)
+        }
+    }
+
     @Test("Two payloads for one URL in one fetcher get two separate files")
     func sameURLTwice() async throws {
         try await Fixture.with { fixture in

@@ -67,7 +67,7 @@ enum AttachmentFiles {
     }
 
     private static func finalPath(for body: DownloadedFile, in directory: String, namedAfter url: AttachmentURL) -> String {
-        "\(directory)/\(stem(of: url.lastPathComponent))-\(FileNameTag.next()).\(body.media.fileExtension)"
+        "\(directory)/\(url.fileStem)-\(FileNameTag.next()).\(body.media.fileExtension)"
     }
 
     /// A safe, short file name stem from a URL path component ("attachment" when nothing is left).

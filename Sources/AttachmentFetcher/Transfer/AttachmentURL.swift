@@ -1,3 +1,5 @@
+import Synchronization
+
 import Foundation
 
 /// An attachment URL that passed the checks made before any request: absolute, http or https,
@@ -7,8 +9,9 @@ struct AttachmentURL: Sendable, Hashable {
     var string: String
     /// `scheme://host:port`, lowercased: the unit of the per-host connection limit.
     var hostKey: String
-    /// The last path component, used to give the local file a recognisable name.
-    var lastPathComponent: String
+    /// The stem of the local file's name, from the URL's last path component (see
+    /// `AttachmentFiles.stem(of:)`), worked out once per URL rather than once per file.
+    var fileStem: String
 
     /// Checks `string`; `invalid-url` explains what is wrong.
     static func parse(_ string: String) -> Result<AttachmentURL, TransferFailure> {
@@ -22,6 +25,30 @@ struct AttachmentURL: Sendable, Hashable {
         guard let host = components.host?.lowercased(), !host.isEmpty else { return invalid("the URL has no host") }
         let port = components.port ?? (scheme == "https" ? 443 : 80)
         let last = components.path.split(separator: "/").last.map(String.init) ?? ""
-        return .success(AttachmentURL(string: string, hostKey: "\(scheme)://\(host):\(port)", lastPathComponent: last))
+        return .success(
+            AttachmentURL(string: string, hostKey: "\(scheme)://\(host):\(port)", fileStem: AttachmentFiles.stem(of: last)))
+    }
+}
+
+/// The URLs a fetcher has checked, so that a campaign's payloads, which name the same few URLs
+/// over and over, check each one once. Bounded: emptied whenever it holds `capacity` URLs.
+final class AttachmentURLCache: Sendable {
+    private let parsed = Mutex<[String: AttachmentURL]>([:])
+    private let capacity: Int
+
+    init(capacity: Int = 4096) { self.capacity = capacity }
+
+    /// `AttachmentURL.parse(string)`, from memory when `string` was checked before. Only valid
+    /// URLs are kept.
+    func parse(_ string: String) -> Result<AttachmentURL, TransferFailure> {
+        if let known = parsed.withLock({ $0[string] }) { return .success(known) }
+        let result = AttachmentURL.parse(string)
+        if case .success(let url) = result {
+            parsed.withLock { parsed in
+                if parsed.count >= capacity { parsed.removeAll(keepingCapacity: true) }
+                parsed[string] = url
+            }
+        }
+        return result
     }
 }
