@@ -67,6 +67,29 @@ struct ConcurrencyTests {
         }
     }
 
+    @Test(
+        "Chunked bodies of any size arrive byte for byte, 20 at once through reused handles",
+        arguments: [100_000, 1_048_576, 1_048_577, 3_000_000])
+    func chunkedBodiesByteForByte(bytes: Int) async throws {
+        try await Fixture.with { fixture in
+            // Chunked, so nothing tells the engine the size in advance.
+            let outcomes = await withTaskGroup { group in
+                for index in 0..<20 {
+                    let payload = fixture.braze("/media/m\(index).mp4?bytes=\(bytes)&chunked=1")
+                    group.addTask { await fixture.fetcher.process(payload) }
+                }
+                return await group.reduce(into: [Outcome]()) { $0.append($1) }
+            }
+            let expected = Data(SyntheticMedia.body(extension: "mp4", size: bytes))
+            for outcome in outcomes {
+                #expect(outcome.status == .attached, "\(outcome.detail ?? "")")
+                let path = try #require(outcome.attachments.first?.path)
+                #expect(FileManager.default.contents(atPath: path) == expected)
+            }
+            #expect(fixture.filesLeft().count == 20)
+        }
+    }
+
     @Test("Two payloads for one URL in one fetcher get two separate files")
     func sameURLTwice() async throws {
         try await Fixture.with { fixture in
