@@ -1,6 +1,5 @@
-import Synchronization
-
 import Foundation
+import Synchronization
 
 /// An attachment URL that passed the checks made before any request: absolute, http or https,
 /// with a host.
