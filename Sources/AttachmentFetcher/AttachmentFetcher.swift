@@ -21,7 +21,8 @@ public final class AttachmentFetcher: Sendable {
     public let configuration: Configuration
     private let engine: TransferEngine
     private let cache: CachedDownloads?
-    private let urls = AttachmentURLCache()
+    /// The URLs checked so far, each checked once.
+    private let urls = BoundedMemo<AttachmentURL>()
     private let logger: Logger
 
     /// Creates the output directory if needed and starts the download engine.

@@ -15,7 +15,8 @@ final class CachedDownloads: Sendable {
     private let transferBudget: Duration
     private let inflight = Mutex<[CacheKey: SharedDownload]>([:])
     private let failures = Mutex<[CacheKey: (failure: TransferFailure, until: ContinuousClock.Instant)]>([:])
-    private let keys = Mutex<[String: CacheKey]>([:])
+    /// Each URL's key, worked out once (see `cacheKey(for:)`).
+    private let keys = BoundedMemo<CacheKey>()
     /// Payloads served from a fresh entry without a request.
     let hits = Atomic<Int>(0)
     /// Payloads that joined a transfer another payload had started.
@@ -177,12 +178,9 @@ final class CachedDownloads: Sendable {
     /// The key of `url`, remembered for the most recent URLs: a campaign asks for the same few
     /// URLs over and over, and normalising and hashing each time is most of a cache hit's work.
     private func cacheKey(for url: AttachmentURL) -> CacheKey {
-        if let known = keys.withLock({ $0[url.string] }) { return known }
+        if let known = keys.remembered(url.string) { return known }
         let key = CacheKey(url)
-        keys.withLock { keys in
-            if keys.count >= 4_096 { keys.removeAll(keepingCapacity: true) }
-            keys[url.string] = key
-        }
+        keys.remember(key, for: url.string)
         return key
     }
 

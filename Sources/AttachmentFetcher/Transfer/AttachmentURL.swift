@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// An attachment URL that passed the checks made before any request: absolute, http or https,
 /// with a host.
@@ -29,25 +28,13 @@ struct AttachmentURL: Sendable, Hashable {
     }
 }
 
-/// The URLs a fetcher has checked, so that a campaign's payloads, which name the same few URLs
-/// over and over, check each one once. Bounded: emptied whenever it holds `capacity` URLs.
-final class AttachmentURLCache: Sendable {
-    private let parsed = Mutex<[String: AttachmentURL]>([:])
-    private let capacity: Int
-
-    init(capacity: Int = 4096) { self.capacity = capacity }
-
+extension BoundedMemo where Value == AttachmentURL {
     /// `AttachmentURL.parse(string)`, from memory when `string` was checked before. Only valid
     /// URLs are kept.
     func parse(_ string: String) -> Result<AttachmentURL, TransferFailure> {
-        if let known = parsed.withLock({ $0[string] }) { return .success(known) }
+        if let known = remembered(string) { return .success(known) }
         let result = AttachmentURL.parse(string)
-        if case .success(let url) = result {
-            parsed.withLock { parsed in
-                if parsed.count >= capacity { parsed.removeAll(keepingCapacity: true) }
-                parsed[string] = url
-            }
-        }
+        if case .success(let url) = result { remember(url, for: string) }
         return result
     }
 }
