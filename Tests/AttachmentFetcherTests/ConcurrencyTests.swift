@@ -53,8 +53,11 @@ struct ConcurrencyTests {
         }) { fixture in
             let outcomes = await withTaskGroup { group in
                 for index in 0..<count {
-                    // The delay holds every connection open at the same time.
-                    let payload = fixture.braze("/media/c\(index).gif?bytes=2000&delay_ms=2500")
+                    // The delay holds every connection open at the same time. It must outlast
+                    // opening all 2,000: once the first response is in, libcurl would reuse its
+                    // connection for a transfer not yet started. On a loaded CI machine opening
+                    // them took about 5 s (2.5 s was too short there: 1,999 connections).
+                    let payload = fixture.braze("/media/c\(index).gif?bytes=2000&delay_ms=15000")
                     group.addTask { await fixture.fetcher.process(payload) }
                 }
                 return await group.reduce(into: [Outcome]()) { $0.append($1) }
