@@ -65,6 +65,18 @@ public struct Vendor: Hashable, Sendable, Codable, CustomStringConvertible {
     public static let braze = Vendor("braze")
     /// MoEngage (`moengage.media-attachment`, `moengage.media-type`).
     public static let moengage = Vendor("moengage")
+    /// Airship (`com.urbanairship.media_attachment`: `url` or `urls`, several attachments).
+    public static let airship = Vendor("airship")
+    /// OneSignal (`att` or `os_data.att`: attachment id to URL, `?filename=` hint).
+    public static let oneSignal = Vendor("onesignal")
+    /// Firebase Cloud Messaging (`fcm_options.image`).
+    public static let firebase = Vendor("firebase")
+    /// CleverTap (`ct_mediaUrl`, `ct_mediaType`).
+    public static let cleverTap = Vendor("clevertap")
+    /// Iterable (`itbl.attachment-url`).
+    public static let iterable = Vendor("iterable")
+    /// Customer.io (`CIO.push.image`).
+    public static let customerIO = Vendor("customerio")
 
     public var description: String { name }
 

@@ -121,8 +121,20 @@ struct ExamplePayload: Sendable {
             template: #"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#,
             expected: "internal-push"),
         .init(
-            name: "fcm-unknown-vendor",
-            template: #"{"aps":{"alert":{"body":"B"},"mutable-content":1},"fcm_options":{"image":"{{CDN}}/media/img"}}"#,
+            name: "airship-two-attachments",
+            template: #"{"aps":{"mutable-content":1,"alert":"x"},"com.urbanairship.media_attachment":{"urls":[{"url":"{{CDN}}/media/1.jpg?bytes=60000","url_id":"a"},{"url":"{{CDN}}/media/2.gif?bytes=30000","url_id":"b"}],"thumbnail_id":"a"}}"#,
+            expected: "attached"),
+        .init(
+            name: "onesignal-filename-hint",
+            template: #"{"aps":{"alert":{"body":"B"},"mutable-content":1},"att":{"id1":"{{CDN}}/media/c528c899_720_960.png?bytes=80000&filename=f.png"}}"#,
+            expected: "attached"),
+        .init(
+            name: "firebase-image",
+            template: #"{"aps":{"alert":{"body":"B"},"mutable-content":1},"fcm_options":{"image":"{{CDN}}/media/img.png?bytes=40000"}}"#,
+            expected: "attached"),
+        .init(
+            name: "unknown-vendor",
+            template: #"{"aps":{"alert":{"body":"B"},"mutable-content":1},"image_url":"{{CDN}}/media/img.jpg"}"#,
             expected: "no-attachment"),
         .init(
             name: "not-json",

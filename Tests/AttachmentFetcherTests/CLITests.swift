@@ -131,7 +131,7 @@ struct CLITests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let result = try await CommandRunner.run("fetch-attachment", ["demo", "--deadline", "1", "--output-dir", directory])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
-        #expect(result.stdout.contains("16 of 16 examples gave the expected outcome"))
+        #expect(result.stdout.contains("19 of 19 examples gave the expected outcome"))
     }
 }
 

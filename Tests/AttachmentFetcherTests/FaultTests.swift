@@ -108,7 +108,7 @@ struct FaultTests {
             gone.waitUntilExit()
             let orphan = fixture.directory + "/.attachment-\(gone.processIdentifier)-7-42.part"
             let ours = fixture.directory + "/.attachment-\(getpid())-7-43.part"
-            for path in [orphan, ours] { FileManager.default.createFile(atPath: path, contents: Data("partial".utf8)) }
+            for path in [orphan, ours] { try #require(FileManager.default.createFile(atPath: path, contents: Data("partial".utf8))) }
             let second = try fixture.anotherFetcher()
             #expect(!FileManager.default.fileExists(atPath: orphan))
             #expect(FileManager.default.fileExists(atPath: ours))  // a live process's download stays

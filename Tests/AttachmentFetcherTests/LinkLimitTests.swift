@@ -12,7 +12,7 @@ struct LinkLimitTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let body = root + "/entry.body", output = root + "/out", temporary = root + "/tmp"
         for directory in [output, temporary] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-        FileManager.default.createFile(atPath: body, contents: Data(SyntheticJPEG.bytes))
+        try #require(FileManager.default.createFile(atPath: body, contents: Data(SyntheticJPEG.bytes)))
         // Use up the body's links (bounded: a file system without a small limit stops at 70,000).
         var made = 0
         while made < 70_000, link(body, root + "/filler-\(made)") == 0 { made += 1 }

@@ -125,7 +125,7 @@ struct PayloadTests {
         arguments: [
             #"{"aps":{"alert":"x","mutable-content":1},"ab":{"c":"campaign"}}"#,
             #"{"aps":{"alert":"x","mutable-content":1},"moengage":{"cid":"1"}}"#,
-            #"{"aps":{"alert":"x","mutable-content":1},"fcm_options":{"image":"https://cdn.example/img"}}"#,
+            #"{"aps":{"alert":"x","mutable-content":1},"custom_key":{"image":"https://cdn.example/img.jpg"}}"#,
             #"{"aps":{"alert":"x","mutable-content":1}}"#,
         ])
     func noAttachment(text: String) async throws {

@@ -9,10 +9,7 @@ struct MoEngageSchema: VendorSchema {
     func recognize(_ payload: [String: JSONValue]) -> PayloadRecognition? {
         guard let moengage = payload["moengage"]?.object else { return nil }
         if moengage["silentPush"]?.isSet == true { return .internalPush("MoEngage silent push") }
-        guard let urlValue = moengage["media-attachment"] else { return .noAttachment }
-        guard let url = urlValue.string else { return .malformed("moengage.media-attachment is not a string") }
-        if url.isEmpty { return .noAttachment }
         let type = moengage["media-type"]?.string.flatMap { $0.isEmpty ? nil : ClaimedType.kind($0) }
-        return .attachments([RequestedAttachment(url: url, claimedType: type)])
+        return .attachment(moengage["media-attachment"], at: "moengage.media-attachment", claimedType: type)
     }
 }

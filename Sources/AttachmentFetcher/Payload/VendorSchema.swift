@@ -27,6 +27,16 @@ enum PayloadRecognition: Hashable, Sendable {
     case malformed(String)
 }
 
+extension PayloadRecognition {
+    /// The one attachment whose URL is `value`, the payload's `path`: none when the key is absent
+    /// or empty, malformed when it is not a string.
+    static func attachment(_ value: JSONValue?, at path: String, claimedType: ClaimedType? = nil) -> Self {
+        guard let value else { return .noAttachment }
+        guard let url = value.string else { return .malformed("\(path) is not a string") }
+        return url.isEmpty ? .noAttachment : .attachments([RequestedAttachment(url: url, claimedType: claimedType)])
+    }
+}
+
 /// One push vendor's payload keys. Each vendor is one small file; adding a vendor is adding a
 /// type and listing it in `VendorSchemas.all`.
 protocol VendorSchema: Sendable {
@@ -39,7 +49,10 @@ protocol VendorSchema: Sendable {
 /// The vendors recognised, in the order they are tried.
 enum VendorSchemas {
     /// Every schema.
-    static let all: [any VendorSchema] = [BrazeSchema(), MoEngageSchema()]
+    static let all: [any VendorSchema] = [
+        BrazeSchema(), MoEngageSchema(), AirshipSchema(), OneSignalSchema(), FirebaseSchema(), CleverTapSchema(),
+        IterableSchema(), CustomerIOSchema(),
+    ]
 
     /// The first vendor that recognises `payload`, with what it recognised.
     static func recognize(_ payload: [String: JSONValue]) -> (Vendor, PayloadRecognition)? {
