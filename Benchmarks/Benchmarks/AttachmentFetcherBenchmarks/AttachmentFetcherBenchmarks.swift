@@ -192,20 +192,26 @@ let benchmarks: @Sendable () -> Void = {
         if requests != 0 { benchmark.error("a warm cache made \(requests) origin requests") }
     }
 
-    // Payload parsing alone: a Braze uninstall-tracking push is recognised and answered without a
-    // request (reason internal-push), 1,000 times.
-    Benchmark(
-        "parse-internal-push-x1000",
-        configuration: .init(
-            setup: { try await Fixture.setUp(fetcher: true) },
-            teardown: { try await Fixture.tearDown() })
-    ) { benchmark in
-        let fetcher = Fixture.shared.fetcher!
-        let payload = Data(#"{"aps":{"content-available":1},"appboy_uninstall_tracking":true,"ab":{"c":"abc"}}"#.utf8)
-        for _ in 0..<1_000 {
-            let outcome = await fetcher.process(payload)
-            if outcome.reason != .internalPush { benchmark.error("unexpected outcome \(outcome.status)") }
-            blackHole(outcome)
+    // Payload parsing, 1,000 payloads per iteration, none of which makes a request: a Braze
+    // uninstall-tracking push (internal-push), and each vendor's attachment payload up to the URL
+    // check (its URL is file://, refused before any request: invalid-url). This times JSON parsing,
+    // vendor recognition and the URL check, and nothing of the network.
+    for parse in parseBenchmarks {
+        Benchmark(
+            "parse-\(parse.name)-x1000",
+            configuration: .init(
+                setup: { try await Fixture.setUp(fetcher: true) },
+                teardown: { try await Fixture.tearDown() })
+        ) { benchmark in
+            let fetcher = Fixture.shared.fetcher!
+            let payload = Data(parse.payload.utf8)
+            for _ in 0..<1_000 {
+                let outcome = await fetcher.process(payload)
+                if outcome.reason != parse.reason || outcome.vendor?.name != parse.vendor {
+                    benchmark.error("unexpected outcome \(outcome.reason?.code ?? "attached") from \(outcome.vendor?.name ?? "no vendor")")
+                }
+                blackHole(outcome)
+            }
         }
     }
 
@@ -223,6 +229,36 @@ let benchmarks: @Sendable () -> Void = {
         if outcome.attachments.first?.mime != "image/png" { benchmark.error("not classified as PNG: \(outcome.reason?.code ?? "?")") }
         if let path = outcome.attachments.first?.path { try? FileManager.default.removeItem(atPath: path) }
     }
+}
+
+/// A parsing benchmark: its name, the payload, and the vendor and reason its outcome must have.
+struct ParseBenchmark: Sendable {
+    var name: String
+    var vendor: String
+    var payload: String
+    var reason: FallbackReason
+}
+
+/// A Braze internal push, then each vendor's attachment payload (the shapes of VENDORS.md) with a
+/// `file://` URL.
+let parseBenchmarks: [ParseBenchmark] = [
+    ParseBenchmark(
+        name: "internal-push", vendor: "braze",
+        payload: #"{"aps":{"content-available":1},"appboy_uninstall_tracking":true,"ab":{"c":"abc"}}"#,
+        reason: .internalPush)
+] + [
+    ("braze", #"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"ab":{"att":{"url":"URL","type":"jpg"}},"c":null}"#),
+    ("moengage", #"{"aps":{"mutable-content":1,"alert":{"title":"Message","body":"msg"}},"moengage":{"media-type":"image","media-attachment":"URL","cid":"0000_L_0"},"app_extra":{}}"#),
+    ("airship", #"{"aps":{"mutable-content":1,"alert":"x"},"com.urbanairship.media_attachment":{"urls":[{"url":"URL","url_id":"a"}],"thumbnail_id":"a"}}"#),
+    ("onesignal", #"{"aps":{"alert":{"body":"B"},"mutable-content":1},"att":{"id1":"URL?filename=f.png"}}"#),
+    ("firebase", #"{"aps":{"alert":{"body":"B"},"mutable-content":1},"fcm_options":{"image":"URL"}}"#),
+    ("clevertap", #"{"aps":{"alert":"x","mutable-content":1},"wzrk_pn":true,"ct_mediaUrl":"URL","ct_mediaType":"image"}"#),
+    ("iterable", #"{"aps":{"alert":"x","mutable-content":1},"itbl":{"messageId":"m","attachment-url":"URL"}}"#),
+    ("customerio", #"{"aps":{"alert":"x","mutable-content":1},"CIO":{"push":{"link":"app://x","image":"URL"}}}"#),
+].map { vendor, template in
+    ParseBenchmark(
+        name: vendor, vendor: vendor, payload: template.replacingOccurrences(of: "URL", with: "file:///media/x.jpg"),
+        reason: .invalidURL)
 }
 
 /// A setup that could not prepare its benchmark.
