@@ -89,7 +89,9 @@ struct CacheTests {
     @Test("no-store is honoured: nothing is kept, but concurrent payloads still share one download")
     func noStore() async throws {
         try await Fixture.with(cached: true) { fixture in
-            let payload = fixture.braze("/media/private.gif?bytes=20000&cache_control=no-store&delay_ms=200")
+            // Nothing is kept, so a payload arriving after the transfer ended would make a request
+            // of its own: the delay (ample, for a loaded machine) keeps all 50 waiting on the one.
+            let payload = fixture.braze("/media/private.gif?bytes=20000&cache_control=no-store&delay_ms=1000")
             let outcomes = await processAll(Array(repeating: payload, count: 50), through: fixture.fetcher)
             #expect(outcomes.allSatisfy { $0.status == .attached })
             #expect(fixture.server.stats().requests == 1)
@@ -108,7 +110,8 @@ struct CacheTests {
     @Test("A failed shared transfer fails every waiter with its reason; the next payload tries again")
     func sharedFailure() async throws {
         try await Fixture.with(cached: true, configure: { $0.cache?.failureMemory = .zero }) { fixture in
-            let payload = fixture.braze("/media/gone.jpg?status=404&delay_ms=200")
+            // As with no-store: the delay keeps all 20 waiting on the one failing transfer.
+            let payload = fixture.braze("/media/gone.jpg?status=404&delay_ms=1000")
             let outcomes = await processAll(Array(repeating: payload, count: 20), through: fixture.fetcher)
             #expect(outcomes.allSatisfy { $0.reason == .httpStatus })
             #expect(fixture.server.stats().requests == 1)

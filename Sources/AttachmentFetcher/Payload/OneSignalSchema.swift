@@ -1,10 +1,11 @@
 import Foundation
 
-/// OneSignal: a push is OneSignal's when `os_data` is present, or `att` at the top level, or
-/// `custom.i` (the notification id of its older format). The attachments are the values of `os_data.att`,
-/// or of the top-level `att`: an object from attachment id to URL, taken in the order of the
-/// ids so that the outcome does not depend on how the JSON was parsed. A `filename` query item
-/// in the URL (`?filename=f.png`) is OneSignal's type hint.
+/// OneSignal: a push is OneSignal's when `os_data` is present (its current format), or `att` at
+/// the top level, or `custom.i` (the notification id of its original format). The attachments
+/// are the values of `os_data.att` in the current format and of the top-level `att` in the
+/// original one, as OneSignal's own extension reads them: an object from attachment id to URL,
+/// taken in the order of the ids so that the outcome does not depend on how the JSON was parsed.
+/// A `filename` query item in the URL (`?filename=f.png`) is OneSignal's type hint.
 ///
 /// OneSignal's own extension also accepts the name of a file bundled with the app instead of a
 /// URL; there is no app bundle here, so such a value is an `invalid-url`.
