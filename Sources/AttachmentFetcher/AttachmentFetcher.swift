@@ -51,7 +51,8 @@ public final class AttachmentFetcher: Sendable {
                 maximumConnectionsPerHost: configuration.connectionPool.maximumConnectionsPerHost,
                 maximumConcurrentTransfers: configuration.connectionPool.maximumConcurrentTransfers,
                 maximumRedirects: configuration.maximumRedirects,
-                userAgent: configuration.userAgent),
+                userAgent: configuration.userAgent,
+                trustedCertificatesFile: configuration.trustedCertificatesFile),
             logger: logger)
         if let store {
             cache = CachedDownloads(

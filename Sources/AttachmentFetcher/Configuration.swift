@@ -1,3 +1,5 @@
+import Foundation
+
 extension AttachmentFetcher {
     /// How a fetcher downloads, checks and stores attachments. Every field has a documented
     /// default; only the output directory must be given.
@@ -26,6 +28,11 @@ extension AttachmentFetcher {
         /// (APNs itself caps payloads at 4 KiB).
         public var maximumPayloadBytes: Int
 
+        /// A PEM file of the certificate authorities that TLS origins are verified against
+        /// (libcurl's `CURLOPT_CAINFO`), for a CDN behind a private CA. `nil` (the default): the
+        /// system's store. Verification itself is never switched off.
+        public var trustedCertificatesFile: String?
+
         /// The shared on-disk cache, or `nil` (the default) for none: then every payload downloads
         /// its own copy.
         public var cache: Cache?
@@ -39,6 +46,7 @@ extension AttachmentFetcher {
             maximumRedirects = 5
             userAgent = "AttachmentFetcher/1.0"
             maximumPayloadBytes = 1 << 20
+            trustedCertificatesFile = nil
             cache = nil
         }
 
@@ -119,6 +127,9 @@ extension AttachmentFetcher {
                 throw .invalidConfiguration("connection limits must be positive")
             }
             guard maximumRedirects >= 0 else { throw .invalidConfiguration("maximumRedirects must not be negative") }
+            if let trustedCertificatesFile, !FileManager.default.isReadableFile(atPath: trustedCertificatesFile) {
+                throw .invalidConfiguration("trustedCertificatesFile \(trustedCertificatesFile) is not a readable file")
+            }
             if let cache {
                 guard !cache.directory.isEmpty else { throw .invalidConfiguration("the cache directory is empty") }
                 guard cache.maximumBytes > 0 else { throw .invalidConfiguration("the cache budget must be positive") }

@@ -10,8 +10,9 @@ import Musl
 import Darwin
 #endif
 
-/// Serves one connection: requests are handled strictly one at a time (the pipelining handler in front
-/// of it holds back the next request until this one's `.end` has been written).
+/// Serves one HTTP/1.1 connection, or one HTTP/2 stream: requests are handled strictly one at a time (on
+/// HTTP/1.1 the pipelining handler in front of it holds back the next request until this one's `.end` has
+/// been written). Connections are counted by the `ConnectionCounter` in front of everything.
 ///
 /// All state lives on the channel's event loop; callbacks use the loop-isolated NIO APIs.
 final class MockCDNHandler: ChannelInboundHandler {
@@ -36,22 +37,20 @@ final class MockCDNHandler: ChannelInboundHandler {
     }
 
     private let stats: StatsRecorder
+    /// "http" or "https", for the server's own URLs.
+    private let scheme: String
     private var requestHead: HTTPRequestHead?
     private var response: ActiveResponse?
     private var generation = 0
     private var scheduled: Scheduled<Void>?
     private var isOpen = true
 
-    init(stats: StatsRecorder) {
+    init(stats: StatsRecorder, scheme: String) {
         self.stats = stats
+        self.scheme = scheme
     }
 
     // MARK: - Channel events
-
-    func channelActive(context: ChannelHandlerContext) {
-        stats.connectionOpened()
-        context.fireChannelActive()
-    }
 
     func channelInactive(context: ChannelHandlerContext) {
         isOpen = false
@@ -61,7 +60,6 @@ final class MockCDNHandler: ChannelInboundHandler {
             response = nil
             if r.counted && !r.faulted { stats.responseAborted() }
         }
-        stats.connectionClosed()
         context.fireChannelInactive()
     }
 
@@ -98,8 +96,9 @@ final class MockCDNHandler: ChannelInboundHandler {
         }
         let conditional =
             head.headers.contains(name: "If-None-Match") || head.headers.contains(name: "If-Modified-Since")
-        stats.requestReceived(path: String(path), url: head.uri, conditional: conditional)
+        stats.requestReceived(path: String(path), url: head.uri, conditional: conditional, http2: head.version.major == 2)
         let request = Router.Request(
+            scheme: scheme,
             method: head.method,
             uri: head.uri,
             path: path,

@@ -12,6 +12,8 @@ public struct MockCDNStats: Sendable, Codable, Equatable {
     public var requestsPerURL: [String: Int]
     /// Requests carrying `If-None-Match` or `If-Modified-Since`.
     public var conditionalRequests: Int
+    /// Of ``requests``, those that came as HTTP/2 streams (only a TLS server offers HTTP/2).
+    public var http2Requests: Int
     /// `304 Not Modified` responses sent.
     public var notModifiedResponses: Int
     /// Response body bytes handed to sockets (framing of chunked encoding excluded).
@@ -36,6 +38,7 @@ public struct MockCDNStats: Sendable, Codable, Equatable {
         requestsPerPath: [String: Int] = [:],
         requestsPerURL: [String: Int] = [:],
         conditionalRequests: Int = 0,
+        http2Requests: Int = 0,
         notModifiedResponses: Int = 0,
         bytesSent: Int = 0,
         connectionsAccepted: Int = 0,
@@ -49,6 +52,7 @@ public struct MockCDNStats: Sendable, Codable, Equatable {
         self.requestsPerPath = requestsPerPath
         self.requestsPerURL = requestsPerURL
         self.conditionalRequests = conditionalRequests
+        self.http2Requests = http2Requests
         self.notModifiedResponses = notModifiedResponses
         self.bytesSent = bytesSent
         self.connectionsAccepted = connectionsAccepted
@@ -90,9 +94,10 @@ final class StatsRecorder: Sendable {
         state.withLock { $0.currentConnections -= 1 }
     }
 
-    func requestReceived(path: String, url: String, conditional: Bool) {
+    func requestReceived(path: String, url: String, conditional: Bool, http2: Bool) {
         state.withLock { stats in
             stats.requests += 1
+            if http2 { stats.http2Requests += 1 }
             stats.requestsPerPath[path, default: 0] += 1
             stats.requestsPerURL[url, default: 0] += 1
             if conditional { stats.conditionalRequests += 1 }

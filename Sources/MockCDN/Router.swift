@@ -30,6 +30,8 @@ struct ResponsePlan {
 /// Turns a request into a ``ResponsePlan`` (no side effects).
 enum Router {
     struct Request {
+        /// "http" or "https": the scheme of the server's own URLs (redirects).
+        var scheme: String
         var method: HTTPMethod
         var uri: String
         var path: Substring
@@ -195,7 +197,7 @@ enum Router {
                 let name = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
                 return QueryString.percentDecode(name) == "redirects" ? "redirects=\(hops - 1)" : String(item)
             }.joined(separator: "&")
-            plan.headers.add(name: "Location", value: "http://\(host)\(request.path)?\(query)")
+            plan.headers.add(name: "Location", value: "\(request.scheme)://\(host)\(request.path)?\(query)")
         } else if let code = statusCode, code >= 300, code != 304 {
             guard code <= 999 else { throw BadRequest(message: "Invalid status \(code)") }
             plan = htmlPage(status: HTTPResponseStatus(statusCode: code))

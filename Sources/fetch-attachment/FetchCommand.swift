@@ -77,6 +77,9 @@ struct FetchOptions: ParsableArguments {
     @Flag(help: "Print exactly one JSON object per outcome on standard output.")
     var json = false
 
+    @Option(help: ArgumentHelp("Verify TLS origins against the certificate authorities in this PEM file instead of the system's (as curl's --cacert).", valueName: "file"))
+    var cacert: String?
+
     @Flag(name: .shortAndLong, help: "Log each outcome to standard error.")
     var verbose = false
 
@@ -87,6 +90,9 @@ struct FetchOptions: ParsableArguments {
         if let outputDirectory, outputDirectory.isEmpty {
             throw ValidationError("--output-dir must not be empty")
         }
+        if let cacert, !FileManager.default.isReadableFile(atPath: cacert) {
+            throw ValidationError("--cacert \(cacert) is not a readable file")
+        }
         try cache.validate()
     }
 
@@ -95,6 +101,7 @@ struct FetchOptions: ParsableArguments {
             outputDirectory: outputDirectory ?? DefaultPaths.attachments,
             deadline: DeadlineOption.duration(deadline))
         configuration.cache = cache.noCache ? nil : cache.configuration()
+        configuration.trustedCertificatesFile = cacert
         return configuration
     }
 

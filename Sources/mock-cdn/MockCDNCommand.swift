@@ -21,7 +21,8 @@ struct MockCDNCommand: AsyncParsableCommand {
         commandName: "mock-cdn",
         abstract: "HTTP/1.1 origin serving deterministic synthetic media, with fault injection.",
         discussion: """
-            Prints the bound port as the first line on stdout. Routes: GET/HEAD /media/NAME.EXT?bytes=N \
+            Prints the bound port as the first line on stdout. With --tls-cert and --tls-key it serves \
+            HTTPS and offers HTTP/2 (h2) and HTTP/1.1 by ALPN. Routes: GET/HEAD /media/NAME.EXT?bytes=N \
             (+ delay_ms, rate, stall_after, stall_ms, reset_after, truncate_after, status, content_type, \
             chunked, redirects, redirect_to, cache_control, no_cache_headers, expires, no_validators, etag), \
             GET /_stats, POST /_stats/reset.
@@ -47,6 +48,14 @@ struct MockCDNCommand: AsyncParsableCommand {
     @Option(help: "Seconds to run before shutting down (max 86400).")
     var duration: Double = 3600
 
+    /// The TLS certificate chain (PEM); with `tlsKey`, the server speaks HTTPS and HTTP/2.
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("Serve HTTPS (and HTTP/2) with this PEM certificate chain; needs --tls-key.", valueName: "file"))
+    var tlsCertificate: String?
+
+    /// The TLS private key (PEM).
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
     /// Permit binding a non-loopback address.
     @Flag(help: "Allow binding an address other than loopback.")
     var allowNonLoopback = false
@@ -55,6 +64,12 @@ struct MockCDNCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65_535).contains(port) else {
             throw ValidationError("--port must be between 0 and 65535.")
+        }
+        guard (tlsCertificate == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together.")
+        }
+        for file in [tlsCertificate, tlsKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: file) {
+            throw ValidationError("\(file) is not a readable file.")
         }
         if let threads, !(1...256).contains(threads) {
             throw ValidationError("--threads must be between 1 and 256.")
@@ -85,7 +100,10 @@ struct MockCDNCommand: AsyncParsableCommand {
         let server = try await MockCDNServer.start(
             host: host,
             port: port,
-            eventLoopThreads: threads ?? ProcessInfo.processInfo.activeProcessorCount
+            eventLoopThreads: threads ?? ProcessInfo.processInfo.activeProcessorCount,
+            tls: tlsCertificate.flatMap { certificate in
+                tlsKey.map { MockCDNServer.TLS(certificateChainPath: certificate, privateKeyPath: $0) }
+            }
         )
         signal(SIGPIPE, SIG_IGN)  // a reader that went away must not kill the server
         do {

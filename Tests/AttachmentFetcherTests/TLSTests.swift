@@ -1,74 +1,103 @@
 import AttachmentFetcher
 import Foundation
+import MockCDN
 import Testing
 
-/// `openssl` (Debian's, on every machine this package targets) serves TLS with a self-signed
-/// certificate; a fetcher must refuse it, because TLS verification is never switched off.
-@Suite("TLS: certificates are verified", .timeLimit(.minutes(2)), .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")))
+/// The mock CDN over TLS, with a self-signed certificate made by Debian's `openssl`: HTTPS and,
+/// by ALPN, HTTP/2, as CDNs serve. A fetcher refuses the certificate unless told to trust it
+/// (`trustedCertificatesFile`), and then multiplexes a spike over one connection.
+@Suite("TLS and HTTP/2: certificates verified, a spike multiplexed on one connection", .timeLimit(.minutes(2)),
+       .enabled(if: SelfSignedCertificate.canBeMade))
 struct TLSTests {
-    @Test("A self-signed certificate is refused as network, and nothing is written")
-    func selfSignedRefused() async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let made = try await CommandRunner.run(
-            "/usr/bin/openssl",
-            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
-             "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem"])
-        try #require(made.status == 0, "\(made.stderr)")
-
-        // s_server wants a fixed port: take one the kernel says is free, then hand it over.
-        let port = try freeLoopbackPort()
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        server.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", directory + "/cert.pem",
-                            "-key", directory + "/key.pem", "-www", "-quiet"]
-        server.standardInput = Pipe()
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        defer {
-            kill(server.processIdentifier, SIGKILL)
-            server.waitUntilExit()
+    /// A TLS mock CDN with a fresh certificate, and a fetcher that trusts it or not.
+    private static func withTLSServer(
+        trusted: Bool, deadline: Duration = .seconds(10),
+        _ body: (MockCDNServer, AttachmentFetcher, String) async throws -> Void
+    ) async throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let certificate = try await SelfSignedCertificate.make(in: root)
+        let server = try await MockCDNServer.start(
+            eventLoopThreads: 1,
+            tls: .init(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.privateKeyPath))
+        var configuration = AttachmentFetcher.Configuration(outputDirectory: root + "/out", deadline: deadline)
+        if trusted { configuration.trustedCertificatesFile = certificate.certificatePath }
+        do {
+            try await withAttachmentFetcher(configuration: configuration) { fetcher in
+                try await body(server, fetcher, fetcher.configuration.outputDirectory)
+            }
+        } catch {
+            try? await server.shutdown()
+            throw error
         }
-        for _ in 0..<100 where !isListening(port) { try await Task.sleep(for: .milliseconds(20)) }
-
-        let output = directory + "/out"
-        let outcome = try await withAttachmentFetcher(configuration: .init(outputDirectory: output)) { fetcher in
-            await fetcher.process(Payloads.braze(url: "https://127.0.0.1:\(port)/image.jpg"))
-        }
-        #expect(outcome.reason == .network)
-        #expect(outcome.detail?.localizedCaseInsensitiveContains("certificate") == true, "\(outcome.detail ?? "")")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: output).isEmpty)
+        try await server.shutdown()
     }
 
-    private func freeLoopbackPort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(socket, generic, length) == 0 && getsockname(socket, generic, &length) == 0
-            }
+    @Test("A certificate the fetcher does not trust is refused as network, and nothing is written")
+    func untrustedRefused() async throws {
+        try await Self.withTLSServer(trusted: false) { server, fetcher, output in
+            #expect(server.baseURL.hasPrefix("https://"))
+            let outcome = await fetcher.process(Payloads.braze(url: server.url("/media/x.jpg?bytes=5000")))
+            #expect(outcome.reason == .network)
+            #expect(outcome.detail?.localizedCaseInsensitiveContains("certificate") == true, "\(outcome.detail ?? "")")
+            let files = try FileManager.default.contentsOfDirectory(atPath: output)
+            #expect(files.isEmpty)
+            #expect(server.stats().requests == 0)
         }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    private func isListening(_ port: Int) -> Bool {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+    @Test("100 payloads at once to an HTTPS origin: all over HTTP/2, multiplexed on one connection")
+    func spikeMultiplexed() async throws {
+        try await Self.withTLSServer(trusted: true) { server, fetcher, output in
+            let count = 100
+            let outcomes = await withTaskGroup { group in
+                for index in 0..<count {
+                    // The delay keeps the streams in flight together.
+                    let payload = Payloads.braze(url: server.url("/media/h\(index).jpg?bytes=\(20_000 + index)&delay_ms=200"))
+                    group.addTask { (index, await fetcher.process(payload)) }
+                }
+                return await group.reduce(into: [Int: Outcome]()) { $0[$1.0] = $1.1 }
             }
+            for (index, outcome) in outcomes {
+                #expect(outcome.status == .attached, "\(index): \(outcome.detail ?? "")")
+                #expect(outcome.attachments.first?.bytes == 20_000 + index)
+            }
+            let files = try FileManager.default.contentsOfDirectory(atPath: output)
+            #expect(files.count == count)
+            let stats = server.stats()
+            #expect(stats.requests == count)
+            #expect(stats.http2Requests == count)
+            #expect(stats.connectionsAccepted == 1)
+        }
+    }
+
+    @Test("Faults on HTTP/2 streams give the same reasons as on HTTP/1.1, and spare the other streams")
+    func streamFaults() async throws {
+        try await Self.withTLSServer(trusted: true, deadline: .seconds(2)) { server, fetcher, _ in
+            let cases: [(path: String, expected: String)] = [
+                ("/media/ok.png?bytes=30000", "attached"),
+                ("/media/lies.png?bytes=30000&content_type=image/jpeg", "attached"),
+                ("/media/moved.gif?bytes=8000&redirects=3", "attached"),
+                ("/media/gone.jpg?status=404", "http-status"),
+                ("/media/error.jpg?status=503", "http-status"),
+                ("/media/reset.jpg?bytes=200000&reset_after=20000", "network"),
+                ("/media/cut.jpg?bytes=200000&truncate_after=20000", "network"),
+                ("/media/stall.jpg?bytes=200000&stall_after=20000", "deadline"),
+            ]
+            let outcomes = await withTaskGroup { group in
+                for (index, item) in cases.enumerated() {
+                    let payload = Payloads.braze(url: server.url(item.path))
+                    group.addTask { (index, await fetcher.process(payload)) }
+                }
+                return await group.reduce(into: [Int: Outcome]()) { $0[$1.0] = $1.1 }
+            }
+            for (index, item) in cases.enumerated() {
+                let outcome = try #require(outcomes[index])
+                #expect(outcome.result == item.expected, "\(item.path): \(outcome.detail ?? "")")
+            }
+            #expect(outcomes[1]?.attachments.first?.mime == "image/png")
+            let stats = server.stats()
+            #expect(stats.http2Requests == stats.requests)
         }
     }
 }

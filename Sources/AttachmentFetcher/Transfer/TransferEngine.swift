@@ -88,6 +88,8 @@ final class TransferEngine: Sendable {
         var maximumConcurrentTransfers: Int
         var maximumRedirects: Int
         var userAgent: String
+        /// The CA file TLS origins are verified against; `nil` for the system's.
+        var trustedCertificatesFile: String?
         /// How many leading bytes libmagic looks at.
         var sniffBytes = 4096
     }
@@ -445,6 +447,7 @@ private final class EngineLoop: @unchecked Sendable {
         easy.set(CURLOPT_USERAGENT, configuration.userAgent)
         easy.set(CURLOPT_SSL_VERIFYPEER, true)
         easy.set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let file = configuration.trustedCertificatesFile { easy.set(CURLOPT_CAINFO, file) }
         easy.setRequestHeaders(request.headers)
 
         let temporaryPath = TemporaryFiles.path(in: request.temporaryDirectory)
