@@ -85,11 +85,14 @@ final class MockCDNHandler: ChannelInboundHandler {
 
     private func handleRequest(context: ChannelHandlerContext, head: HTTPRequestHead) {
         let (path, query) = Router.splitTarget(head.uri)
+        // An HTTP/2 stream ends with its last frame and never closes the connection (NIO's
+        // `isKeepAlive` answers false for any version but 1.x, which would close each stream).
+        let keepAlive = head.version.major >= 2 || head.isKeepAlive
         if path == "/_stats" || path == "/_stats/reset" {
             var plan = statsPlan(method: head.method, path: path)
             plan.headers.add(name: "Date", value: HTTPDate.format(HTTPDate.now()))
-            plan.keepAlive = head.isKeepAlive
-            if !head.isKeepAlive { plan.headers.add(name: "Connection", value: "close") }
+            plan.keepAlive = keepAlive
+            if !keepAlive { plan.headers.add(name: "Connection", value: "close") }
             if head.method == .HEAD { plan.sendBody = false }
             start(context: context, plan: plan, version: head.version, counted: false)
             return
@@ -105,7 +108,7 @@ final class MockCDNHandler: ChannelInboundHandler {
             query: query,
             headers: head.headers,
             version: head.version,
-            keepAlive: head.isKeepAlive
+            keepAlive: keepAlive
         )
         let plan = Router.plan(for: request, fallbackHost: fallbackHost(context: context))
         start(context: context, plan: plan, version: head.version, counted: true)
