@@ -99,7 +99,8 @@ final class MockCDNHandler: ChannelInboundHandler {
         }
         let conditional =
             head.headers.contains(name: "If-None-Match") || head.headers.contains(name: "If-Modified-Since")
-        stats.requestReceived(path: String(path), url: head.uri, conditional: conditional, http2: head.version.major == 2)
+        let earlierRequests = stats.requestReceived(
+            path: String(path), url: head.uri, conditional: conditional, http2: head.version.major == 2)
         let request = Router.Request(
             scheme: scheme,
             method: head.method,
@@ -108,7 +109,8 @@ final class MockCDNHandler: ChannelInboundHandler {
             query: query,
             headers: head.headers,
             version: head.version,
-            keepAlive: keepAlive
+            keepAlive: keepAlive,
+            earlierRequests: earlierRequests
         )
         let plan = Router.plan(for: request, fallbackHost: fallbackHost(context: context))
         start(context: context, plan: plan, version: head.version, counted: true)

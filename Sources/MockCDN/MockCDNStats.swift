@@ -94,13 +94,16 @@ final class StatsRecorder: Sendable {
         state.withLock { $0.currentConnections -= 1 }
     }
 
-    func requestReceived(path: String, url: String, conditional: Bool, http2: Bool) {
+    /// Counts a request; returns how many requests for this exact URL came before it.
+    @discardableResult
+    func requestReceived(path: String, url: String, conditional: Bool, http2: Bool) -> Int {
         state.withLock { stats in
             stats.requests += 1
             if http2 { stats.http2Requests += 1 }
             stats.requestsPerPath[path, default: 0] += 1
             stats.requestsPerURL[url, default: 0] += 1
             if conditional { stats.conditionalRequests += 1 }
+            return stats.requestsPerURL[url, default: 1] - 1
         }
     }
 

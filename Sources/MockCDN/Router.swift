@@ -39,6 +39,8 @@ enum Router {
         var headers: HTTPHeaders
         var version: HTTPVersion
         var keepAlive: Bool
+        /// How many requests for this exact URL the server had before this one (for `fault_once`).
+        var earlierRequests = 0
     }
 
     /// Splits a request target into path and query, accepting absolute-form targets too.
@@ -246,7 +248,9 @@ enum Router {
         plan.delayMs = Int64(delayMs)
         if let r = rate, r > 0 { plan.rate = r }
         let faults: [(FaultKind, Int?)] = [(.reset, resetAfter), (.truncate, truncateAfter), (.stall, stallAfter)]
-        for case let (kind, after?) in faults where after < plan.body.count {
+        // `fault_once`: a transient fault, on the first request for this exact URL only.
+        let faultApplies = !flag("fault_once") || request.earlierRequests == 0
+        for case let (kind, after?) in faults where faultApplies && after < plan.body.count {
             if plan.fault == nil || after < plan.fault!.after { plan.fault = (kind, after) }
         }
         if plan.fault?.kind == .stall, let ms = stallMs { plan.stallMs = Int64(ms) }

@@ -71,6 +71,34 @@ struct TLSTests {
         }
     }
 
+    @Test("A stream that fails once on HTTP/2 is retried once: a transient fault gets its file, a lasting one is network")
+    func http2StreamRetriedOnce() async throws {
+        try await Self.withTLSServer(trusted: true) { server, fetcher, _ in
+            let transientReset = "/media/r.jpg?bytes=60000&reset_after=10000&fault_once=1"
+            let transientTruncation = "/media/t.png?bytes=60000&truncate_after=10000&fault_once=1"
+            let lastingReset = "/media/l.gif?bytes=60000&reset_after=10000"
+            let first = await fetcher.process(Payloads.braze(url: server.url(transientReset)))
+            let second = await fetcher.process(Payloads.braze(url: server.url(transientTruncation)))
+            let third = await fetcher.process(Payloads.braze(url: server.url(lastingReset)))
+            #expect(first.status == .attached, "\(first.detail ?? "")")
+            #expect(first.attachments.first?.bytes == 60_000)
+            #expect(second.status == .attached, "\(second.detail ?? "")")
+            #expect(second.attachments.first?.bytes == 60_000)
+            #expect(third.reason == .network)
+            let stats = server.stats()
+            #expect(stats.requestsPerURL[transientReset] == 2)
+            #expect(stats.requestsPerURL[transientTruncation] == 2)
+            #expect(stats.requestsPerURL[lastingReset] == 2)
+        }
+        // On HTTP/1.1 a reset is the server's answer to the request: no second try.
+        try await Fixture.with { fixture in
+            let path = "/media/r.jpg?bytes=60000&reset_after=10000&fault_once=1"
+            let outcome = await fixture.fetch(path)
+            #expect(outcome.reason == .network)
+            #expect(fixture.server.stats().requestsPerURL[path] == 1)
+        }
+    }
+
     @Test("Faults on HTTP/2 streams give the same reasons as on HTTP/1.1, and spare the other streams")
     func streamFaults() async throws {
         try await Self.withTLSServer(trusted: true, deadline: .seconds(2)) { server, fetcher, _ in

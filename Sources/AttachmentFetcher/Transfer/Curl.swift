@@ -27,6 +27,10 @@ struct CurlCode: Hashable, Sendable, CustomStringConvertible {
     static let operationTimedOut = CurlCode(CURLE_OPERATION_TIMEDOUT)
     static let tooManyRedirects = CurlCode(CURLE_TOO_MANY_REDIRECTS)
     static let fileSizeExceeded = CurlCode(CURLE_FILESIZE_EXCEEDED)
+    static let http2FramingError = CurlCode(CURLE_HTTP2)
+    static let http2StreamError = CurlCode(CURLE_HTTP2_STREAM)
+    static let sendError = CurlCode(CURLE_SEND_ERROR)
+    static let receiveError = CurlCode(CURLE_RECV_ERROR)
 
     /// libcurl's own one-line explanation of the code.
     var description: String { String(cString: curl_easy_strerror(CURLcode(rawValue))) }
@@ -223,6 +227,13 @@ final class CurlEasy {
         var code = 0
         _ = CCurl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
         return code
+    }
+
+    /// Whether the last request went over HTTP/2.
+    var usedHTTP2: Bool {
+        var version = 0
+        _ = CCurl_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
+        return version == Int(CURL_HTTP_VERSION_2_0)
     }
 
     /// How many redirects were followed.

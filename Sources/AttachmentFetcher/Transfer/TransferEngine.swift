@@ -318,6 +318,8 @@ private final class EngineLoop: @unchecked Sendable {
     /// Easy handles whose transfers ended, reset and ready for the next (see `recycle`).
     private var idleHandles: [CurlEasy] = []
     private var deadlines = Heap<DeadlineEntry>()
+    /// Transfers already retried once (see `isRetryable`).
+    private var retried: Set<UInt64> = []
     /// Whether a queued transfer may be able to start: set when one is queued or a running one
     /// ends, cleared once the queues have been served. Without it, a queue held back only by the
     /// per-host limit would make the loop poll with a zero timeout, spinning a core.
@@ -484,6 +486,7 @@ private final class EngineLoop: @unchecked Sendable {
         switch live[id] {
         case .queued(let ticket):
             live[id] = nil
+            retried.remove(id)
             ticket.finish(.failure(failure))
         case .running(let transfer):
             settle(transfer, .failure(failure))
@@ -496,6 +499,8 @@ private final class EngineLoop: @unchecked Sendable {
         guard let transfer = running[key] else { return }
         if let abort = transfer.abort {
             settle(transfer, .failure(abort))
+        } else if result != .ok, isRetryable(transfer, result) {
+            retry(transfer)
         } else if result != .ok {
             settle(transfer, .failure(failure(for: result, of: transfer)))
         } else {
@@ -569,22 +574,56 @@ private final class EngineLoop: @unchecked Sendable {
     /// Detaches a running transfer, removes its temporary file unless it was placed, and resumes
     /// its caller.
     private func settle(_ transfer: ActiveTransfer, _ completion: TransferTicket.Completion) {
-        counters.received(bytes: transfer.sink.bytesReceived)
-        multi.remove(transfer.easy)
-        running[transfer.easy.key] = nil
-        let id = transfer.ticket.id
-        live[id] = nil
-        let host = transfer.ticket.request.hostKey
-        runningPerHost[host, default: 1] -= 1
-        if runningPerHost[host] == 0 { runningPerHost[host] = nil }
-        if !queues.isEmpty { queuesMayAdvance = true }
-        transfer.closeFile()
+        detach(transfer)
         switch completion {
         case .success(.file): break  // placed, or handed on under its temporary name
         case .success(.notModified), .failure: TemporaryFiles.remove(transfer.temporaryPath)
         }
         recycle(transfer.easy)
+        retried.remove(transfer.ticket.id)
         transfer.ticket.finish(completion)
+    }
+
+    /// Whether a failed transfer gets a second try: once, before its deadline, when an HTTP/2
+    /// connection failed it (a framing error, a stream reset, or the connection lost) rather than
+    /// the response itself. Debian's libcurl 7.88 resets streams it has finished, which servers with
+    /// rapid-reset protection (SwiftNIO: over 200 in 30 s) answer by closing the connection and every
+    /// stream on it; the retry goes out on a connection still alive, or a new one. HTTP/1.1
+    /// failures are final, as before: there a reset is the server's answer to this request.
+    private func isRetryable(_ transfer: ActiveTransfer, _ result: CurlCode) -> Bool {
+        // The two HTTP/2 codes say which protocol failed; a lost connection says so only once a
+        // response had begun (before that libcurl reports no version).
+        let connectionFailed =
+            result == .http2FramingError || result == .http2StreamError
+            || ((result == .receiveError || result == .sendError) && transfer.easy.usedHTTP2)
+        return connectionFailed && !retried.contains(transfer.ticket.id)
+            && ContinuousClock.now < transfer.ticket.request.deadline
+    }
+
+    /// Starts a failed transfer again from its first byte: its partial file goes, and the ticket
+    /// goes to the front of its host's queue (its deadline stays in the heap).
+    private func retry(_ transfer: ActiveTransfer) {
+        detach(transfer)
+        TemporaryFiles.remove(transfer.temporaryPath)
+        recycle(transfer.easy)
+        let ticket = transfer.ticket
+        retried.insert(ticket.id)
+        live[ticket.id] = .queued(ticket)
+        queues[ticket.request.hostKey, default: []].prepend(ticket)
+        queuesMayAdvance = true
+    }
+
+    /// Takes a running transfer out of libcurl and the engine's books, and closes its file.
+    private func detach(_ transfer: ActiveTransfer) {
+        counters.received(bytes: transfer.sink.bytesReceived)
+        multi.remove(transfer.easy)
+        running[transfer.easy.key] = nil
+        live[transfer.ticket.id] = nil
+        let host = transfer.ticket.request.hostKey
+        runningPerHost[host, default: 1] -= 1
+        if runningPerHost[host] == 0 { runningPerHost[host] = nil }
+        if !queues.isEmpty { queuesMayAdvance = true }
+        transfer.closeFile()
     }
 
     /// Keeps a handle that left libcurl for the next transfer, up to `maximumIdleHandles`.
