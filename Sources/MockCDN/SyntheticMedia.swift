@@ -8,12 +8,12 @@
 
 /// Deterministic synthetic media bodies (valid type headers + filler) served by ``MockCDNServer``.
 public enum SyntheticMedia {
-    /// The supported extensions: media "jpg","png","gif","mp3","m4a","wav","aiff","mp4","mpg","avi" and,
-    /// for negative tests, "html","webp","heic","svg","txt","bin" (random-looking bytes).
-    public static let extensions: [String] = [
-        "jpg", "png", "gif", "mp3", "m4a", "wav", "aiff", "mp4", "mpg", "avi",
-        "html", "webp", "heic", "svg", "txt", "bin",
-    ]
+    /// The media types iOS attaches: "jpg","png","gif","mp3","m4a","wav","aiff","mp4","mpg","avi".
+    public static let mediaExtensions: [String] = ["jpg", "png", "gif", "mp3", "m4a", "wav", "aiff", "mp4", "mpg", "avi"]
+
+    /// The supported extensions: the media ones and, for negative tests,
+    /// "html","webp","heic","svg","txt","bin" (random-looking bytes).
+    public static let extensions: [String] = mediaExtensions + ["html", "webp", "heic", "svg", "txt", "bin"]
 
     /// The MIME type served by default for an extension (case-insensitive), or `nil` if unsupported.
     public static func contentType(forExtension ext: String) -> String? {

@@ -94,8 +94,8 @@ struct RunLoadTest: AsyncParsableCommand {
         guard (1...1_000_000).contains(payloads), (1...1_000_000).contains(urls), (1...50_000_000).contains(bytes) else {
             throw ValidationError("--payloads and --urls must be 1...1000000, --bytes 1...50000000")
         }
-        guard ["jpg", "png", "gif", "mp3", "m4a", "wav", "aiff", "mp4", "mpg", "avi"].contains(mediaType) else {
-            throw ValidationError("--media-type must be one of jpg png gif mp3 m4a wav aiff mp4 mpg avi")
+        guard SyntheticMedia.mediaExtensions.contains(mediaType) else {
+            throw ValidationError("--media-type must be one of \(SyntheticMedia.mediaExtensions.joined(separator: " "))")
         }
         guard (0...100).contains(faultPercent) else { throw ValidationError("--fault-percent must be 0...100") }
         guard deadline.isFinite, deadline > 0, deadline <= 3_600 else { throw ValidationError("--deadline must be above 0 and at most 3600") }
