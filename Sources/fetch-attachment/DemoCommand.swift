@@ -61,7 +61,7 @@ struct DemoCommand: AsyncParsableCommand {
             let matches = got == example.expected
             if !matches { unexpected += 1 }
             if json {
-                print(OutcomePrinter.jsonLine(outcome).replacingOccurrences(
+                print(outcome.jsonLine().replacingOccurrences(
                     of: "{", with: "{\"example\":\"\(example.name)\",", options: [.anchored]))
             } else {
                 let mark = matches ? "ok " : "UNEXPECTED"

@@ -6,14 +6,9 @@ struct OutcomePrinter {
     /// JSON (one object per line) or text.
     var json: Bool
 
-    /// The JSON text of `outcome`, with an `index` field when given.
-    static func jsonLine(_ outcome: Outcome, index: Int? = nil) -> String {
-        outcome.jsonLine(index: index)
-    }
-
     func print(_ outcome: Outcome, index: Int? = nil) {
         if json {
-            Swift.print(Self.jsonLine(outcome, index: index))
+            Swift.print(outcome.jsonLine(index: index))
         } else {
             Swift.print(Self.summary(outcome, label: index.map { "#\($0) " } ?? ""))
         }
