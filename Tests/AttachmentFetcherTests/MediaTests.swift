@@ -137,6 +137,9 @@ struct MediaTests {
         try await Fixture.with(configure: { $0.sizeLimits.image = 1_000 }) { fixture in
             #expect(await fixture.fetch("/media/x.jpg?bytes=1000").status == .attached)
             #expect(await fixture.fetch("/media/x.jpg?bytes=1001").reason == .tooLarge)
+            // Without a Content-Length, and whole before its type is known (shorter than the
+            // sniffed prefix): checked against its type's limit once the type is in.
+            #expect(await fixture.fetch("/media/x.jpg?bytes=1001&chunked=1").reason == .tooLarge)
             #expect(await fixture.fetch("/media/x.mp3?bytes=1001").status == .attached)
         }
     }

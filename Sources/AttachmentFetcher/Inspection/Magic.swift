@@ -4,9 +4,9 @@ import CMagic
 
 /// A libmagic cookie (`magic_t`) loaded with the system's magic database, answering MIME types.
 ///
-/// Not `Sendable`: libmagic cookies must never be used by two threads at once, so each cookie
-/// belongs to one thread (the transfer engine's) for its whole life.
-final class MagicCookie {
+/// `@unchecked Sendable` because a cookie may move between threads but must never be used by two
+/// at once: `MediaClassifier` lends each of its cookies to one job at a time.
+final class MagicCookie: @unchecked Sendable {
     private let cookie: magic_t
 
     /// Opens a cookie and loads the default database; fails with libmagic's message.

@@ -110,7 +110,7 @@ final class TransferEngine: Sendable {
         self.multi = multi
         mailbox = Mailbox()
         let loop = EngineLoop(
-            multi: multi, mailbox: mailbox, magic: try MagicCookie(), configuration: configuration,
+            multi: multi, mailbox: mailbox, classifier: try MediaClassifier(), configuration: configuration,
             counters: counters, logger: logger)
         let exit = self.exit
         let thread = Thread {
@@ -161,6 +161,8 @@ private final class Mailbox: Sendable {
     enum Command {
         case submit(TransferTicket)
         case cancel(UInt64)
+        /// The classifier's answer for a transfer (ticket id, attempt) whose first bytes it was given.
+        case classified(UInt64, attempt: Int, Result<MediaType, TransferFailure>)
     }
 
     private struct State {
@@ -306,7 +308,7 @@ private final class EngineLoop: @unchecked Sendable {
 
     let multi: CurlMulti
     let mailbox: Mailbox
-    let magic: MagicCookie
+    let classifier: MediaClassifier
     let configuration: TransferEngine.Configuration
     let counters: TransferCounters
     let logger: Logger
@@ -326,12 +328,12 @@ private final class EngineLoop: @unchecked Sendable {
     private var queuesMayAdvance = false
 
     init(
-        multi: CurlMulti, mailbox: Mailbox, magic: MagicCookie, configuration: TransferEngine.Configuration,
+        multi: CurlMulti, mailbox: Mailbox, classifier: MediaClassifier, configuration: TransferEngine.Configuration,
         counters: TransferCounters, logger: Logger
     ) {
         self.multi = multi
         self.mailbox = mailbox
-        self.magic = magic
+        self.classifier = classifier
         self.configuration = configuration
         self.counters = counters
         self.logger = logger
@@ -345,6 +347,7 @@ private final class EngineLoop: @unchecked Sendable {
                 switch command {
                 case .submit(let ticket): enqueue(ticket)
                 case .cancel(let id): terminate(id, with: TransferTicket.cancellation)
+                case .classified(let id, let attempt, let detection): classified(id, attempt: attempt, detection)
                 }
             }
             if closed, !stopping {
@@ -463,7 +466,9 @@ private final class EngineLoop: @unchecked Sendable {
             ticket.finish(.failure(TransferFailure(reason: .storage, detail: "cannot create \(temporaryPath): \(error)")))
             return
         }
-        let transfer = ActiveTransfer(ticket: ticket, easy: easy, file: file, temporaryPath: temporaryPath, loop: self)
+        let transfer = ActiveTransfer(
+            ticket: ticket, attempt: retried.contains(ticket.id) ? 2 : 1, easy: easy, file: file,
+            temporaryPath: temporaryPath, loop: self)
         easy.sink.file = file
         easy.sink.delegate = transfer
         let added = multi.add(easy)
@@ -503,18 +508,24 @@ private final class EngineLoop: @unchecked Sendable {
             retry(transfer)
         } else if result != .ok {
             settle(transfer, .failure(failure(for: result, of: transfer)))
+        } else if let ending = responseWithoutBody(of: transfer) {
+            settle(transfer, ending)
+        } else if transfer.media == nil {
+            // The type is still being detected (or, for a body shorter than the sniffed prefix,
+            // is only now asked for): the body waits out of libcurl, its connection free.
+            if !transfer.classificationRequested { requestClassification(of: transfer) }
+            release(transfer)
         } else {
             settle(transfer, finishBody(of: transfer))
         }
     }
 
-    /// Checks a body that arrived whole, closes its file and hands it to the request's `place`.
-    private func finishBody(of transfer: ActiveTransfer) -> TransferTicket.Completion {
-        let easy = transfer.easy
-        let status = easy.responseCode
-        let headers = transfer.sink.headerBlock
+    /// How a response ends that has no body to check: `304 Not Modified` to a revalidation, an
+    /// HTTP error, an empty body; `nil` for a body.
+    private func responseWithoutBody(of transfer: ActiveTransfer) -> TransferTicket.Completion? {
+        let status = transfer.easy.responseCode
         if status == 304, !transfer.ticket.request.headers.isEmpty {
-            return .success(.notModified(headers))
+            return .success(.notModified(transfer.sink.headerBlock))
         }
         guard (200..<300).contains(status) else {
             return .failure(TransferFailure(reason: .httpStatus, detail: "HTTP \(status)"))
@@ -522,10 +533,45 @@ private final class EngineLoop: @unchecked Sendable {
         guard transfer.sink.bytesReceived > 0 else {
             return .failure(TransferFailure(reason: .unsupportedType, detail: "empty body"))
         }
-        if transfer.media == nil { transfer.classify() }
+        return nil
+    }
+
+    /// Hands the first bytes of `transfer` to the classifier, whose answer comes back through
+    /// the mailbox (`classified`); the transfer goes on meanwhile.
+    fileprivate func requestClassification(of transfer: ActiveTransfer) {
+        transfer.classificationRequested = true
+        let (id, attempt, mailbox, multi) = (transfer.ticket.id, transfer.attempt, mailbox, multi)
+        classifier.classify(transfer.sink.prefix) { detection in
+            if mailbox.post(.classified(id, attempt: attempt, detection)) == .wakeEngine { multi.wakeup() }
+        }
+    }
+
+    /// Applies the classifier's answer: a refused type or an announced size over the type's
+    /// limit ends a running transfer at once; a whole body waiting for its type is finished.
+    private func classified(_ id: UInt64, attempt: Int, _ detection: Result<MediaType, TransferFailure>) {
+        // Gone already (deadline, cancellation, failure), or an answer for an earlier attempt.
+        guard case .running(let transfer) = live[id], transfer.attempt == attempt else { return }
+        transfer.apply(detection)
+        if !transfer.inLibcurl {
+            settle(transfer, finishBody(of: transfer))
+        } else if let abort = transfer.abort {
+            settle(transfer, .failure(abort))
+        }
+    }
+
+    /// Checks a whole body of known type, closes its file and hands it to the request's `place`.
+    private func finishBody(of transfer: ActiveTransfer) -> TransferTicket.Completion {
         if let abort = transfer.abort { return .failure(abort) }
         guard let media = transfer.media else {
             return .failure(TransferFailure(reason: .unsupportedType, detail: "type not detected"))
+        }
+        // A body may have ended before its type was known, checked only against the largest limit.
+        let limit = configuration.sizeLimits.limit(for: media.kind)
+        guard transfer.sink.bytesReceived <= limit else {
+            return .failure(
+                TransferFailure(
+                    reason: .tooLarge,
+                    detail: "\(transfer.sink.bytesReceived) bytes received, more than the \(media.kind.rawValue) limit, \(limit) bytes"))
         }
         guard ContinuousClock.now < transfer.ticket.request.deadline else {
             return .failure(TransferFailure(reason: .deadline, detail: "the deadline passed as the download ended"))
@@ -539,7 +585,7 @@ private final class EngineLoop: @unchecked Sendable {
         }
         let body = DownloadedFile(
             path: transfer.temporaryPath, media: media, byteCount: transfer.sink.bytesReceived,
-            effectiveURL: easy.effectiveURL ?? transfer.ticket.request.url, headerBlock: headers)
+            effectiveURL: transfer.easy.effectiveURL ?? transfer.ticket.request.url, headerBlock: transfer.sink.headerBlock)
         return transfer.ticket.request.place(body).map { .file($0) }
     }
 
@@ -615,15 +661,23 @@ private final class EngineLoop: @unchecked Sendable {
 
     /// Takes a running transfer out of libcurl and the engine's books, and closes its file.
     private func detach(_ transfer: ActiveTransfer) {
+        release(transfer)
+        live[transfer.ticket.id] = nil
+        transfer.closeFile()
+    }
+
+    /// Takes a transfer out of libcurl (its handle stays with it, its connection and slot go to
+    /// the next transfer); it stays live until settled. Nothing if it already left.
+    private func release(_ transfer: ActiveTransfer) {
+        guard transfer.inLibcurl else { return }
+        transfer.inLibcurl = false
         counters.received(bytes: transfer.sink.bytesReceived)
         multi.remove(transfer.easy)
         running[transfer.easy.key] = nil
-        live[transfer.ticket.id] = nil
         let host = transfer.ticket.request.hostKey
         runningPerHost[host, default: 1] -= 1
         if runningPerHost[host] == 0 { runningPerHost[host] = nil }
         if !queues.isEmpty { queuesMayAdvance = true }
-        transfer.closeFile()
     }
 
     /// Keeps a handle that left libcurl for the next transfer, up to `maximumIdleHandles`.
@@ -636,25 +690,25 @@ private final class EngineLoop: @unchecked Sendable {
     /// Idle easy handles kept for reuse: as many as one host's default connection limit, so a
     /// spike against one CDN makes its handles once rather than once per transfer.
     private static let maximumIdleHandles = 48
-
-    /// The type class detected in `prefix`, or why it is refused.
-    fileprivate func classify(_ prefix: [UInt8]) -> Result<MediaType, TransferFailure> {
-        let mime = magic.mimeType(of: prefix)
-        guard let media = AttachmentTypes.mediaType(forMIME: mime) else {
-            return .failure(TransferFailure(reason: .unsupportedType, detail: "detected \(mime), which iOS does not accept"))
-        }
-        return .success(media)
-    }
 }
 
 /// A transfer in libcurl's hands, confined to the engine's thread. It checks the body as it
-/// arrives: the type once the first bytes are in, then the size against that type's limit.
+/// arrives: the type once the first bytes are in (detected by the classifier, off this
+/// thread), then the size against that type's limit.
 private final class ActiveTransfer: CurlResponseSinkDelegate {
     let ticket: TransferTicket
+    /// 1, or 2 for the retry of a transfer an HTTP/2 connection failed: tells the classifier's
+    /// answers for the two apart.
+    let attempt: Int
     let easy: CurlEasy
     var file: FileDescriptor?
     let temporaryPath: String
     unowned let loop: EngineLoop
+    /// Whether the handle is still in libcurl's multi handle; `false` once the body is whole
+    /// and waits for its type, or once the transfer ended.
+    var inLibcurl = true
+    /// Whether the first bytes went to the classifier.
+    var classificationRequested = false
     /// The type detected in the first bytes.
     private(set) var media: MediaType?
     /// Why this transfer aborted itself, if it did.
@@ -662,8 +716,12 @@ private final class ActiveTransfer: CurlResponseSinkDelegate {
 
     var sink: CurlResponseSink { easy.sink }
 
-    init(ticket: TransferTicket, easy: CurlEasy, file: FileDescriptor, temporaryPath: String, loop: EngineLoop) {
+    init(
+        ticket: TransferTicket, attempt: Int, easy: CurlEasy, file: FileDescriptor, temporaryPath: String,
+        loop: EngineLoop
+    ) {
         self.ticket = ticket
+        self.attempt = attempt
         self.easy = easy
         self.file = file
         self.temporaryPath = temporaryPath
@@ -671,7 +729,9 @@ private final class ActiveTransfer: CurlResponseSinkDelegate {
     }
 
     func responseSinkShouldContinue(_ sink: CurlResponseSink) -> Bool {
-        if media == nil, sink.prefix.count >= sink.prefixCapacity { classify() }
+        if media == nil, !classificationRequested, sink.prefix.count >= sink.prefixCapacity {
+            loop.requestClassification(of: self)
+        }
         if abort != nil { return false }
         let limit = media.map { loop.configuration.sizeLimits.limit(for: $0.kind) } ?? loop.configuration.sizeLimits.largest
         if sink.bytesReceived > limit {
@@ -683,9 +743,10 @@ private final class ActiveTransfer: CurlResponseSinkDelegate {
         return true
     }
 
-    /// Sniffs the type from the bytes so far and checks an announced length against its limit.
-    func classify() {
-        switch loop.classify(sink.prefix) {
+    /// Takes the classifier's answer, and checks an announced length against the type's limit.
+    func apply(_ detection: Result<MediaType, TransferFailure>) {
+        guard abort == nil else { return }
+        switch detection {
         case .failure(let failure):
             abort = failure
         case .success(let detected):
