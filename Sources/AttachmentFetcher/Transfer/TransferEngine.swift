@@ -114,10 +114,12 @@ final class TransferEngine: Sendable {
             counters: counters, logger: logger)
         let exit = self.exit
         let thread = Thread {
+            // Named from the thread itself (Foundation on Linux applies a name set before
+            // `start()` to nothing), in at most the 15 characters Linux keeps.
+            Thread.current.name = "attachment-curl"
             loop.run()
             exit.signal()
         }
-        thread.name = "attachment-fetcher-curl"
         thread.start()
     }
 
