@@ -33,10 +33,15 @@ public final class AttachmentFetcher: Sendable {
     ///     default nothing is logged.
     /// - Throws: `AttachmentFetcherError` when the directory cannot be used, the configuration
     ///   is out of range, or libcurl or libmagic cannot start.
-    public init(
+    public convenience init(
         configuration: Configuration,
         logger: Logger = Logger(label: "AttachmentFetcher", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws(AttachmentFetcherError) {
+        try self.init(configuration: configuration, logger: logger, classifier: nil)
+    }
+
+    /// The same, with the engine's type detection given (tests hold its answers back).
+    init(configuration: Configuration, logger: Logger, classifier: MediaClassifier?) throws(AttachmentFetcherError) {
         try configuration.validate()
         var configuration = configuration
         configuration.outputDirectory = try Self.prepareDirectory(configuration.outputDirectory)
@@ -53,7 +58,7 @@ public final class AttachmentFetcher: Sendable {
                 maximumRedirects: configuration.maximumRedirects,
                 userAgent: configuration.userAgent,
                 trustedCertificatesFile: configuration.trustedCertificatesFile),
-            logger: logger)
+            logger: logger, classifier: classifier)
         if let store {
             cache = CachedDownloads(
                 store: store, engine: engine, outputDirectory: configuration.outputDirectory,

@@ -29,6 +29,38 @@ struct DeadlineTests {
         }
     }
 
+    @Test("A body still waiting for its type when the deadline passes ends in deadline on time, its file removed")
+    func typeStillUnknownAtDeadline() async throws {
+        // The type's answer is held back 2 s (libmagic itself takes under a millisecond), so this
+        // 2 KB body is whole, out of libcurl, long before the deadline and waits for its type.
+        try await Fixture.with(deadline: .milliseconds(600), typeAnswerDelay: .seconds(2)) { fixture in
+            let outcome = await fixture.fetch("/media/x.jpg?bytes=2000")
+            #expect(outcome.reason == .deadline)
+            #expect(outcome.detail == "the deadline passed after 2000 bytes were received")
+            #expect(outcome.elapsed >= .milliseconds(600))
+            #expect(outcome.elapsed < .milliseconds(700))
+            #expect(fixture.server.stats().responsesCompleted == 1)
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("A whole body waits for its type, then is placed or refused by it")
+    func bodyWaitsForType() async throws {
+        try await Fixture.with(typeAnswerDelay: .milliseconds(300)) { fixture in
+            async let image = fixture.fetch("/media/a.jpg?bytes=2000")
+            // 3 MB of HTML served as a JPEG: whole before the answer comes, then refused.
+            async let page = fixture.fetch("/media/page.html?bytes=3000000&content_type=image/jpeg")
+            let (attached, refused) = await (image, page)
+            #expect(attached.status == .attached)
+            #expect(attached.elapsed >= .milliseconds(300))
+            #expect(attached.attachments.first?.path.hasSuffix(".jpg") == true)
+            #expect(refused.reason == .unsupportedType)
+            #expect(refused.detail?.contains("text/html") == true)
+            #expect(fixture.server.stats().responsesCompleted == 2)
+            #expect(fixture.filesLeft().count == 1)
+        }
+    }
+
     @Test("Cancelling the caller's task ends the payload at once with deadline")
     func cancellation() async throws {
         try await Fixture.with { fixture in

@@ -11,10 +11,14 @@ final class MediaClassifier: Sendable {
     /// Cookies not lent out; the pool grows to the number of jobs that ever ran at once.
     private let idleCookies: Mutex<[MagicCookie]>
     private let queue = DispatchQueue(label: "attachment-fetcher.classify", attributes: .concurrent)
+    /// How long each asynchronous answer is held back: zero, except in tests that need a body to
+    /// wait for its type.
+    private let answerDelay: Duration
 
     /// Loads a first cookie, so that a missing or unreadable magic database fails at start-up.
-    init() throws(AttachmentFetcherError) {
+    init(answerDelay: Duration = .zero) throws(AttachmentFetcherError) {
         idleCookies = Mutex([try MagicCookie()])
+        self.answerDelay = answerDelay
     }
 
     /// The type class detected in `prefix`, or why iOS would refuse the body. Blocks for the
@@ -36,6 +40,12 @@ final class MediaClassifier: Sendable {
 
     /// Classifies `prefix` on the classifier's queue and calls `completion` there with the answer.
     func classify(_ prefix: [UInt8], completion: @escaping @Sendable (Result<MediaType, TransferFailure>) -> Void) {
-        queue.async { completion(self.classify(prefix)) }
+        guard answerDelay > .zero else {
+            queue.async { completion(self.classify(prefix)) }
+            return
+        }
+        let (seconds, attoseconds) = answerDelay.components
+        let delay = DispatchTimeInterval.nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        queue.asyncAfter(deadline: .now() + delay) { completion(self.classify(prefix)) }
     }
 }

@@ -1,6 +1,7 @@
-import AttachmentFetcher
+@testable import AttachmentFetcher
 import Foundation
 import MockCDN
+import Logging
 import Testing
 
 /// A mock CDN on 127.0.0.1, a fetcher writing into a fresh temporary directory, and helpers to
@@ -11,10 +12,12 @@ struct Fixture: Sendable {
     let directory: String
 
     /// Runs `body` with a fresh server and fetcher, then shuts both down and removes the directory.
-    /// With `cached`, the fetcher uses a cache in `<directory>/../cache` of its own.
+    /// With `cached`, the fetcher uses a cache in `<directory>/../cache` of its own; with
+    /// `typeAnswerDelay`, its engine gets each detected type that much later.
     static func with<R: Sendable>(
         deadline: Duration = .seconds(10),
         cached: Bool = false,
+        typeAnswerDelay: Duration = .zero,
         configure: (inout AttachmentFetcher.Configuration) -> Void = { _ in },
         _ body: (Fixture) async throws -> R
     ) async throws -> R {
@@ -26,7 +29,10 @@ struct Fixture: Sendable {
         configure(&configuration)
         let fetcher: AttachmentFetcher
         do {
-            fetcher = try AttachmentFetcher(configuration: configuration)
+            fetcher = try AttachmentFetcher(
+                configuration: configuration,
+                logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+                classifier: MediaClassifier(answerDelay: typeAnswerDelay))
         } catch {
             try? await server.shutdown()
             throw error
