@@ -324,8 +324,8 @@ private final class EngineLoop: @unchecked Sendable {
     /// Easy handles whose transfers ended, reset and ready for the next (see `recycle`).
     private var idleHandles: [CurlEasy] = []
     private var deadlines = Heap<DeadlineEntry>()
-    /// Transfers already retried once (see `isRetryable`).
-    private var retried: Set<UInt64> = []
+    /// How many times each live transfer was retried (see `isRetryable`).
+    private var retries: [UInt64: Int] = [:]
     /// Whether a queued transfer may be able to start: set when one is queued or a running one
     /// ends, cleared once the queues have been served. Without it, a queue held back only by the
     /// per-host limit would make the loop poll with a zero timeout, spinning a core.
@@ -471,7 +471,7 @@ private final class EngineLoop: @unchecked Sendable {
             return
         }
         let transfer = ActiveTransfer(
-            ticket: ticket, attempt: retried.contains(ticket.id) ? 2 : 1, easy: easy, file: file,
+            ticket: ticket, attempt: (retries[ticket.id] ?? 0) + 1, easy: easy, file: file,
             temporaryPath: temporaryPath, loop: self)
         easy.sink.file = file
         easy.sink.delegate = transfer
@@ -495,7 +495,7 @@ private final class EngineLoop: @unchecked Sendable {
         switch live[id] {
         case .queued(let ticket):
             live[id] = nil
-            retried.remove(id)
+            retries[id] = nil
             ticket.finish(.failure(failure))
         case .running(let transfer):
             settle(transfer, .failure(failure))
@@ -630,25 +630,30 @@ private final class EngineLoop: @unchecked Sendable {
         case .success(.notModified), .failure: TemporaryFiles.remove(transfer.temporaryPath)
         }
         recycle(transfer.easy)
-        retried.remove(transfer.ticket.id)
+        retries[transfer.ticket.id] = nil
         transfer.ticket.finish(completion)
     }
 
-    /// Whether a failed transfer gets a second try: once, before its deadline, when an HTTP/2
-    /// connection failed it (a framing error, a stream reset, or the connection lost) rather than
-    /// the response itself. Debian's libcurl 7.88 resets streams it has finished, which servers with
-    /// rapid-reset protection (SwiftNIO: over 200 in 30 s) answer by closing the connection and every
-    /// stream on it; the retry goes out on a connection still alive, or a new one. HTTP/1.1
-    /// failures are final, as before: there a reset is the server's answer to this request.
+    /// Whether a failed transfer gets another try: at most `maximumRetries` times, before its
+    /// deadline, when an HTTP/2 connection failed it (a framing error, a stream reset, or the
+    /// connection lost) rather than the response itself. Debian's libcurl 7.88 resets streams it
+    /// has finished, which servers with rapid-reset protection (SwiftNIO: over 200 in 30 s) answer
+    /// by closing the connection and every stream on it; the retry goes out on a connection still
+    /// alive, or a new one. HTTP/1.1 failures are final: there a reset is the server's answer to
+    /// this request.
     private func isRetryable(_ transfer: ActiveTransfer, _ result: CurlCode) -> Bool {
         // The two HTTP/2 codes say which protocol failed; a lost connection says so only once a
         // response had begun (before that libcurl reports no version).
         let connectionFailed =
             result == .http2FramingError || result == .http2StreamError
             || ((result == .receiveError || result == .sendError) && transfer.easy.usedHTTP2)
-        return connectionFailed && !retried.contains(transfer.ticket.id)
+        return connectionFailed && (retries[transfer.ticket.id] ?? 0) < Self.maximumRetries
             && ContinuousClock.now < transfer.ticket.request.deadline
     }
+
+    /// Retries of one transfer after HTTP/2 connection failures. One was not always enough: in
+    /// 5 runs of 2,000 payloads over TLS, one retry met a second `GOAWAY`.
+    private static let maximumRetries = 2
 
     /// Starts a failed transfer again from its first byte: its partial file goes, and the ticket
     /// goes to the front of its host's queue (its deadline stays in the heap).
@@ -657,7 +662,7 @@ private final class EngineLoop: @unchecked Sendable {
         TemporaryFiles.remove(transfer.temporaryPath)
         recycle(transfer.easy)
         let ticket = transfer.ticket
-        retried.insert(ticket.id)
+        retries[ticket.id, default: 0] += 1
         live[ticket.id] = .queued(ticket)
         queues[ticket.request.hostKey, default: []].prepend(ticket)
         queuesMayAdvance = true
@@ -701,8 +706,8 @@ private final class EngineLoop: @unchecked Sendable {
 /// thread), then the size against that type's limit.
 private final class ActiveTransfer: CurlResponseSinkDelegate {
     let ticket: TransferTicket
-    /// 1, or 2 for the retry of a transfer an HTTP/2 connection failed: tells the classifier's
-    /// answers for the two apart.
+    /// 1, then 2 and 3 for the retries of a transfer HTTP/2 connections failed: tells the
+    /// classifier's answers for the attempts apart.
     let attempt: Int
     let easy: CurlEasy
     var file: FileDescriptor?
