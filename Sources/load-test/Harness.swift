@@ -37,6 +37,8 @@ struct Settings: Codable, Sendable {
     var batchConcurrency: Int?
     /// Whether the scratch directory is on tmpfs (/dev/shm).
     var tmpfs: Bool
+    /// With `--tls`: the mock CDN's certificate, which fetch-attachment and curl trust (`--cacert`).
+    var trustedCertificate: String?
     /// The scratch directory (removed afterwards).
     var scratch: String
     /// How the children's peak RSS is measured ("gnu-time" or "wait4").
@@ -49,7 +51,8 @@ struct Settings: Codable, Sendable {
 struct Check: Codable, Sendable {
     /// What is checked.
     var name: String
-    /// "behaviour" (correctness; failing makes the exit status 1) or "target" (speed or size; reported only).
+    /// "behaviour" (correctness; failing makes the exit status 1), "target" (speed or size;
+    /// reported only) or "finding" (what a baseline did wrong; reported only).
     var kind: String
     /// The measured value, as text.
     var value: String
@@ -193,6 +196,8 @@ struct Harness: Sendable {
         try Data((urls.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: urlFile))
         var ours: [RunMetrics] = [], curl: [RunMetrics] = [], urlsession: [RunMetrics] = []
         var commands = ["", "", ""]
+        // Foundation on Linux trusts only the system's certificate authorities: no URLSession over TLS.
+        let withURLSession = settings.trustedCertificate == nil
         var latencies: [Double] = []
         let timeout = Duration.seconds(300)
         for run in 1...settings.runs {
@@ -218,12 +223,13 @@ struct Harness: Sendable {
                 arguments: [
                     "--parallel", "--parallel-max", String(min(settings.concurrency, 300)), "--silent", "--show-error",
                     "--fail", "--config", config,
-                ],
+                ] + (settings.trustedCertificate.map { ["--cacert", $0] } ?? []),
                 stdoutPath: runDirectory.stdout, stderrPath: runDirectory.stderr, timeout: timeout)
             curl.append(try await runBaseline("curl", run: run, command: curlCommand, count: count, in: runDirectory))
             if run == 1 { commands[1] = curlCommand.displayString }
             runDirectory.remove()
 
+            guard withURLSession else { continue }
             runDirectory = try RunDirectory(directory + "/run-\(run)-urlsession")
             let sessionCommand = ChildCommand(
                 executable: tools.urlsessionFetch,
@@ -238,10 +244,19 @@ struct Harness: Sendable {
         let curlSummary = ContenderSummary(curl)
         let sessionSummary = ContenderSummary(urlsession)
         var checks = behaviourChecks(ours, label: "ours")
-        checks += behaviourChecks(curl, label: "curl")
-        checks += behaviourChecks(urlsession, label: "urlsession")
+        // Over TLS, Debian's curl 7.88 loses a few transfers per run to HTTP/2 stream errors (it
+        // resets streams it has finished; the server's rapid-reset limit then closes the
+        // connection): a finding about the baseline, reported without failing the load test.
+        checks += behaviourChecks(curl, label: "curl", lossesAreFindings: settings.trustedCertificate != nil)
+        if withURLSession { checks += behaviourChecks(urlsession, label: "urlsession") }
         var notes: [String] = []
-        for (name, baseline, target) in [("curl", curlSummary, 1.0), ("urlsession", sessionSummary, 5.0)] {
+        var baselines = [("curl", curlSummary, 1.0)]
+        if withURLSession {
+            baselines.append(("urlsession", sessionSummary, 5.0))
+        } else {
+            notes.append("urlsession: not run over TLS (Foundation on Linux trusts only the system's certificate authorities)")
+        }
+        for (name, baseline, target) in baselines {
             let throughput = ratio(oursSummary.payloadsPerSecond, baseline.payloadsPerSecond)
             let cpu = ratio(oursSummary.cpuSeconds, baseline.cpuSeconds)
             let rss = ratio(oursSummary.peakRSSMegabytes, baseline.peakRSSMegabytes)
@@ -256,8 +271,8 @@ struct Harness: Sendable {
             contenders: [
                 ContenderReport(name: "ours", command: commands[0], runs: ours, summary: oursSummary),
                 ContenderReport(name: "curl", command: commands[1], runs: curl, summary: curlSummary),
-                ContenderReport(name: "urlsession", command: commands[2], runs: urlsession, summary: sessionSummary),
-            ],
+            ] + (withURLSession
+                ? [ContenderReport(name: "urlsession", command: commands[2], runs: urlsession, summary: sessionSummary)] : []),
             checks: checks, notes: notes)
         return (report, latencies)
     }
@@ -341,9 +356,11 @@ struct Harness: Sendable {
             value: perURL.map(String.init).joined(separator: ","), target: "exactly 1 each",
             passed: perURL.count == 10 && perURL.allSatisfy { $0 == 1 }))
         // 10 shared + 7 faults + 3 for the redirect chain; the internal push and file:// make none.
+        // Over TLS (HTTP/2) the reset and the truncation are stream failures, each tried three times.
+        let expectedRequests = settings.trustedCertificate == nil ? 20 : 24
         report.checks.append(Check(
             name: "origin requests in all", kind: "behaviour", value: runs.map { String($0.originRequests) }.joined(),
-            target: "20", passed: runs.allSatisfy { $0.originRequests == 20 }))
+            target: String(expectedRequests), passed: runs.allSatisfy { $0.originRequests == expectedRequests }))
         return (report, latencies)
     }
 
@@ -488,7 +505,8 @@ struct Harness: Sendable {
             executable: tools.fetchAttachment,
             arguments: [
                 "--batch", batch, "--json", "--output-dir", directory.output, "--deadline", String(deadline),
-            ] + cache.arguments + (settings.batchConcurrency.map { ["--concurrency", String($0)] } ?? []),
+            ] + cache.arguments + (settings.batchConcurrency.map { ["--concurrency", String($0)] } ?? [])
+                + (settings.trustedCertificate.map { ["--cacert", $0] } ?? []),
             stdoutPath: directory.stdout, stderrPath: directory.stderr, timeout: timeout)
         server.resetStats()
         let child = try await ChildRunner.run(command, scratch: settings.scratch)
@@ -558,14 +576,17 @@ struct Harness: Sendable {
     }
 
     /// Behaviour checks every contender gets: it ran to completion and delivered what was expected.
-    private func behaviourChecks(_ runs: [RunMetrics], label: String) -> [Check] {
+    /// Checks that every run ended in time and left a result for every payload. With
+    /// `lossesAreFindings` (a baseline's own failed transfers), missing results are reported as
+    /// kind "finding", which never decides the exit status.
+    private func behaviourChecks(_ runs: [RunMetrics], label: String, lossesAreFindings: Bool = false) -> [Check] {
         let timedOut = runs.filter { $0.child.timedOut }.count
         var checks = [
             Check(
                 name: "\(label): every run finished before its timeout", kind: "behaviour",
                 value: "\(runs.count - timedOut) of \(runs.count)", target: "all", passed: timedOut == 0),
             Check(
-                name: "\(label): payloads without a result", kind: "behaviour",
+                name: "\(label): payloads without a result", kind: lossesAreFindings ? "finding" : "behaviour",
                 value: runs.map { String($0.missing) }.joined(separator: ", "), target: "0",
                 passed: runs.allSatisfy { $0.missing == 0 }),
         ]

@@ -43,6 +43,14 @@ struct RunLoadTest: AsyncParsableCommand {
     @Flag(help: "Put the scratch directory under /dev/shm (tmpfs) instead of /tmp, to remove disk noise.")
     var tmpfs = false
 
+    /// Serve HTTPS.
+    @Flag(help: """
+        Serve HTTPS (HTTP/2 to clients that offer it) with a certificate for 127.0.0.1 made by openssl; \
+        fetch-attachment and curl trust it through --cacert. URLSession is left out: Foundation on Linux \
+        trusts only the system's certificate authorities.
+        """)
+    var tls = false
+
     /// Where to write the latency CDF.
     @Option(help: "Write an SVG latency CDF of our first distinct-urls run (else the first scenario's) to PATH.")
     var svg: String?
@@ -106,14 +114,22 @@ struct RunLoadTest: AsyncParsableCommand {
     func run() async throws {
         let selected = scenarios.isEmpty ? ScenarioName.defaultSet : scenarios
         let tools = Tools.locate(directory: binDirectory)
-        for path in [tools.fetchAttachment, tools.curl] + (selected.contains(.distinctURLs) ? [tools.urlsessionFetch] : [])
+        let needsURLSession = selected.contains(.distinctURLs) && !tls
+        for path in [tools.fetchAttachment, tools.curl] + (needsURLSession ? [tools.urlsessionFetch] : [])
         where !FileManager.default.isExecutableFile(atPath: path) {
             throw ValidationError("\(path) is missing: build it first (swift build --product \(URL(fileURLWithPath: path).lastPathComponent))")
         }
         let scratch = try makeScratchDirectory()
+        let certificate: SelfSignedCertificate?
+        do {
+            certificate = tls ? try await SelfSignedCertificate.make(in: scratch) : nil
+        } catch {
+            try? FileManager.default.removeItem(atPath: scratch)
+            throw error
+        }
         let settings = Settings(
             scale: scale, runs: runs, concurrency: concurrency, batchConcurrency: batchConcurrency, tmpfs: tmpfs,
-            scratch: scratch,
+            trustedCertificate: certificate?.certificatePath, scratch: scratch,
             rssMethod: ChildRunner.gnuTime == nil ? "wait4" : "gnu-time",
             custom: CustomSpike(
                 payloads: payloads, urls: urls, bytes: bytes, mediaType: mediaType, faultPercent: faultPercent,
@@ -121,7 +137,9 @@ struct RunLoadTest: AsyncParsableCommand {
         let startedAt = ISO8601DateFormatter().string(from: Date())
         let server: MockCDNServer
         do {
-            server = try await MockCDNServer.start(host: "127.0.0.1", port: 0, eventLoopThreads: 2)
+            server = try await MockCDNServer.start(
+                host: "127.0.0.1", port: 0, eventLoopThreads: 2,
+                tls: certificate.map { .init(certificateChainPath: $0.certificatePath, privateKeyPath: $0.privateKeyPath) })
         } catch {
             try? FileManager.default.removeItem(atPath: scratch)
             throw error

@@ -73,7 +73,7 @@ enum MarkdownReport {
             out += "\n**\(scenario.name.rawValue)** — \(scenario.summary)\n"
             for note in scenario.notes { out += "- \(note)\n" }
             for check in scenario.checks {
-                let mark = check.passed ? "ok" : (check.kind == "behaviour" ? "FAIL" : "MISSED")
+                let mark = check.passed ? "ok" : ["behaviour": "FAIL", "finding": "baseline failed"][check.kind] ?? "MISSED"
                 out += "- [\(mark)] \(check.name): \(check.value) (\(check.kind == "target" ? "target" : "expected") \(check.target))\n"
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import MockCDN
 import Testing
 
 /// The parts of `load-test --json` that the smoke test reads (a mirror of the executable's own types,
@@ -55,8 +56,9 @@ private struct LoadTestDocument: Decodable {
 }
 
 /// Runs the built `load-test` with its CI scenario and checks behaviour only: counts, outcomes by
-/// reason, deadlines and origin requests, never speed.
-@Suite("load-test: the smoke scenario", .timeLimit(.minutes(2)))
+/// reason, deadlines and origin requests, never speed. One at a time: each checks a deadline of
+/// its children, which its neighbours' load would blur.
+@Suite("load-test: the smoke scenario", .serialized, .timeLimit(.minutes(2)))
 struct LoadTestTests {
     @Test("smoke: 100 payloads over 10 URLs plus faults give the expected outcomes, in time, one request per URL")
     func smoke() async throws {
@@ -102,6 +104,29 @@ struct LoadTestTests {
         for check in scenario.checks where check.kind == "behaviour" {
             #expect(check.passed, "\(check.name): \(check.value)")
         }
+        #expect(document.behaviourPassed)
+    }
+
+    @Test(
+        "smoke over HTTPS (--tls): the same outcomes over HTTP/2, the reset and truncated streams tried three times",
+        .enabled(if: SelfSignedCertificate.canBeMade))
+    func smokeOverTLS() async throws {
+        let result = try await CommandRunner.run(
+            "load-test", ["--scenario", "smoke", "--tls", "--json"], timeout: .seconds(90))
+        #expect(result.status == 0, "load-test failed: \(result.stderr)")
+        let document = try JSONDecoder().decode(LoadTestDocument.self, from: Data(result.stdout.utf8))
+        let run = try #require(document.scenarios.first { $0.name == "smoke" }?.contenders.first?.runs.first)
+        #expect(run.missing == 0)
+        #expect(
+            run.outcomes == [
+                "attached": 92, "deadline": 1, "http-status": 2, "network": 2, "unsupported-type": 1,
+                "internal-push": 1, "invalid-url": 1,
+            ])
+        #expect(run.mismatches == 0, "\(run.firstMismatch ?? "")")
+        #expect(run.deadlineViolations == 0)
+        #expect(run.trackedURLRequests == [Int](repeating: 1, count: 10))
+        // 20 as over http, and two more tries each for the reset and the truncated stream.
+        #expect(run.originRequests == 24)
         #expect(document.behaviourPassed)
     }
 
