@@ -576,9 +576,8 @@ struct Harness: Sendable {
     }
 
     /// Behaviour checks every contender gets: it ran to completion and delivered what was expected.
-    /// Checks that every run ended in time and left a result for every payload. With
-    /// `lossesAreFindings` (a baseline's own failed transfers), missing results are reported as
-    /// kind "finding", which never decides the exit status.
+    /// With `lossesAreFindings` (a baseline's own failed transfers), missing results are reported
+    /// as kind "finding", which never decides the exit status.
     private func behaviourChecks(_ runs: [RunMetrics], label: String, lossesAreFindings: Bool = false) -> [Check] {
         let timedOut = runs.filter { $0.child.timedOut }.count
         var checks = [
