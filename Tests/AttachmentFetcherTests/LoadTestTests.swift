@@ -60,12 +60,23 @@ private struct LoadTestDocument: Decodable {
 /// its children, which its neighbours' load would blur.
 @Suite("load-test: the smoke scenario", .serialized, .timeLimit(.minutes(2)))
 struct LoadTestTests {
+    /// The outcomes the smoke scenario's payloads call for, one fault or special payload each.
+    private static let smokeOutcomes = [
+        "attached": 92, "deadline": 1, "http-status": 2, "network": 2, "unsupported-type": 1,
+        "internal-push": 1, "invalid-url": 1,
+    ]
+
+    /// Runs `load-test --scenario smoke --json` with `options` and reads its document.
+    private func runSmoke(_ options: [String] = []) async throws -> LoadTestDocument {
+        let result = try await CommandRunner.run(
+            "load-test", ["--scenario", "smoke", "--json"] + options, timeout: .seconds(90))
+        #expect(result.status == 0, "load-test failed: \(result.stderr)")
+        return try JSONDecoder().decode(LoadTestDocument.self, from: Data(result.stdout.utf8))
+    }
+
     @Test("smoke: 100 payloads over 10 URLs plus faults give the expected outcomes, in time, one request per URL")
     func smoke() async throws {
-        let result = try await CommandRunner.run(
-            "load-test", ["--scenario", "smoke", "--json"], timeout: .seconds(90))
-        #expect(result.status == 0, "load-test failed: \(result.stderr)")
-        let document = try JSONDecoder().decode(LoadTestDocument.self, from: Data(result.stdout.utf8))
+        let document = try await runSmoke()
         #expect(document.tool == "load-test")
         let scenario = try #require(document.scenarios.first { $0.name == "smoke" })
         #expect(scenario.payloads == 100)
@@ -75,16 +86,12 @@ struct LoadTestTests {
 
         // fetch-attachment ran to the end: exit 1 because some outcomes are (rightly) the original.
         #expect(run.child.timedOut == false)
-        #expect(run.child.exitStatus == 1, "\(result.stderr)")
+        #expect(run.child.exitStatus == 1)
         #expect(run.payloads == 100)
         #expect(run.missing == 0)
 
         // Every payload got the outcome its fault calls for.
-        #expect(
-            run.outcomes == [
-                "attached": 92, "deadline": 1, "http-status": 2, "network": 2, "unsupported-type": 1,
-                "internal-push": 1, "invalid-url": 1,
-            ])
+        #expect(run.outcomes == Self.smokeOutcomes)
         #expect(run.mismatches == 0, "\(run.firstMismatch ?? "")")
 
         // The deadline (2 s) holds for every outcome, the stalled one included.
@@ -111,17 +118,10 @@ struct LoadTestTests {
         "smoke over HTTPS (--tls): the same outcomes over HTTP/2, the reset and truncated streams tried three times",
         .enabled(if: SelfSignedCertificate.canBeMade))
     func smokeOverTLS() async throws {
-        let result = try await CommandRunner.run(
-            "load-test", ["--scenario", "smoke", "--tls", "--json"], timeout: .seconds(90))
-        #expect(result.status == 0, "load-test failed: \(result.stderr)")
-        let document = try JSONDecoder().decode(LoadTestDocument.self, from: Data(result.stdout.utf8))
+        let document = try await runSmoke(["--tls"])
         let run = try #require(document.scenarios.first { $0.name == "smoke" }?.contenders.first?.runs.first)
         #expect(run.missing == 0)
-        #expect(
-            run.outcomes == [
-                "attached": 92, "deadline": 1, "http-status": 2, "network": 2, "unsupported-type": 1,
-                "internal-push": 1, "invalid-url": 1,
-            ])
+        #expect(run.outcomes == Self.smokeOutcomes)
         #expect(run.mismatches == 0, "\(run.firstMismatch ?? "")")
         #expect(run.deadlineViolations == 0)
         #expect(run.trackedURLRequests == [Int](repeating: 1, count: 10))
