@@ -37,11 +37,11 @@ public final class AttachmentFetcher: Sendable {
         configuration: Configuration,
         logger: Logger = Logger(label: "AttachmentFetcher", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws(AttachmentFetcherError) {
-        try self.init(configuration: configuration, logger: logger, classifier: nil)
+        try self.init(configuration: configuration, logger: logger, classifier: MediaClassifier())
     }
 
     /// The same, with the engine's type detection given (tests hold its answers back).
-    init(configuration: Configuration, logger: Logger, classifier: MediaClassifier?) throws(AttachmentFetcherError) {
+    init(configuration: Configuration, logger: Logger, classifier: MediaClassifier) throws(AttachmentFetcherError) {
         try configuration.validate()
         var configuration = configuration
         configuration.outputDirectory = try Self.prepareDirectory(configuration.outputDirectory)

@@ -19,7 +19,7 @@ struct MockCDNCommand: AsyncParsableCommand {
     /// Command metadata.
     static let configuration = CommandConfiguration(
         commandName: "mock-cdn",
-        abstract: "HTTP/1.1 origin serving deterministic synthetic media, with fault injection.",
+        abstract: "HTTP/1.1 (or, with TLS, HTTP/2) origin serving deterministic synthetic media, with fault injection.",
         discussion: """
             Prints the bound port as the first line on stdout. With --tls-cert and --tls-key it serves \
             HTTPS and offers HTTP/2 (h2) and HTTP/1.1 by ALPN. Routes: GET/HEAD /media/NAME.EXT?bytes=N \

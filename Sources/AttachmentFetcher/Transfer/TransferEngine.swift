@@ -101,18 +101,16 @@ final class TransferEngine: Sendable {
     /// What the engine has done so far.
     let counters = TransferCounters()
 
-    /// Starts the engine's thread; `classifier` detects types (by default a new one).
-    init(configuration: Configuration, logger: Logger, classifier: MediaClassifier? = nil) throws(AttachmentFetcherError) {
+    /// Starts the engine's thread; `classifier` detects the bodies' types.
+    init(configuration: Configuration, logger: Logger, classifier: MediaClassifier) throws(AttachmentFetcherError) {
         guard let multi = CurlMulti() else { throw .curlUnavailable("curl_multi_init failed") }
         multi.set(CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConnectionsPerHost)
         multi.set(CURLMOPT_MAXCONNECTS, configuration.maximumConcurrentTransfers)
         multi.set(CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         self.multi = multi
         mailbox = Mailbox()
-        let detector: MediaClassifier
-        if let classifier { detector = classifier } else { detector = try MediaClassifier() }
         let loop = EngineLoop(
-            multi: multi, mailbox: mailbox, classifier: detector, configuration: configuration,
+            multi: multi, mailbox: mailbox, classifier: classifier, configuration: configuration,
             counters: counters, logger: logger)
         let exit = self.exit
         let thread = Thread {
