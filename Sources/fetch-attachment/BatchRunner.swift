@@ -83,6 +83,7 @@ struct BatchRunner {
                 }
             }
         }
+        emitter.flush()
         return emitter.records
     }
 
@@ -128,7 +129,7 @@ struct BatchRunner {
                     inFlight -= 1
                     progress.advance()
                     emitter.add(outcome, at: index)
-                    printer.flush()
+                    emitter.flush()
                     if let line = waiting.popFirst() { start(line) }
                     if !reading, !reader.ended, waiting.count < concurrency {
                         reading = true
@@ -136,6 +137,7 @@ struct BatchRunner {
                     }
                 }
             }
+            emitter.flush()
             return emitter.records
         }
     }
@@ -242,24 +244,52 @@ final class LineReader: Sendable {
     }
 }
 
-/// Prints outcomes in input order as soon as every earlier one is in.
+/// Prints outcomes in input order as soon as every earlier one is in, through a buffer of its
+/// own (written when it holds 64 KiB, and on `flush()`).
 private struct OrderedEmitter: Sendable {
+    /// An outcome as printed and as the summary counts it.
+    struct Entry: Sendable {
+        var text: String
+        var record: BatchRecord
+    }
+
     let printer: OutcomePrinter
-    private var pending: [Int: Outcome] = [:]
+    private var pending: [Int: Entry] = [:]
     private var nextToPrint = 0
+    private var output: [UInt8] = []
     /// What the summary needs of each printed outcome (the outcomes themselves, payloads and
     /// all, are let go once printed: a batch may hold millions).
     private(set) var records: [BatchRecord] = []
 
     init(printer: OutcomePrinter) { self.printer = printer }
 
+    /// What is printed and counted of `outcome`, the `index`th payload.
+    static func entry(for outcome: Outcome, at index: Int, printer: OutcomePrinter) -> Entry {
+        Entry(
+            text: printer.text(outcome, index: index),
+            record: BatchRecord(attached: outcome.status == .attached, reason: outcome.reason, milliseconds: outcome.elapsedMilliseconds))
+    }
+
     mutating func add(_ outcome: Outcome, at index: Int) {
-        pending[index] = outcome
+        add(Self.entry(for: outcome, at: index, printer: printer), at: index)
+    }
+
+    mutating func add(_ entry: Entry, at index: Int) {
+        pending[index] = entry
         while let ready = pending.removeValue(forKey: nextToPrint) {
-            printer.print(ready, index: nextToPrint)
-            records.append(BatchRecord(attached: ready.status == .attached, reason: ready.reason, milliseconds: ready.elapsedMilliseconds))
+            output.append(contentsOf: ready.text.utf8)
+            output.append(UInt8(ascii: "\n"))
+            records.append(ready.record)
             nextToPrint += 1
         }
+        if output.count >= 1 << 16 { flush() }
+    }
+
+    /// Writes what is buffered to standard output.
+    mutating func flush() {
+        guard !output.isEmpty else { return }
+        try? FileHandle.standardOutput.write(contentsOf: output)
+        output.removeAll(keepingCapacity: true)
     }
 }
 
@@ -277,11 +307,22 @@ private final class BatchCursor: Sendable {
 /// An `OrderedEmitter` that workers on any thread hand outcomes to.
 private final class SharedEmitter: Sendable {
     private let emitter: Mutex<OrderedEmitter>
+    private let printer: OutcomePrinter
 
-    init(_ emitter: OrderedEmitter) { self.emitter = Mutex(emitter) }
+    init(_ emitter: OrderedEmitter) {
+        printer = emitter.printer
+        self.emitter = Mutex(emitter)
+    }
 
-    /// Prints what is ready, in input order (under the lock, so lines never interleave).
-    func add(_ outcome: Outcome, at index: Int) { emitter.withLock { $0.add(outcome, at: index) } }
+    /// Prints what is ready, in input order (under the lock, so lines never interleave). The
+    /// outcome is formatted before the lock is taken, so that workers format side by side.
+    func add(_ outcome: Outcome, at index: Int) {
+        let entry = OrderedEmitter.entry(for: outcome, at: index, printer: printer)
+        emitter.withLock { $0.add(entry, at: index) }
+    }
+
+    /// Writes what is buffered.
+    func flush() { emitter.withLock { $0.flush() } }
 
     var records: [BatchRecord] { emitter.withLock { $0.records } }
 }

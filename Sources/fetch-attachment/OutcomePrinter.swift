@@ -7,11 +7,12 @@ struct OutcomePrinter {
     var json: Bool
 
     func print(_ outcome: Outcome, index: Int? = nil) {
-        if json {
-            Swift.print(outcome.jsonLine(index: index))
-        } else {
-            Swift.print(Self.summary(outcome, label: index.map { "#\($0) " } ?? ""))
-        }
+        Swift.print(text(outcome, index: index))
+    }
+
+    /// What `print` prints, without the final line break.
+    func text(_ outcome: Outcome, index: Int? = nil) -> String {
+        json ? outcome.jsonLine(index: index) : Self.summary(outcome, label: index.map { "#\($0) " } ?? "")
     }
 
     /// Pushes what was printed to standard output now (a pipe is otherwise written in blocks).
