@@ -15,11 +15,6 @@ struct OutcomePrinter {
         json ? outcome.jsonLine(index: index) : Self.summary(outcome, label: index.map { "#\($0) " } ?? "")
     }
 
-    /// Pushes what was printed to standard output now (a pipe is otherwise written in blocks).
-    func flush() {
-        fflush(nil)  // every output stream: naming `stdout` is not concurrency-safe in Swift 6
-    }
-
     /// A few lines for a person.
     static func summary(_ outcome: Outcome, label: String = "") -> String {
         let vendor = outcome.vendor.map { "\($0)" } ?? "unknown vendor"
