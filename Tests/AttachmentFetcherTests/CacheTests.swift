@@ -45,7 +45,9 @@ struct CacheTests {
     @Test("A second run: no request while fresh, one conditional request once stale, answered 304")
     func secondRunAndRevalidation() async throws {
         try await Fixture.with(cached: true) { fixture in
-            let payload = fixture.braze("/media/fresh.png?bytes=50000&cache_control=max-age%3D1")
+            // Fresh for 3 s: the steps before the wait must fit in that while the rest of the
+            // suite runs in parallel (with max-age=1 a loaded CI machine once took longer).
+            let payload = fixture.braze("/media/fresh.png?bytes=50000&cache_control=max-age%3D3")
             #expect(await fixture.fetcher.process(payload).status == .attached)
             #expect(fixture.server.stats().requests == 1)
 
@@ -55,7 +57,7 @@ struct CacheTests {
             #expect(fixture.server.stats().requests == 1)
             #expect(second.statistics.cacheHits == 1)
 
-            try await Task.sleep(for: .milliseconds(1_200))
+            try await Task.sleep(for: .milliseconds(3_200))
             fixture.server.resetStats()
             let stale = await second.process(payload)
             #expect(stale.status == .attached)
