@@ -87,20 +87,7 @@ struct JSONReader {
             guard peek(bytes) == UInt8(ascii: ":") else { throw failure("expected ':' after a key") }
             position += 1
             object[key] = try readValue(bytes)
-            skipWhitespace(bytes)
-            switch peek(bytes) {
-            case UInt8(ascii: ","):
-                position += 1
-                skipWhitespace(bytes)
-                if peek(bytes) == UInt8(ascii: "}") {
-                    leaveContainer()
-                    return object
-                }
-            case UInt8(ascii: "}"):
-                leaveContainer()
-                return object
-            default: throw failure("expected ',' or '}' in an object")
-            }
+            if try closes(UInt8(ascii: "}"), bytes, otherwise: "expected ',' or '}' in an object") { return object }
         }
     }
 
@@ -114,21 +101,25 @@ struct JSONReader {
         }
         while true {
             array.append(try readValue(bytes))
-            skipWhitespace(bytes)
-            switch peek(bytes) {
-            case UInt8(ascii: ","):
-                position += 1
-                skipWhitespace(bytes)
-                if peek(bytes) == UInt8(ascii: "]") {
-                    leaveContainer()
-                    return array
-                }
-            case UInt8(ascii: "]"):
-                leaveContainer()
-                return array
-            default: throw failure("expected ',' or ']' in an array")
-            }
+            if try closes(UInt8(ascii: "]"), bytes, otherwise: "expected ',' or ']' in an array") { return array }
         }
+    }
+
+    /// After a member or an element: steps over a comma (`false`: another follows) or over the
+    /// closing bracket, also after one trailing comma (`true`: the container ends).
+    private mutating func closes(
+        _ closing: UInt8, _ bytes: Span<UInt8>, otherwise message: String
+    ) throws(SyntaxError) -> Bool {
+        skipWhitespace(bytes)
+        if peek(bytes) == UInt8(ascii: ",") {
+            position += 1
+            skipWhitespace(bytes)
+            guard peek(bytes) == closing else { return false }
+        } else if peek(bytes) != closing {
+            throw failure(message)
+        }
+        leaveContainer()
+        return true
     }
 
     /// Steps over an opening bracket, one level deeper.
