@@ -3,73 +3,99 @@ extension Outcome {
     /// unescaped), with an `"index"` field when given, written directly. The batch command prints
     /// one per payload, and `JSONEncoder` cost a sixth of a cache hit.
     public func jsonLine(index: Int? = nil) -> String {
-        var text = ""
+        var line: [UInt8] = []
+        appendJSONLine(index: index, to: &line)
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    /// Appends the UTF-8 bytes of `jsonLine(index:)` to `buffer`, without a line break: for
+    /// writers that print many outcomes and need no `String` of each.
+    public func appendJSONLine(index: Int? = nil, to buffer: inout [UInt8]) {
         // One allocation for the whole line: the fixed part is under 200 bytes.
-        text.reserveCapacity(
-            200 + (detail?.utf8.count ?? 0) + attachments.reduce(0) { $0 + 64 + $1.url.utf8.count + $1.path.utf8.count }
+        buffer.reserveCapacity(
+            buffer.count + 200 + (detail?.utf8.count ?? 0)
+                + attachments.reduce(0) { $0 + 64 + $1.url.utf8.count + $1.path.utf8.count }
                 + warnings.reduce(0) { $0 + 4 + $1.utf8.count })
-        text += #"{"attachments":["#
+        buffer.append(contentsOf: #"{"attachments":["#.utf8)
         for (position, attachment) in attachments.enumerated() {
-            if position > 0 { text += "," }
-            text += #"{"bytes":\#(attachment.bytes),"mime":"#
-            JSONText.appendString(attachment.mime, to: &text)
-            text += #","path":"#
-            JSONText.appendString(attachment.path, to: &text)
-            text += #","url":"#
-            JSONText.appendString(attachment.url, to: &text)
-            text += "}"
+            if position > 0 { buffer.append(UInt8(ascii: ",")) }
+            buffer.append(contentsOf: #"{"bytes":"#.utf8)
+            buffer.append(contentsOf: String(attachment.bytes).utf8)
+            buffer.append(contentsOf: #","mime":"#.utf8)
+            JSONText.appendString(attachment.mime, to: &buffer)
+            buffer.append(contentsOf: #","path":"#.utf8)
+            JSONText.appendString(attachment.path, to: &buffer)
+            buffer.append(contentsOf: #","url":"#.utf8)
+            JSONText.appendString(attachment.url, to: &buffer)
+            buffer.append(UInt8(ascii: "}"))
         }
-        text += #"],"detail":"#
-        JSONText.appendOptionalString(detail, to: &text)
-        text += #","elapsed_ms":\#(elapsedMilliseconds)"#
-        if let index { text += #","index":\#(index)"# }
-        text += #","reason":"#
-        JSONText.appendOptionalString(reason?.code, to: &text)
-        text += #","status":"\#(status.rawValue)","vendor":"#
-        JSONText.appendOptionalString(vendor?.name, to: &text)
-        text += #","warnings":["#
+        buffer.append(contentsOf: #"],"detail":"#.utf8)
+        JSONText.appendOptionalString(detail, to: &buffer)
+        buffer.append(contentsOf: #","elapsed_ms":"#.utf8)
+        buffer.append(contentsOf: elapsedMilliseconds.description.utf8)
+        if let index {
+            buffer.append(contentsOf: #","index":"#.utf8)
+            buffer.append(contentsOf: String(index).utf8)
+        }
+        buffer.append(contentsOf: #","reason":"#.utf8)
+        JSONText.appendOptionalString(reason?.code, to: &buffer)
+        buffer.append(contentsOf: #","status":"#.utf8)
+        JSONText.appendString(status.rawValue, to: &buffer)
+        buffer.append(contentsOf: #","vendor":"#.utf8)
+        JSONText.appendOptionalString(vendor?.name, to: &buffer)
+        buffer.append(contentsOf: #","warnings":["#.utf8)
         for (position, warning) in warnings.enumerated() {
-            if position > 0 { text += "," }
-            JSONText.appendString(warning, to: &text)
+            if position > 0 { buffer.append(UInt8(ascii: ",")) }
+            JSONText.appendString(warning, to: &buffer)
         }
-        text += "]}"
-        return text
+        buffer.append(contentsOf: "]}".utf8)
     }
 }
 
 /// JSON string literals (RFC 8259): quotes, backslashes and control characters escaped, all else
 /// as UTF-8.
 enum JSONText {
-    private static let hexDigits = Array("0123456789abcdef".unicodeScalars)
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Appends `value` as a JSON string.
-    static func appendString(_ value: String, to text: inout String) {
-        text.unicodeScalars.append("\"")
+    static func appendString(_ value: String, to buffer: inout [UInt8]) {
+        buffer.append(UInt8(ascii: "\""))
+        let utf8 = value.utf8.span
         // Paths, URLs and MIME types rarely hold anything to escape: append them whole.
-        guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-            text += value
-            text.unicodeScalars.append("\"")
+        var clean = true
+        for position in utf8.indices where needsEscape(utf8[position]) {
+            clean = false
+            break
+        }
+        guard !clean else {
+            buffer.append(contentsOf: value.utf8)
+            buffer.append(UInt8(ascii: "\""))
             return
         }
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text += #"\""#
-            case "\\": text += #"\\"#
-            case "\n": text += #"\n"#
-            case "\r": text += #"\r"#
-            case "\t": text += #"\t"#
-            case _ where scalar.value < 0x20:
-                text += #"\u00"#
-                text.unicodeScalars.append(hexDigits[Int(scalar.value >> 4)])
-                text.unicodeScalars.append(hexDigits[Int(scalar.value & 0xF)])
-            default: text.unicodeScalars.append(scalar)
+        for position in utf8.indices {
+            let byte = utf8[position]
+            switch byte {
+            case UInt8(ascii: "\""): buffer.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): buffer.append(contentsOf: #"\\"#.utf8)
+            case UInt8(ascii: "\n"): buffer.append(contentsOf: #"\n"#.utf8)
+            case UInt8(ascii: "\r"): buffer.append(contentsOf: #"\r"#.utf8)
+            case UInt8(ascii: "\t"): buffer.append(contentsOf: #"\t"#.utf8)
+            case ..<0x20:
+                buffer.append(contentsOf: #"\u00"#.utf8)
+                buffer.append(hexDigits[Int(byte >> 4)])
+                buffer.append(hexDigits[Int(byte & 0xF)])
+            default: buffer.append(byte)  // multi-byte UTF-8 passes through whole
             }
         }
-        text.unicodeScalars.append("\"")
+        buffer.append(UInt8(ascii: "\""))
     }
 
     /// Appends `value` as a JSON string, or `null`.
-    static func appendOptionalString(_ value: String?, to text: inout String) {
-        if let value { appendString(value, to: &text) } else { text += "null" }
+    static func appendOptionalString(_ value: String?, to buffer: inout [UInt8]) {
+        if let value { appendString(value, to: &buffer) } else { buffer.append(contentsOf: "null".utf8) }
+    }
+
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 }

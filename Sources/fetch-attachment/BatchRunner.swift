@@ -249,7 +249,8 @@ final class LineReader: Sendable {
 private struct OrderedEmitter: Sendable {
     /// An outcome as printed and as the summary counts it.
     struct Entry: Sendable {
-        var text: String
+        /// The printed line, line break included.
+        var line: [UInt8]
         var record: BatchRecord
     }
 
@@ -265,8 +266,10 @@ private struct OrderedEmitter: Sendable {
 
     /// What is printed and counted of `outcome`, the `index`th payload.
     static func entry(for outcome: Outcome, at index: Int, printer: OutcomePrinter) -> Entry {
-        Entry(
-            text: printer.text(outcome, index: index),
+        var line: [UInt8] = []
+        printer.appendLine(outcome, index: index, to: &line)
+        return Entry(
+            line: line,
             record: BatchRecord(attached: outcome.status == .attached, reason: outcome.reason, milliseconds: outcome.elapsedMilliseconds))
     }
 
@@ -277,8 +280,7 @@ private struct OrderedEmitter: Sendable {
     mutating func add(_ entry: Entry, at index: Int) {
         pending[index] = entry
         while let ready = pending.removeValue(forKey: nextToPrint) {
-            output.append(contentsOf: ready.text.utf8)
-            output.append(UInt8(ascii: "\n"))
+            output.append(contentsOf: ready.line)
             records.append(ready.record)
             nextToPrint += 1
         }

@@ -12,8 +12,20 @@ struct OutcomePrinter {
 
     /// What `print` prints, without the final line break.
     func text(_ outcome: Outcome, index: Int? = nil) -> String {
-        json ? outcome.jsonLine(index: index) : Self.summary(outcome, label: index.map { "#\($0) " } ?? "")
+        json ? outcome.jsonLine(index: index) : Self.summary(outcome, label: label(index))
     }
+
+    /// The bytes of `text(_:index:)` followed by a line break, appended to `buffer`.
+    func appendLine(_ outcome: Outcome, index: Int? = nil, to buffer: inout [UInt8]) {
+        if json {
+            outcome.appendJSONLine(index: index, to: &buffer)
+        } else {
+            buffer.append(contentsOf: Self.summary(outcome, label: label(index)).utf8)
+        }
+        buffer.append(UInt8(ascii: "\n"))
+    }
+
+    private func label(_ index: Int?) -> String { index.map { "#\($0) " } ?? "" }
 
     /// A few lines for a person.
     static func summary(_ outcome: Outcome, label: String = "") -> String {

@@ -69,7 +69,9 @@ public struct CacheStatistics: Sendable, Codable, Hashable {
 /// body, and a crash leaves only temporary files, which the next start-up removes once their
 /// process is gone. A body whose size, or (on first use in a process, or after its inode or
 /// modification time changed) whose SHA-256 no longer matches its metadata is a miss and is
-/// removed. All methods block: call them through `BlockingIO`.
+/// removed. All methods block. A cache hit calls `entry(for:)` and `markUsed` in its own task (a
+/// `stat`, and a `utimes` once a minute; the first use in a process also reads the metadata and
+/// hashes the body); the rest, whole-body and whole-cache work, goes through `BlockingIO`.
 final class CacheStore: Sendable {
     /// The configuration.
     let configuration: AttachmentFetcher.Configuration.Cache
@@ -122,15 +124,14 @@ final class CacheStore: Sendable {
 
     /// The entry for `key` if its body matches its metadata; a mismatching entry is removed.
     func entry(for key: CacheKey) -> CachedEntry? {
-        let bodyPath = path(of: key, "body")
+        let known = memory.withLock { $0.verified[key] }
+        let bodyPath = known?.entry.bodyPath ?? path(of: key, "body")
         guard let fingerprint = Self.fingerprint(of: bodyPath) else {
             memory.withLock { _ = $0.verified.removeValue(forKey: key) }
             return nil
         }
-        if let known = memory.withLock({ $0.verified[key] }), known.fingerprint == fingerprint {
-            // The metadata may have been refreshed by another process (a 304): reread it when stale.
-            if known.entry.isFresh() { return known.entry }
-        }
+        // The metadata may have been refreshed by another process (a 304): reread it when stale.
+        if let known, known.fingerprint == fingerprint, known.entry.isFresh() { return known.entry }
         guard let metadata = readMetadata(key) else { return nil }
         let entry = CachedEntry(key: key, metadata: metadata, bodyPath: bodyPath)
         if let known = memory.withLock({ $0.verified[key] }), known.fingerprint == fingerprint {

@@ -36,15 +36,14 @@ final class CachedDownloads: Sendable {
         let key = cacheKey(for: url)
         if let remembered = rememberedFailure(key) { return .failure(remembered) }
 
-        // A fresh entry: this payload's own link of it, in one trip to the I/O threads.
-        let (store, directory) = (self.store, outputDirectory)
-        let hit = await BlockingIO.run { () -> Result<DownloadedFile, TransferFailure>? in
-            guard let entry = store.entry(for: key), entry.isFresh() else { return nil }
+        // A fresh entry: this payload's own link of it, made here, in the caller's task: a `stat`
+        // and a `link`, system calls of microseconds, like those the engine's thread makes for
+        // every body. A trip through `BlockingIO` cost more than a quarter of a hit's CPU time and
+        // would shield nothing (see there).
+        if let entry = store.entry(for: key), entry.isFresh() {
             store.markUsed(entry)
-            return AttachmentFiles.link(
-                entry.file, in: directory, namedAfter: url, reseed: { store.reseed(entry) })
-        }
-        if let hit {
+            let hit = AttachmentFiles.link(
+                entry.file, in: outputDirectory, namedAfter: url, reseed: { [store] in store.reseed(entry) })
             hits.add(1, ordering: .relaxed)
             return Self.checkDeadline(hit, deadline)
         }
@@ -66,7 +65,7 @@ final class CachedDownloads: Sendable {
             return .failure(TransferFailure(reason: .deadline, detail: "the deadline passed while the shared download went on"))
         }
         switch result {
-        case .success(let source): return await materialize(source, for: url, deadline: deadline)
+        case .success(let source): return materialize(source, for: url, deadline: deadline)
         case .failure(let failure): return .failure(failure)
         }
     }
@@ -151,13 +150,14 @@ final class CachedDownloads: Sendable {
 
     private func materialize(
         _ source: SharedSource, for url: AttachmentURL, deadline: ContinuousClock.Instant
-    ) async -> Result<DownloadedFile, TransferFailure> {
-        let directory = outputDirectory
-        let store = self.store
-        let result = await BlockingIO.run { () -> Result<DownloadedFile, TransferFailure> in
-            guard let entry = source.entry else { return AttachmentFiles.link(source.file, in: directory, namedAfter: url) }
+    ) -> Result<DownloadedFile, TransferFailure> {
+        // One `link`, made in the caller's task as a cache hit's is.
+        let result: Result<DownloadedFile, TransferFailure>
+        if let entry = source.entry {
             store.markUsed(entry)
-            return AttachmentFiles.link(source.file, in: directory, namedAfter: url, reseed: { store.reseed(entry) })
+            result = AttachmentFiles.link(source.file, in: outputDirectory, namedAfter: url, reseed: { [store] in store.reseed(entry) })
+        } else {
+            result = AttachmentFiles.link(source.file, in: outputDirectory, namedAfter: url)
         }
         // Keep a transient body alive until this payload has its own link.
         withExtendedLifetime(source) {}

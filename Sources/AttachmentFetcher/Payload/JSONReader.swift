@@ -73,12 +73,13 @@ struct JSONReader {
 
     private mutating func readObject(_ bytes: Span<UInt8>) throws(SyntaxError) -> [String: JSONValue] {
         try enterContainer()
-        var object: [String: JSONValue] = [:]
         skipWhitespace(bytes)
         if peek(bytes) == UInt8(ascii: "}") {
             leaveContainer()
-            return object
+            return [:]
         }
+        // Room for the few keys of a payload's objects without growing (growth rehashes every key).
+        var object = [String: JSONValue](minimumCapacity: 6)
         while true {
             skipWhitespace(bytes)
             guard peek(bytes) == UInt8(ascii: "\"") else { throw failure("expected a string key") }
