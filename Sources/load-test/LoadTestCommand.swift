@@ -181,7 +181,9 @@ struct RunLoadTest: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data("\n".utf8))
             FileHandle.standardError.write(Data(("\n" + table).utf8))
         } else {
-            print(table)
+            // Written at once, not through `print`'s buffer: when stdout and stderr go to one file,
+            // the log lines below must come after the table, not inside it.
+            FileHandle.standardOutput.write(Data((table + "\n").utf8))
         }
         if let svg {
             if let plotted {
