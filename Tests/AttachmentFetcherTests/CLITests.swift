@@ -83,6 +83,25 @@ struct CLITests {
         }
     }
 
+    @Test("--batch with a file: one outcome per line, in order, whether lines end in \\n, \\r\\n or nothing")
+    func batchFileLines() async throws {
+        try await withServer { server, directory in
+            let batchPath = directory + "/batch.jsonl"
+            var batch = Payloads.braze(url: server.url("/media/a.jpg?bytes=700"))
+            batch.append(Data("\r\nnot json\n".utf8))
+            batch.append(Data(#"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#.utf8))
+            try batch.write(to: URL(fileURLWithPath: batchPath))
+            let result = try await CommandRunner.run(
+                "fetch-attachment", ["--batch", batchPath, "--json", "--no-cache", "--output-dir", directory + "/out"])
+            let objects = try result.stdout.split(separator: "\n").map {
+                try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+            }
+            #expect(objects.map { $0["index"] as? Int } == [0, 1, 2], "\(result.stdout)")
+            #expect(objects.map { $0["reason"] as? String } == [nil, "invalid-payload", "internal-push"])
+            #expect(objects.first?["status"] as? String == "attached")
+        }
+    }
+
     @Test(
         "A bad command line exits 64 with a message",
         arguments: [
