@@ -176,31 +176,27 @@ enum BatchInput: Sendable {
     /// Each is a slice of `data`, sharing its storage: copying 100,000 lines out one by one took
     /// a third of the time before the first payload could start.
     static func lines(of data: Data) -> [Data] {
-        let ranges = data.withUnsafeBytes { bytes in
-            var (ranges, rest) = lineRanges(in: bytes)
-            if rest < bytes.count { ranges.append(lineRange(bytes, rest..<bytes.count)) }
-            return ranges
-        }
+        let ranges = data.withUnsafeBytes { lineRanges(in: $0, includingUnfinished: true).ranges }
         let base = data.startIndex
         return ranges.map { data[(base + $0.lowerBound)..<(base + $0.upperBound)] }
     }
 
-    /// The lines of `bytes` that end in a line break, each as a copy without it, and where the
-    /// unfinished rest begins.
-    static func wholeLines(in bytes: UnsafeRawBufferPointer) -> (lines: [Data], rest: Int) {
-        let (ranges, rest) = lineRanges(in: bytes)
-        return (ranges.map { Data(bytes[$0]) }, rest)
-    }
-
     /// The ranges of the lines of `bytes` that end in a line break, without it, and where the
-    /// unfinished rest begins. Over the raw bytes: `Data.split` goes through Data's indexing byte
-    /// by byte, several times slower on a campaign of 100,000 lines.
-    static func lineRanges(in bytes: UnsafeRawBufferPointer) -> (ranges: [Range<Int>], rest: Int) {
+    /// unfinished rest begins; with `includingUnfinished`, that rest too counts as a line (the
+    /// input has ended). Over the raw bytes: `Data.split` goes through Data's indexing byte by
+    /// byte, several times slower on a campaign of 100,000 lines.
+    static func lineRanges(
+        in bytes: UnsafeRawBufferPointer, includingUnfinished: Bool
+    ) -> (ranges: [Range<Int>], rest: Int) {
         var ranges: [Range<Int>] = []
         var start = 0
         while let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) {
             ranges.append(lineRange(bytes, start..<newline))
             start = newline + 1
+        }
+        if includingUnfinished, start < bytes.count {
+            ranges.append(lineRange(bytes, start..<bytes.count))
+            start = bytes.count
         }
         return (ranges, start)
     }
@@ -244,14 +240,12 @@ final class LineReader: Sendable {
     private func readLines() -> [Data] {
         state.withLock { state -> [Data] in
             while true {
-                var (lines, rest) = state.buffer.withUnsafeBytes { BatchInput.wholeLines(in: $0) }
-                state.buffer.removeSubrange(..<rest)
-                if state.atEnd, !state.buffer.isEmpty {
-                    state.buffer.withUnsafeBytes { bytes in
-                        lines.append(Data(bytes[BatchInput.lineRange(bytes, 0..<bytes.count)]))
-                    }
-                    state.buffer.removeAll()
+                let atEnd = state.atEnd
+                let (lines, rest) = state.buffer.withUnsafeBytes { bytes in
+                    let (ranges, rest) = BatchInput.lineRanges(in: bytes, includingUnfinished: atEnd)
+                    return (ranges.map { Data(bytes[$0]) }, rest)
                 }
+                state.buffer.removeSubrange(..<rest)
                 if !lines.isEmpty { return lines }
                 if state.atEnd {
                     finished.store(true, ordering: .releasing)

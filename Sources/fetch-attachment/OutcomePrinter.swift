@@ -6,26 +6,22 @@ struct OutcomePrinter {
     /// JSON (one object per line) or text.
     var json: Bool
 
+    /// Writes `outcome` to standard output, at once.
     func print(_ outcome: Outcome, index: Int? = nil) {
-        Swift.print(text(outcome, index: index))
+        var line: [UInt8] = []
+        appendLine(outcome, index: index, to: &line)
+        FileHandle.standardOutput.write(Data(line))
     }
 
-    /// What `print` prints, without the final line break.
-    func text(_ outcome: Outcome, index: Int? = nil) -> String {
-        json ? outcome.jsonLine(index: index) : Self.summary(outcome, label: label(index))
-    }
-
-    /// The bytes of `text(_:index:)` followed by a line break, appended to `buffer`.
+    /// What `print` prints, line break included, appended to `buffer`.
     func appendLine(_ outcome: Outcome, index: Int? = nil, to buffer: inout [UInt8]) {
         if json {
             outcome.appendJSONLine(index: index, to: &buffer)
         } else {
-            buffer.append(contentsOf: Self.summary(outcome, label: label(index)).utf8)
+            buffer.append(contentsOf: Self.summary(outcome, label: index.map { "#\($0) " } ?? "").utf8)
         }
         buffer.append(UInt8(ascii: "\n"))
     }
-
-    private func label(_ index: Int?) -> String { index.map { "#\($0) " } ?? "" }
 
     /// A few lines for a person.
     static func summary(_ outcome: Outcome, label: String = "") -> String {

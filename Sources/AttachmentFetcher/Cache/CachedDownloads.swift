@@ -41,9 +41,7 @@ final class CachedDownloads: Sendable {
         // every body. A trip through `BlockingIO` cost more than a quarter of a hit's CPU time and
         // would shield nothing (see there).
         if let entry = store.entry(for: key), entry.isFresh() {
-            store.markUsed(entry)
-            let hit = AttachmentFiles.link(
-                entry.file, in: outputDirectory, namedAfter: url, reseed: { [store] in store.reseed(entry) })
+            let hit = link(entry, for: url)
             hits.add(1, ordering: .relaxed)
             return Self.checkDeadline(hit, deadline)
         }
@@ -152,16 +150,17 @@ final class CachedDownloads: Sendable {
         _ source: SharedSource, for url: AttachmentURL, deadline: ContinuousClock.Instant
     ) -> Result<DownloadedFile, TransferFailure> {
         // One `link`, made in the caller's task as a cache hit's is.
-        let result: Result<DownloadedFile, TransferFailure>
-        if let entry = source.entry {
-            store.markUsed(entry)
-            result = AttachmentFiles.link(source.file, in: outputDirectory, namedAfter: url, reseed: { [store] in store.reseed(entry) })
-        } else {
-            result = AttachmentFiles.link(source.file, in: outputDirectory, namedAfter: url)
-        }
+        let result = source.entry.map { link($0, for: url) }
+            ?? AttachmentFiles.link(source.file, in: outputDirectory, namedAfter: url)
         // Keep a transient body alive until this payload has its own link.
         withExtendedLifetime(source) {}
         return Self.checkDeadline(result, deadline)
+    }
+
+    /// This payload's own link of a cache entry's body, the entry marked used.
+    private func link(_ entry: CachedEntry, for url: AttachmentURL) -> Result<DownloadedFile, TransferFailure> {
+        store.markUsed(entry)
+        return AttachmentFiles.link(entry.file, in: outputDirectory, namedAfter: url, reseed: { [store] in store.reseed(entry) })
     }
 
     /// A file made after the deadline is removed: the caller has its `deadline` outcome.
