@@ -70,6 +70,10 @@ struct JSONReaderTests {
         let object = try #require(JSONValue.object(from: payload))
         #expect(object[path: ["ab", "att", "url"]] == .string("http://x/a.jpg"))
         #expect(object[path: ["aps", "mutable-content"]]?.isSet == true)
+        let repeated = try #require(JSONValue.object(from: Data(#"{"b":2,"a":1,"c":3,"a":"last"}"#.utf8)))
+        #expect(repeated["a"] == .string("last"))
+        #expect(repeated.sortedKeys == ["a", "b", "c"])
+        #expect(repeated == ["c": .number(3), "b": .number(2), "a": .string("last")])
         #expect(JSONValue.object(from: Data("[1]".utf8)) == nil)
         #expect(JSONValue.object(from: Data("{\"a\":".utf8)) == nil)
     }
@@ -92,7 +96,9 @@ struct JSONReaderTests {
         case (nil, nil): return true
         case (.number(let a), .number(let b)): return a == b || abs(a - b) <= 1e-14 * max(abs(a), abs(b))
         case (.array(let a), .array(let b)): return a.count == b.count && zip(a, b).allSatisfy { same($0, $1) }
-        case (.object(let a), .object(let b)): return a.count == b.count && a.allSatisfy { same($0.value, b[$0.key]) }
+        case (.object(let a), .object(let b)):
+            let (a, b) = (a.dictionary, b.dictionary)
+            return a.count == b.count && a.allSatisfy { same($0.value, b[$0.key]) }
         default: return left == right
         }
     }
@@ -101,7 +107,8 @@ struct JSONReaderTests {
     private static func value(fromFoundation value: Any) -> JSONValue {
         switch value {
         case let string as String: .string(string)
-        case let object as [String: Any]: .object(object.mapValues(Self.value(fromFoundation:)))
+        case let object as [String: Any]:
+            .object(JSONObject(members: object.map { .init(key: $0.key, value: Self.value(fromFoundation: $0.value)) }))
         case let number as NSNumber:
             String(cString: number.objCType) == "c" ? .bool(number.boolValue) : .number(number.doubleValue)
         case let array as [Any]: .array(array.map(Self.value(fromFoundation:)))

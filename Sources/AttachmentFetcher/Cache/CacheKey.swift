@@ -9,6 +9,8 @@ struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     let hex: String
     /// The normalised URL.
     let normalizedURL: String
+    /// The number in the first 16 hex digits: what the key hashes, rather than all 64.
+    private let hashPrefix: UInt64
 
     init(_ url: AttachmentURL) {
         var components = URLComponents(string: url.string) ?? URLComponents()
@@ -21,12 +23,24 @@ struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         if components.path.isEmpty { components.path = "/" }
         normalizedURL = components.string ?? url.string
         hex = Hex.encode(SHA256.hash(data: Data(normalizedURL.utf8)))
+        hashPrefix = Self.hashPrefix(of: hex)
+    }
+
+    /// A key read back from an entry's file name.
+    init(hex: String) {
+        self.hex = hex
+        normalizedURL = ""
+        hashPrefix = Self.hashPrefix(of: hex)
     }
 
     var description: String { hex }
 
     static func == (lhs: Self, rhs: Self) -> Bool { lhs.hex == rhs.hex }
-    func hash(into hasher: inout Hasher) { hasher.combine(hex) }
+    func hash(into hasher: inout Hasher) { hasher.combine(hashPrefix) }
+
+    /// Derived from `hex` alone, so that equal keys hash alike; 0 for a name that is not hex (a
+    /// stray file in the cache directory).
+    private static func hashPrefix(of hex: String) -> UInt64 { UInt64(hex.prefix(16), radix: 16) ?? 0 }
 }
 
 /// Lowercase hexadecimal text of bytes.

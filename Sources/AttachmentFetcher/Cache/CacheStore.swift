@@ -421,11 +421,3 @@ final class CacheLock: Sendable {
 
     deinit { close(descriptor) }
 }
-
-extension CacheKey {
-    /// A key read back from an entry's file name.
-    init(hex: String) {
-        self.hex = hex
-        normalizedURL = ""
-    }
-}

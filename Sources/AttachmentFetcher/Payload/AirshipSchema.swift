@@ -10,7 +10,7 @@ struct AirshipSchema: VendorSchema {
 
     static let key = "com.urbanairship.media_attachment"
 
-    func recognize(_ payload: [String: JSONValue]) -> PayloadRecognition? {
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard let value = payload[Self.key] else { return nil }
         guard let media = value.object else { return .malformed("\(Self.key) is not an object") }
         let urls: [String]

@@ -7,7 +7,7 @@
 struct BrazeSchema: VendorSchema {
     var vendor: Vendor { .braze }
 
-    func recognize(_ payload: [String: JSONValue]) -> PayloadRecognition? {
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         let ab = payload["ab"]?.object
         let uninstallTracking = payload["appboy_uninstall_tracking"]
         guard !(ab ?? [:]).isEmpty || uninstallTracking != nil else { return nil }
@@ -25,7 +25,7 @@ struct BrazeSchema: VendorSchema {
     }
 }
 
-extension Dictionary where Key == String, Value == JSONValue {
+extension JSONObject {
     /// `aps.content-available` is set, and there is neither an alert nor `mutable-content`:
     /// iOS shows nothing for such a push.
     var isSilentPush: Bool {

@@ -4,7 +4,7 @@
 struct CleverTapSchema: VendorSchema {
     var vendor: Vendor { .cleverTap }
 
-    func recognize(_ payload: [String: JSONValue]) -> PayloadRecognition? {
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard payload["ct_mediaUrl"] != nil || payload["wzrk_pn"] != nil else { return nil }
         let type = payload["ct_mediaType"]?.string.flatMap { $0.isEmpty ? nil : ClaimedType.kind($0) }
         return .attachment(payload["ct_mediaUrl"], at: "ct_mediaUrl", claimedType: type)

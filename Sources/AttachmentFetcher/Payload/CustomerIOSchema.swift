@@ -3,7 +3,7 @@
 struct CustomerIOSchema: VendorSchema {
     var vendor: Vendor { .customerIO }
 
-    func recognize(_ payload: [String: JSONValue]) -> PayloadRecognition? {
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard let value = payload["CIO"] else { return nil }
         guard let cio = value.object else { return .malformed("CIO is not an object") }
         guard let push = cio["push"] else { return .noAttachment }

@@ -3,7 +3,7 @@
 struct FirebaseSchema: VendorSchema {
     var vendor: Vendor { .firebase }
 
-    func recognize(_ payload: [String: JSONValue]) -> PayloadRecognition? {
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard let value = payload["fcm_options"] else { return nil }
         guard let options = value.object else { return .malformed("fcm_options is not an object") }
         return .attachment(options["image"], at: "fcm_options.image")

@@ -6,7 +6,7 @@
 struct IterableSchema: VendorSchema {
     var vendor: Vendor { .iterable }
 
-    func recognize(_ payload: [String: JSONValue]) -> PayloadRecognition? {
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard let value = payload["itbl"] else { return nil }
         guard let itbl = value.object else { return .malformed("itbl is not an object") }
         if itbl["isGhostPush"]?.isSet == true { return .internalPush("Iterable ghost push") }

@@ -71,15 +71,16 @@ struct JSONReader {
         }
     }
 
-    private mutating func readObject(_ bytes: Span<UInt8>) throws(SyntaxError) -> [String: JSONValue] {
+    private mutating func readObject(_ bytes: Span<UInt8>) throws(SyntaxError) -> JSONObject {
         try enterContainer()
         skipWhitespace(bytes)
         if peek(bytes) == UInt8(ascii: "}") {
             leaveContainer()
             return [:]
         }
-        // Room for the few keys of a payload's objects without growing (growth rehashes every key).
-        var object = [String: JSONValue](minimumCapacity: 6)
+        // Room for the few keys of a payload's objects without growing.
+        var object = JSONObject()
+        object.reserveCapacity(6)
         while true {
             skipWhitespace(bytes)
             guard peek(bytes) == UInt8(ascii: "\"") else { throw failure("expected a string key") }
@@ -87,7 +88,7 @@ struct JSONReader {
             skipWhitespace(bytes)
             guard peek(bytes) == UInt8(ascii: ":") else { throw failure("expected ':' after a key") }
             position += 1
-            object[key] = try readValue(bytes)
+            object.append(key, try readValue(bytes))
             if try closes(UInt8(ascii: "}"), bytes, otherwise: "expected ',' or '}' in an object") { return object }
         }
     }

@@ -6,7 +6,7 @@
 struct MoEngageSchema: VendorSchema {
     var vendor: Vendor { .moengage }
 
-    func recognize(_ payload: [String: JSONValue]) -> PayloadRecognition? {
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard let moengage = payload["moengage"]?.object else { return nil }
         if moengage["silentPush"]?.isSet == true { return .internalPush("MoEngage silent push") }
         let type = moengage["media-type"]?.string.flatMap { $0.isEmpty ? nil : ClaimedType.kind($0) }

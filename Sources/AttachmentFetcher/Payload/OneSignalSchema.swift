@@ -12,7 +12,7 @@ import Foundation
 struct OneSignalSchema: VendorSchema {
     var vendor: Vendor { .oneSignal }
 
-    func recognize(_ payload: [String: JSONValue]) -> PayloadRecognition? {
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         let osData = payload["os_data"]
         let legacyMarker = payload[path: ["custom", "i"]]?.string != nil
         guard osData != nil || payload["att"] != nil || legacyMarker else { return nil }
@@ -26,7 +26,7 @@ struct OneSignalSchema: VendorSchema {
         guard let attachments else { return .noAttachment }
         guard let byID = attachments.object else { return .malformed("\(path) is not an object") }
         var requests: [RequestedAttachment] = []
-        for id in byID.keys.sorted() {
+        for id in byID.sortedKeys {
             guard let url = byID[id]?.string else { return .malformed("\(path).\(id) is not a string") }
             if url.isEmpty { continue }
             requests.append(RequestedAttachment(url: url, claimedType: Self.filenameHint(in: url)))

@@ -43,7 +43,7 @@ protocol VendorSchema: Sendable {
     /// Which vendor this is.
     var vendor: Vendor { get }
     /// What the payload is, or `nil` when it is not this vendor's.
-    func recognize(_ payload: [String: JSONValue]) -> PayloadRecognition?
+    func recognize(_ payload: JSONObject) -> PayloadRecognition?
 }
 
 /// The vendors recognised, in the order they are tried.
@@ -55,7 +55,7 @@ enum VendorSchemas {
     ]
 
     /// The first vendor that recognises `payload`, with what it recognised.
-    static func recognize(_ payload: [String: JSONValue]) -> (Vendor, PayloadRecognition)? {
+    static func recognize(_ payload: JSONObject) -> (Vendor, PayloadRecognition)? {
         for schema in all {
             if let recognition = schema.recognize(payload) { return (schema.vendor, recognition) }
         }
