@@ -83,12 +83,13 @@ struct VendorTests {
         }
     }
 
-    @Test("OneSignal: attachments in the order of their ids; a filename hint that disagrees with the bytes is a warning")
+    @Test("OneSignal: attachments in the order of their ids, a repeated id once with its last URL; a filename hint that disagrees with the bytes is a warning")
     func oneSignalOrderAndHint() async throws {
         try await Fixture.with { fixture in
             let png = fixture.server.url("/media/b.png?bytes=3000&filename=f.jpg")
             let gif = fixture.server.url("/media/a.gif?bytes=2000&filename=f.gif")
-            let payload = Data(#"{"aps":{"alert":{"body":"B"},"mutable-content":1},"att":{"z-second":"\#(png)","a-first":"\#(gif)"}}"#.utf8)
+            let replaced = fixture.server.url("/media/gone.gif?bytes=2000&status=404")
+            let payload = Data(#"{"aps":{"alert":{"body":"B"},"mutable-content":1},"att":{"a-first":"\#(replaced)","z-second":"\#(png)","a-first":"\#(gif)"}}"#.utf8)
             let outcome = await fixture.fetcher.process(payload)
             #expect(outcome.status == .attached)
             #expect(outcome.vendor == .oneSignal)

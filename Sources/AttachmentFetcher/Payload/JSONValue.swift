@@ -78,17 +78,18 @@ struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// Whether the object has no members.
     var isEmpty: Bool { members.isEmpty }
 
-    /// The keys, each once, in ascending order.
-    var sortedKeys: [String] {
-        var keys = members.map(\.key)
-        keys.sort()
-        var kept = 0
-        for key in keys where kept == 0 || key != keys[kept - 1] {
-            keys[kept] = key
-            kept += 1
+    /// Each key once, with its value (the last, when repeated), in ascending order of the keys.
+    /// A sort, not a lookup per key: that would compare every key with every other.
+    var sortedByKey: [Member] {
+        // By key, and among equal keys by position, so that the last of each run is the value.
+        let order = members.indices.sorted { (members[$0].key, $0) < (members[$1].key, $1) }
+        var sorted: [Member] = []
+        sorted.reserveCapacity(order.count)
+        for (position, index) in order.enumerated()
+        where position + 1 == order.count || members[order[position + 1]].key != members[index].key {
+            sorted.append(members[index])
         }
-        keys.removeLast(keys.count - kept)
-        return keys
+        return sorted
     }
 
     /// Each key with its value (the last, when repeated).

@@ -26,8 +26,8 @@ struct OneSignalSchema: VendorSchema {
         guard let attachments else { return .noAttachment }
         guard let byID = attachments.object else { return .malformed("\(path) is not an object") }
         var requests: [RequestedAttachment] = []
-        for id in byID.sortedKeys {
-            guard let url = byID[id]?.string else { return .malformed("\(path).\(id) is not a string") }
+        for member in byID.sortedByKey {
+            guard let url = member.value.string else { return .malformed("\(path).\(member.key) is not a string") }
             if url.isEmpty { continue }
             requests.append(RequestedAttachment(url: url, claimedType: Self.filenameHint(in: url)))
         }
