@@ -55,8 +55,6 @@ extension Outcome {
 /// JSON string literals (RFC 8259): quotes, backslashes and control characters escaped, all else
 /// as UTF-8.
 enum JSONText {
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
     /// Appends `value` as a JSON string.
     static func appendString(_ value: String, to buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "\""))
@@ -82,8 +80,7 @@ enum JSONText {
             case UInt8(ascii: "\t"): buffer.append(contentsOf: #"\t"#.utf8)
             case ..<0x20:
                 buffer.append(contentsOf: #"\u00"#.utf8)
-                buffer.append(hexDigits[Int(byte >> 4)])
-                buffer.append(hexDigits[Int(byte & 0xF)])
+                Hex.append(byte, to: &buffer)
             default: buffer.append(byte)  // multi-byte UTF-8 passes through whole
             }
         }
