@@ -3,7 +3,7 @@
 // package-benchmark or AsyncHTTPClient. Run from this directory:
 //
 //   swift package benchmark                      # everything
-//   swift package benchmark --filter spike       # one group
+//   swift package benchmark --filter 'spike.*'   # one group (the regex must match the whole name)
 //   swift package benchmark thresholds check     # against Thresholds/
 //   swift package --allow-writing-to-package-directory benchmark thresholds update
 import PackageDescription

@@ -5,6 +5,10 @@ import Foundation
 import MockCDN
 import Synchronization
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 // Benchmarks of AttachmentFetcher through its public API, against a MockCDN started in this process
 // on 127.0.0.1 (no other address is ever contacted). Metrics: wall clock, mallocs, peak resident
 // memory. Tolerances are below; the p90 values they apply to are committed in ../../Thresholds/.
@@ -13,6 +17,8 @@ import Synchronization
 private let spikeCount = 200
 /// The spike's body size (a JPEG).
 private let spikeBytes = 20_000
+/// Connections per host for every contender of the spike: AttachmentFetcher's default.
+private let spikeConnections = 48
 
 /// Everything one benchmark needs, made in its setup and torn down after its last iteration.
 final class Fixture: Sendable {
@@ -24,12 +30,17 @@ final class Fixture: Sendable {
     let fetcher: AttachmentFetcher?
     /// The AsyncHTTPClient baseline, if the benchmark uses it.
     let client: HTTPClient?
+    /// The URLSession baseline, if the benchmark uses it.
+    let session: URLSession?
 
-    private init(server: MockCDNServer, directory: String, fetcher: AttachmentFetcher?, client: HTTPClient?) {
+    private init(
+        server: MockCDNServer, directory: String, fetcher: AttachmentFetcher?, client: HTTPClient?, session: URLSession?
+    ) {
         self.server = server
         self.directory = directory
         self.fetcher = fetcher
         self.client = client
+        self.session = session
     }
 
     /// The fixture of the running benchmark (benchmarks run one at a time).
@@ -41,8 +52,11 @@ final class Fixture: Sendable {
         return fixture
     }
 
-    /// Starts the origin and, as asked, a fetcher (with or without a cache) or an HTTP client.
-    static func setUp(fetcher wantsFetcher: Bool, cache: Bool = false, client wantsClient: Bool = false) async throws {
+    /// Starts the origin and, as asked, a fetcher (with or without a cache), an AsyncHTTPClient or
+    /// a URLSession.
+    static func setUp(
+        fetcher wantsFetcher: Bool, cache: Bool = false, client wantsClient: Bool = false, session wantsSession: Bool = false
+    ) async throws {
         let server = try await MockCDNServer.start(host: "127.0.0.1", port: 0, eventLoopThreads: 1)
         let directory = NSTemporaryDirectory() + "attachment-fetcher-benchmark-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory + "/out", withIntermediateDirectories: true)
@@ -56,10 +70,20 @@ final class Fixture: Sendable {
         if wantsClient {
             var configuration = HTTPClient.Configuration()
             // The same per-host limit as AttachmentFetcher's default.
-            configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 48)
+            configuration.connectionPool = .init(
+                idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: spikeConnections)
             client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         }
-        let fixture = Fixture(server: server, directory: directory, fetcher: fetcher, client: client)
+        var session: URLSession?
+        if wantsSession {
+            // As the load test's `urlsession-fetch`: the same per-host limit, no cache.
+            let configuration = URLSessionConfiguration.default
+            configuration.httpMaximumConnectionsPerHost = spikeConnections
+            configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+            configuration.urlCache = nil
+            session = URLSession(configuration: configuration)
+        }
+        let fixture = Fixture(server: server, directory: directory, fetcher: fetcher, client: client, session: session)
         current.withLock { $0 = fixture }
     }
 
@@ -68,6 +92,7 @@ final class Fixture: Sendable {
         guard let fixture = current.withLock({ fixture in defer { fixture = nil }; return fixture }) else { return }
         await fixture.fetcher?.shutdown()
         try await fixture.client?.shutdown()
+        fixture.session?.invalidateAndCancel()
         try await fixture.server.shutdown()
         try? FileManager.default.removeItem(atPath: fixture.directory)
     }
@@ -84,6 +109,23 @@ final class Fixture: Sendable {
     var spikeURLs: [String] {
         (0..<spikeCount).map { server.url("/media/spike-\($0).jpg?bytes=\(spikeBytes)") }
     }
+
+    /// How many files of the spike's size the output directory holds.
+    func spikeFilesSaved() throws -> Int {
+        let output = directory + "/out"
+        return try FileManager.default.contentsOfDirectory(atPath: output).count { name in
+            (try? FileManager.default.attributesOfItem(atPath: output + "/" + name)[.size] as? Int) == spikeBytes
+        }
+    }
+}
+
+/// The `curl` command-line tool on `PATH`, for the `curl --parallel` baseline.
+func curlExecutable() throws -> String {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    for directory in path.split(separator: ":") where FileManager.default.isExecutableFile(atPath: "\(directory)/curl") {
+        return "\(directory)/curl"
+    }
+    throw BenchmarkSetupError(message: "the curl baseline needs the curl command-line tool on PATH (apt-get install curl)")
 }
 
 /// A Braze payload for `url`.
@@ -163,6 +205,74 @@ let benchmarks: @Sendable () -> Void = {
         }
         benchmark.stopMeasurement()
         if saved != urls.count { benchmark.error("only \(saved) of \(urls.count) saved") }
+    }
+
+    // The same spike with Foundation's URLSession on Linux (FoundationNetworking), each body
+    // downloaded to a temporary file and moved into place: as the load test's `urlsession-fetch`.
+    Benchmark(
+        "spike-200x20KB-URLSession",
+        configuration: .init(
+            setup: { try await Fixture.setUp(fetcher: false, session: true) },
+            teardown: { try await Fixture.tearDown() })
+    ) { benchmark in
+        let fixture = Fixture.shared
+        try fixture.clearOutput()
+        let session = fixture.session!
+        let urls = fixture.spikeURLs.compactMap(URL.init(string:))
+        let output = URL(fileURLWithPath: fixture.directory + "/out", isDirectory: true)
+        benchmark.startMeasurement()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, url) in urls.enumerated() {
+                group.addTask {
+                    let (temporary, _) = try await session.download(from: url)
+                    try FileManager.default.moveItem(at: temporary, to: output.appendingPathComponent("\(index).jpg"))
+                }
+            }
+            try await group.waitForAll()
+        }
+        benchmark.stopMeasurement()
+        let saved = try fixture.spikeFilesSaved()
+        if saved != urls.count { benchmark.error("only \(saved) of \(urls.count) saved") }
+    }
+
+    // The same spike with `curl --parallel --parallel-max 48` (the same libcurl, no type check), one
+    // process per iteration, as the load test runs it: each iteration includes curl's start-up and
+    // its 48 new connections, where the in-process contenders above keep their connections from one
+    // iteration to the next (`load-test` compares whole processes alike). Only wall clock: the
+    // mallocs and memory measured would be this process's, not curl's.
+    Benchmark(
+        "spike-200x20KB-curl-parallel",
+        configuration: .init(
+            metrics: [.wallClock],
+            // The default's wall-clock tolerance alone: its others would name metrics not measured here.
+            thresholds: [.wallClock: BenchmarkThresholds(relative: [.p90: 50])],
+            setup: {
+                _ = try curlExecutable()
+                try await Fixture.setUp(fetcher: false)
+            },
+            teardown: { try await Fixture.tearDown() })
+    ) { benchmark in
+        let fixture = Fixture.shared
+        try fixture.clearOutput()
+        let list = fixture.directory + "/curl-urls.txt"
+        let lines = fixture.spikeURLs.enumerated().map { index, url in
+            "url = \"\(url)\"\noutput = \"\(fixture.directory)/out/\(index).jpg\""
+        }
+        try lines.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: try curlExecutable())
+        curl.arguments = [
+            "--parallel", "--parallel-max", "\(spikeConnections)", "--silent", "--no-progress-meter", "--show-error", "--fail",
+            "--config", list,
+        ]
+        benchmark.startMeasurement()
+        try curl.run()
+        curl.waitUntilExit()
+        benchmark.stopMeasurement()
+        let saved = try fixture.spikeFilesSaved()
+        if curl.terminationStatus != 0 || saved != spikeCount {
+            benchmark.error("curl exited with \(curl.terminationStatus); \(saved) of \(spikeCount) saved")
+        }
     }
 
     // 200 payloads for one URL on a warm cache: no request, each payload gets its own file from the cache.
