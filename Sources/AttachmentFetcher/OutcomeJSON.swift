@@ -60,12 +60,7 @@ enum JSONText {
         buffer.append(UInt8(ascii: "\""))
         let utf8 = value.utf8.span
         // Paths, URLs and MIME types rarely hold anything to escape: append them whole.
-        var clean = true
-        for position in utf8.indices where needsEscape(utf8[position]) {
-            clean = false
-            break
-        }
-        guard !clean else {
+        guard utf8.indices.contains(where: { needsEscape(utf8[$0]) }) else {
             buffer.append(contentsOf: value.utf8)
             buffer.append(UInt8(ascii: "\""))
             return
