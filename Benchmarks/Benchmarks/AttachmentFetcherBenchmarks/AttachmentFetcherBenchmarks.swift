@@ -239,11 +239,12 @@ let benchmarks: @Sendable () -> Void = {
     // iteration to the next (`load-test` compares whole processes alike). Only wall clock: the
     // mallocs and memory measured would be this process's, not curl's. Skipped where curl is not
     // installed, so that the other benchmarks still run.
+    let curlPath = curlExecutable()
     Benchmark(
         "spike-200x20KB-curl-parallel",
         configuration: .init(
             metrics: [.wallClock],
-            skip: curlExecutable() == nil,
+            skip: curlPath == nil,
             // The default's wall-clock tolerance alone: its others would name metrics not measured here.
             thresholds: [.wallClock: BenchmarkThresholds(relative: [.p90: 50])],
             setup: { try await Fixture.setUp(fetcher: false) },
@@ -257,8 +258,7 @@ let benchmarks: @Sendable () -> Void = {
         }
         try lines.joined(separator: "\n").write(toFile: list, atomically: true, encoding: .utf8)
         let curl = Process()
-        guard let executable = curlExecutable() else { throw BenchmarkSetupError(message: "curl is no longer on PATH") }
-        curl.executableURL = URL(fileURLWithPath: executable)
+        curl.executableURL = URL(fileURLWithPath: curlPath!)  // the benchmark is skipped without it
         curl.arguments = [
             "--parallel", "--parallel-max", "\(spikeConnections)", "--silent", "--no-progress-meter", "--show-error", "--fail",
             "--config", list,
