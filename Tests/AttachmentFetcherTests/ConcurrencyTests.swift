@@ -34,6 +34,45 @@ struct ConcurrencyTests {
         }
     }
 
+    /// The engine hands the first bytes of all bodies that arrive in one turn of its loop to the
+    /// classifier together, and the answers come back in batches: each must reach its own body.
+    @Test("96 bodies of 12 types arriving together each get the type detected in their own bytes")
+    func mixedTypesTogether() async throws {
+        let accepted = [
+            ("jpg", "image/jpeg"), ("png", "image/png"), ("gif", "image/gif"), ("mp3", "audio/mpeg"),
+            ("m4a", "audio/x-m4a"), ("wav", "audio/x-wav"), ("aiff", "audio/x-aiff"), ("mp4", "video/mp4"),
+            ("mpg", "video/mpeg"), ("avi", "video/x-msvideo"),
+        ]
+        let refused = [("html", "text/html"), ("webp", "image/webp")]
+        let types = accepted + refused
+        try await Fixture.with { fixture in
+            let count = 96
+            let outcomes = await withTaskGroup { group in
+                for index in 0..<count {
+                    // The same delay for all, so that the bodies arrive within a few milliseconds.
+                    let served = types[index % types.count].0
+                    let payload = fixture.braze("/media/t\(index).\(served)?bytes=\(9_000 + index)&delay_ms=200")
+                    group.addTask { (index, await fixture.fetcher.process(payload)) }
+                }
+                return await group.reduce(into: [Int: Outcome]()) { $0[$1.0] = $1.1 }
+            }
+            #expect(outcomes.count == count)
+            for (index, outcome) in outcomes.sorted(by: { $0.key < $1.key }) {
+                let (served, mime) = types[index % types.count]
+                if index % types.count < accepted.count {
+                    #expect(outcome.status == .attached, "\(index): \(outcome.detail ?? "")")
+                    #expect(outcome.attachments.first?.mime == mime, "\(index)")
+                    #expect(outcome.attachments.first?.bytes == 9_000 + index)
+                    #expect(outcome.attachments.first?.path.hasSuffix(".\(served)") == true, "\(index)")
+                } else {
+                    #expect(outcome.reason == .unsupportedType, "\(index)")
+                    #expect(outcome.detail?.contains(mime) == true, "\(index): \(outcome.detail ?? "")")
+                }
+            }
+            #expect(fixture.filesLeft().count == count / types.count * accepted.count)
+        }
+    }
+
     @Test("2,000 payloads on 2,000 connections at once: the mock CDN holds them all, each payload gets its file")
     func twoThousandConnections() async throws {
         // Two sockets per connection live in this process (client and server): make room.

@@ -163,8 +163,8 @@ private final class Mailbox: Sendable {
     enum Command {
         case submit(TransferTicket)
         case cancel(UInt64)
-        /// The classifier's answer for a transfer (ticket id, attempt) whose first bytes it was given.
-        case classified(UInt64, attempt: Int, Result<MediaType, TransferFailure>)
+        /// The classifier's answers for transfers whose first bytes it was given.
+        case classified([ClassificationAnswer<TransferAttempt>])
     }
 
     private struct State {
@@ -291,6 +291,12 @@ final class TransferTicket: Sendable {
     static let cancellation = TransferFailure(reason: .deadline, detail: "cancelled before the attachment was ready")
 }
 
+/// One attempt at a transfer (retries are further attempts): what a classifier answer is for.
+private struct TransferAttempt: Sendable {
+    var id: UInt64
+    var attempt: Int
+}
+
 /// An entry of the deadline heap.
 private struct DeadlineEntry: Comparable {
     var deadline: ContinuousClock.Instant
@@ -328,6 +334,8 @@ private final class EngineLoop: @unchecked Sendable {
     /// ends, cleared once the queues have been served. Without it, a queue held back only by the
     /// per-host limit would make the loop poll with a zero timeout, spinning a core.
     private var queuesMayAdvance = false
+    /// First bytes waiting to go to the classifier at the end of this turn of the loop.
+    private var classificationJobs: [ClassificationJob<TransferAttempt>] = []
 
     init(
         multi: CurlMulti, mailbox: Mailbox, classifier: MediaClassifier, configuration: TransferEngine.Configuration,
@@ -349,7 +357,8 @@ private final class EngineLoop: @unchecked Sendable {
                 switch command {
                 case .submit(let ticket): enqueue(ticket)
                 case .cancel(let id): terminate(id, with: TransferTicket.cancellation)
-                case .classified(let id, let attempt, let detection): classified(id, attempt: attempt, detection)
+                case .classified(let answers):
+                    for answer in answers { classified(answer.tag, answer.detection) }
                 }
             }
             if closed, !stopping {
@@ -362,6 +371,7 @@ private final class EngineLoop: @unchecked Sendable {
             startQueuedTransfers()
             _ = multi.perform()
             for (key, result) in multi.completedTransfers() { complete(key, result) }
+            sendClassificationJobs()
             if stopping, live.isEmpty { break }
             multi.poll(timeoutMilliseconds: nextWakeUpMilliseconds())
         }
@@ -538,21 +548,30 @@ private final class EngineLoop: @unchecked Sendable {
         return nil
     }
 
-    /// Hands the first bytes of `transfer` to the classifier, whose answer comes back through
-    /// the mailbox (`classified`); the transfer goes on meanwhile.
+    /// Queues the first bytes of `transfer` for the classifier; they go at the end of this turn
+    /// of the loop (`sendClassificationJobs`), and the answer comes back through the mailbox
+    /// (`classified`). The transfer goes on meanwhile.
     fileprivate func requestClassification(of transfer: ActiveTransfer) {
         transfer.classificationRequested = true
-        let (id, attempt, mailbox, multi) = (transfer.ticket.id, transfer.attempt, mailbox, multi)
-        classifier.classify(transfer.sink.prefix) { detection in
-            if mailbox.post(.classified(id, attempt: attempt, detection)) == .wakeEngine { multi.wakeup() }
+        classificationJobs.append(
+            ClassificationJob(tag: TransferAttempt(id: transfer.ticket.id, attempt: transfer.attempt), prefix: transfer.sink.prefix))
+    }
+
+    /// Hands this turn's classification jobs to the classifier in one batch.
+    private func sendClassificationJobs() {
+        guard !classificationJobs.isEmpty else { return }
+        let (mailbox, multi) = (mailbox, multi)
+        classifier.classify(classificationJobs) { answers in
+            if mailbox.post(.classified(answers)) == .wakeEngine { multi.wakeup() }
         }
+        classificationJobs.removeAll(keepingCapacity: true)
     }
 
     /// Applies the classifier's answer: a refused type or an announced size over the type's
     /// limit ends a running transfer at once; a whole body waiting for its type is finished.
-    private func classified(_ id: UInt64, attempt: Int, _ detection: Result<MediaType, TransferFailure>) {
+    private func classified(_ answered: TransferAttempt, _ detection: Result<MediaType, TransferFailure>) {
         // Gone already (deadline, cancellation, failure), or an answer for an earlier attempt.
-        guard case .running(let transfer) = live[id], transfer.attempt == attempt else { return }
+        guard case .running(let transfer) = live[answered.id], transfer.attempt == answered.attempt else { return }
         transfer.apply(detection)
         if !transfer.inLibcurl {
             settle(transfer, finishBody(of: transfer))
