@@ -11,14 +11,17 @@ final class MediaClassifier: Sendable {
     /// Cookies not lent out; the pool grows to the number of jobs that ever ran at once.
     private let idleCookies: Mutex<[MagicCookie]>
     private let queue = DispatchQueue(label: "attachment-fetcher.classify", attributes: .concurrent)
-    /// How long each asynchronous answer is held back: zero, except in tests that need a body to
-    /// wait for its type.
-    private let answerDelay: Duration
+    /// How long each asynchronous answer is held back: `nil` (not at all), except in tests that
+    /// need a body to wait for its type.
+    private let answerDelay: DispatchTimeInterval?
 
     /// Loads a first cookie, so that a missing or unreadable magic database fails at start-up.
     init(answerDelay: Duration = .zero) throws(AttachmentFetcherError) {
         idleCookies = Mutex([try MagicCookie()])
-        self.answerDelay = answerDelay
+        let (seconds, attoseconds) = answerDelay.components
+        self.answerDelay =
+            answerDelay > .zero
+            ? .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)) : nil
     }
 
     /// The type class detected in `prefix`, or why iOS would refuse the body. Blocks for the
@@ -49,21 +52,16 @@ final class MediaClassifier: Sendable {
         _ jobs: [ClassificationJob<Tag>],
         completion: @escaping @Sendable ([ClassificationAnswer<Tag>]) -> Void
     ) {
-        var start = jobs.startIndex
-        while start < jobs.endIndex {
-            let end = min(start + Self.jobsPerWorkItem, jobs.endIndex)
-            let part = Array(jobs[start..<end])
+        for start in stride(from: jobs.startIndex, to: jobs.endIndex, by: Self.jobsPerWorkItem) {
+            let part = Array(jobs[start..<min(start + Self.jobsPerWorkItem, jobs.endIndex)])
             let work: @Sendable () -> Void = {
                 completion(part.map { ClassificationAnswer(tag: $0.tag, detection: self.classify($0.prefix)) })
             }
-            if answerDelay > .zero {
-                let (seconds, attoseconds) = answerDelay.components
-                let delay = DispatchTimeInterval.nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-                queue.asyncAfter(deadline: .now() + delay, execute: work)
+            if let answerDelay {
+                queue.asyncAfter(deadline: .now() + answerDelay, execute: work)
             } else {
                 queue.async(execute: work)
             }
-            start = end
         }
     }
 
