@@ -135,7 +135,8 @@ struct Harness: Sendable {
         max(1, Int((Double(count) * settings.scale).rounded()))
     }
 
-    /// Runs one scenario. The second value is the latencies of our first run (for the CDF).
+    /// Runs one scenario. The second value is the latencies of our run with the median wall time
+    /// (for the CDF).
     func run(_ scenario: ScenarioName) async throws -> (ScenarioReport, [Double]) {
         let directory = settings.scratch + "/" + scenario.rawValue
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -160,14 +161,15 @@ struct Harness: Sendable {
         let batch = try writeBatch(payloads, to: directory + "/batch.jsonl")
         var ours: [RunMetrics] = []
         var command = ""
-        var latencies: [Double] = []
+        var plotted = MedianRunLatencies()
         for run in 1...settings.runs {
             let runDirectory = try RunDirectory(directory + "/run-\(run)")
             let (metrics, runLatencies, commandLine) = try await runOurs(
                 .sameURL, run: run, batch: batch, payloads: payloads, cache: .directory(runDirectory.path + "/cache"),
                 deadline: 30, timeout: .seconds(120), in: runDirectory)
             ours.append(metrics)
-            if run == 1 { latencies = runLatencies; command = commandLine }
+            plotted.add(runLatencies, wall: metrics.child.wallSeconds)
+            if run == 1 { command = commandLine }
             runDirectory.remove()
         }
         let summary = ContenderSummary(ours)
@@ -184,7 +186,7 @@ struct Harness: Sendable {
             name: .sameURL, summary: ScenarioName.sameURL.summary, payloads: count,
             contenders: [ContenderReport(name: "ours", command: command, runs: ours, summary: summary)],
             checks: checks, notes: [])
-        return (report, latencies)
+        return (report, plotted.latencies)
     }
 
     private func distinctURLs(in directory: String) async throws -> (ScenarioReport, [Double]) {
@@ -198,7 +200,7 @@ struct Harness: Sendable {
         var commands = ["", "", ""]
         // Foundation on Linux trusts only the system's certificate authorities: no URLSession over TLS.
         let withURLSession = settings.trustedCertificate == nil
-        var latencies: [Double] = []
+        var plotted = MedianRunLatencies()
         let timeout = Duration.seconds(300)
         for run in 1...settings.runs {
             // Interleaved, so that slow drifts of the machine hit every contender alike.
@@ -207,7 +209,8 @@ struct Harness: Sendable {
                 .distinctURLs, run: run, batch: batch, payloads: payloads, cache: .none, deadline: 30,
                 timeout: timeout, in: runDirectory)
             ours.append(metrics)
-            if run == 1 { latencies = runLatencies; commands[0] = commandLine }
+            plotted.add(runLatencies, wall: metrics.child.wallSeconds)
+            if run == 1 { commands[0] = commandLine }
             runDirectory.remove()
 
             runDirectory = try RunDirectory(directory + "/run-\(run)-curl")
@@ -274,7 +277,7 @@ struct Harness: Sendable {
             ] + (withURLSession
                 ? [ContenderReport(name: "urlsession", command: commands[2], runs: urlsession, summary: sessionSummary)] : []),
             checks: checks, notes: notes)
-        return (report, latencies)
+        return (report, plotted.latencies)
     }
 
     private func videos(in directory: String) async throws -> (ScenarioReport, [Double]) {
@@ -286,14 +289,15 @@ struct Harness: Sendable {
         let batch = try writeBatch(payloads, to: directory + "/batch.jsonl")
         var ours: [RunMetrics] = []
         var command = ""
-        var latencies: [Double] = []
+        var plotted = MedianRunLatencies()
         for run in 1...settings.runs {
             let runDirectory = try RunDirectory(directory + "/run-\(run)")
             let (metrics, runLatencies, commandLine) = try await runOurs(
                 .videos, run: run, batch: batch, payloads: payloads, cache: .none, deadline: 120,
                 timeout: .seconds(300), in: runDirectory)
             ours.append(metrics)
-            if run == 1 { latencies = runLatencies; command = commandLine }
+            plotted.add(runLatencies, wall: metrics.child.wallSeconds)
+            if run == 1 { command = commandLine }
             runDirectory.remove()
         }
         let summary = ContenderSummary(ours)
@@ -307,7 +311,7 @@ struct Harness: Sendable {
             name: .videos, summary: ScenarioName.videos.summary, payloads: count,
             contenders: [ContenderReport(name: "ours", command: command, runs: ours, summary: summary)],
             checks: checks, notes: notes)
-        return (report, latencies)
+        return (report, plotted.latencies)
     }
 
     private func faultMix(in directory: String) async throws -> (ScenarioReport, [Double]) {
@@ -383,14 +387,15 @@ struct Harness: Sendable {
         try Data(repeating: 0xA5, count: 100_000).write(to: URL(fileURLWithPath: source))
         var ours: [RunMetrics] = [], floor: [RunMetrics] = []
         var commands = ["", ""]
-        var latencies: [Double] = []
+        var plotted = MedianRunLatencies()
         for run in 1...settings.runs {
             var runDirectory = try RunDirectory(directory + "/run-\(run)-ours")
             let (metrics, runLatencies, commandLine) = try await runOurs(
                 .warmCache, run: run, batch: batch, payloads: payloads, cache: cache, deadline: 30, timeout: timeout,
                 in: runDirectory)
             ours.append(metrics)
-            if run == 1 { latencies = runLatencies; commands[0] = commandLine }
+            plotted.add(runLatencies, wall: metrics.child.wallSeconds)
+            if run == 1 { commands[0] = commandLine }
             runDirectory.remove()
 
             runDirectory = try RunDirectory(directory + "/run-\(run)-floor")
@@ -436,7 +441,7 @@ struct Harness: Sendable {
                 ContenderReport(name: "ours (warm-up)", command: warmCommand, runs: [warm], summary: ContenderSummary([warm])),
             ],
             checks: checks, notes: notes)
-        return (report, latencies)
+        return (report, plotted.latencies)
     }
 
     /// A scenario where only ours runs, each run on a fresh cache, with per-payload expectations and a deadline.
@@ -467,7 +472,7 @@ struct Harness: Sendable {
         let batch = try writeBatch(payloads, to: directory + "/batch.jsonl")
         var ours: [RunMetrics] = []
         var command = ""
-        var latencies: [Double] = []
+        var plotted = MedianRunLatencies()
         for run in 1...(runs ?? settings.runs) {
             let runDirectory = try RunDirectory(directory + "/run-\(run)")
             // With a window, the payloads go through a FIFO, a line at a time, spread evenly.
@@ -476,7 +481,8 @@ struct Harness: Sendable {
                 scenario, run: run, batch: input, payloads: payloads, cache: .directory(runDirectory.path + "/cache"),
                 deadline: deadline, timeout: timeout, in: runDirectory, trackedURLs: trackedURLs)
             ours.append(metrics)
-            if run == 1 { latencies = runLatencies; command = commandLine }
+            plotted.add(runLatencies, wall: metrics.child.wallSeconds)
+            if run == 1 { command = commandLine }
             runDirectory.remove()
         }
         var checks = behaviourChecks(ours, label: "ours")
@@ -490,7 +496,7 @@ struct Harness: Sendable {
             contenders: [ContenderReport(name: "ours", command: command, runs: ours, summary: summary)],
             checks: checks,
             notes: [String(format: "slowest outcome: %.1f ms (deadline %.0f ms)", summary.maxMs?.max ?? 0, deadline * 1000)])
-        return (report, latencies)
+        return (report, plotted.latencies)
     }
 
     // MARK: - Running one child

@@ -52,7 +52,7 @@ struct RunLoadTest: AsyncParsableCommand {
     var tls = false
 
     /// Where to write the latency CDF.
-    @Option(help: "Write an SVG latency CDF of our first distinct-urls run (else the first scenario's) to PATH.")
+    @Option(help: "Write an SVG latency CDF of our distinct-urls run with the median wall time (else the first scenario's) to PATH.")
     var svg: String?
 
     /// JSON instead of the table on standard output.

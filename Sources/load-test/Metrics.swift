@@ -181,6 +181,24 @@ struct Spread: Codable, Sendable {
     }
 }
 
+/// The latencies of the run whose wall time is the median of a contender's runs (the lower of
+/// the middle two for an even count), so that the CDF shows the run the table's medians describe
+/// rather than whichever came first.
+struct MedianRunLatencies {
+    private var runs: [(wall: Double, latencies: [Double])] = []
+
+    /// Records one run.
+    mutating func add(_ latencies: [Double], wall: Double) {
+        runs.append((wall, latencies))
+    }
+
+    /// The median run's latencies; none before a run was added.
+    var latencies: [Double] {
+        let byWall = runs.sorted { $0.wall < $1.wall }
+        return byWall.isEmpty ? [] : byWall[(byWall.count - 1) / 2].latencies
+    }
+}
+
 /// The medians and ranges of one contender's runs.
 struct ContenderSummary: Codable, Sendable {
     /// Runs summarised.

@@ -151,4 +151,28 @@ struct LoadTestTests {
         #expect(run.child.wallSeconds >= 1)
         #expect(document.behaviourPassed)
     }
+
+    @Test("--svg: the latency CDF is drawn from the run with the median wall time, the run the table's medians describe")
+    func cdfOfMedianRun() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cdf-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let svg = directory.appendingPathComponent("cdf.svg").path
+        let result = try await CommandRunner.run(
+            "load-test",
+            ["--scenario", "custom", "--payloads", "30", "--urls", "30", "--bytes", "20000", "--runs", "3",
+             "--svg", svg, "--json"],
+            timeout: .seconds(90))
+        #expect(result.status == 0, "load-test failed: \(result.stderr)")
+        let document = try JSONDecoder().decode(LoadTestDocument.self, from: Data(result.stdout.utf8))
+        let runs = try #require(document.scenarios.first { $0.name == "custom" }?.contenders.first?.runs)
+        try #require(runs.count == 3)
+        let median = try #require(runs.sorted { $0.child.wallSeconds < $1.child.wallSeconds }[1].latencyMs)
+        // The plot labels its p50 as the table does: whole milliseconds from 100 ms, else one decimal.
+        let p50 = median.p50 >= 100 || median.p50 == median.p50.rounded()
+            ? String(format: "%.0f", median.p50) : String(format: "%.1f", median.p50)
+        let plot = try String(contentsOfFile: svg, encoding: .utf8)
+        #expect(plot.contains(">p50 \(p50) ms<"), "the plot's p50 is not the median run's \(p50) ms")
+        #expect(plot.contains("custom, 30 payloads"))
+    }
 }
