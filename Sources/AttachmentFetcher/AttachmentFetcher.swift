@@ -130,10 +130,14 @@ public final class AttachmentFetcher: Sendable {
         guard let json = JSONValue.object(from: draft.payload) else {
             return (draft.original(.invalidPayload, "the payload is not a JSON object"), [])
         }
-        if json[path: ["aps", "mutable-content"]]?.isSet != true {
-            draft.warnings.append("aps.mutable-content is not 1: iOS would not run a service extension for this payload")
+        let recognized = VendorSchemas.recognize(json)
+        // Silent and internal pushes show nothing, with or without an extension: no warning.
+        if json[path: ["aps", "mutable-content"]]?.isSet != true, !json.isSilentPush {
+            if case .internalPush = recognized?.1 {} else {
+                draft.warnings.append("aps.mutable-content is not 1: iOS would not run a service extension for this payload")
+            }
         }
-        guard let (vendor, recognition) = VendorSchemas.recognize(json) else {
+        guard let (vendor, recognition) = recognized else {
             return (draft.original(.noAttachment, "no known vendor's attachment keys"), [])
         }
         draft.vendor = vendor
@@ -151,30 +155,32 @@ public final class AttachmentFetcher: Sendable {
     }
 
     /// Downloads every requested attachment concurrently.
-    private func download(
-        _ requests: [RequestedAttachment], deadline: ContinuousClock.Instant
-    ) async -> [(RequestedAttachment, Result<DownloadedFile, TransferFailure>)] {
-        if requests.count == 1 {
-            return [(requests[0], await download(requests[0], deadline: deadline))]
+    private func download(_ requests: [RequestedAttachment], deadline: ContinuousClock.Instant) async -> [AttachmentResult] {
+        let parsed = requests.map { request in (request, urls.parse(request.url)) }
+        if parsed.count == 1 {
+            return [await download(parsed[0], deadline: deadline)]
         }
         return await withTaskGroup { group in
-            for (index, request) in requests.enumerated() {
+            for (index, request) in parsed.enumerated() {
                 group.addTask { (index, await self.download(request, deadline: deadline)) }
             }
-            var results = [Result<DownloadedFile, TransferFailure>?](repeating: nil, count: requests.count)
+            var results = [AttachmentResult?](repeating: nil, count: requests.count)
             for await (index, result) in group { results[index] = result }
-            return zip(requests, results.map { $0! }).map { ($0, $1) }
+            return results.map { $0! }
         }
     }
 
     private func download(
-        _ request: RequestedAttachment, deadline: ContinuousClock.Instant
-    ) async -> Result<DownloadedFile, TransferFailure> {
-        let url: AttachmentURL
-        switch urls.parse(request.url) {
-        case .success(let parsed): url = parsed
-        case .failure(let failure): return .failure(failure)
+        _ parsed: (RequestedAttachment, Result<AttachmentURL, TransferFailure>), deadline: ContinuousClock.Instant
+    ) async -> AttachmentResult {
+        let (request, parse) = parsed
+        switch parse {
+        case .success(let url): return AttachmentResult(request: request, url: url, result: await download(url, deadline: deadline))
+        case .failure(let failure): return AttachmentResult(request: request, url: nil, result: .failure(failure))
         }
+    }
+
+    private func download(_ url: AttachmentURL, deadline: ContinuousClock.Instant) async -> Result<DownloadedFile, TransferFailure> {
         if let cache { return await cache.download(url, deadline: deadline) }
         let directory = configuration.outputDirectory
         let result = await engine.download(
@@ -239,6 +245,17 @@ public func withAttachmentFetcher<Value>(
     }
 }
 
+/// What became of one requested attachment.
+private struct AttachmentResult: Sendable {
+    var request: RequestedAttachment
+    /// The URL in its normalised form, when it could be read.
+    var url: AttachmentURL?
+    var result: Result<DownloadedFile, TransferFailure>
+
+    /// The URL as outcomes report it: normalised when it could be read.
+    var reportedURL: String { url?.string ?? request.url }
+}
+
 /// An outcome being put together for one payload.
 private struct OutcomeDraft {
     let payload: Data
@@ -259,27 +276,36 @@ private struct OutcomeDraft {
 
     /// Attached when at least one attachment is ready (the failures of others become warnings);
     /// otherwise the original, with the first failure's reason.
-    func finish(with results: [(RequestedAttachment, Result<DownloadedFile, TransferFailure>)]) -> Outcome {
+    func finish(with results: [AttachmentResult]) -> Outcome {
         var draft = self
         var attachments: [Attachment] = []
-        var failures: [(RequestedAttachment, TransferFailure)] = []
-        for (request, result) in results {
-            switch result {
+        var failures: [(AttachmentResult, TransferFailure)] = []
+        for attachment in results {
+            if let url = attachment.url, url.string.hasPrefix("http:") {
+                draft.warnings.append(
+                    "\(url.string) is plain http: App Transport Security refuses it unless the app allows arbitrary loads or this domain")
+            }
+            switch attachment.result {
             case .success(let file):
+                let payloadURL = attachment.request.url
                 attachments.append(
-                    Attachment(url: request.url, path: file.path, mime: file.media.mime, bytes: file.byteCount))
-                if let warning = Self.typeHintWarning(request.claimedType, file.media) { draft.warnings.append(warning) }
+                    Attachment(
+                        url: attachment.reportedURL, payloadURL: payloadURL == attachment.reportedURL ? nil : payloadURL,
+                        path: file.path, mime: file.media.mime, bytes: file.byteCount))
+                if let warning = Self.typeHintWarning(attachment.request.claimedType, file.media) {
+                    draft.warnings.append(warning)
+                }
             case .failure(let failure):
-                failures.append((request, failure))
+                failures.append((attachment, failure))
             }
         }
         guard !attachments.isEmpty else {
-            let (request, failure) = failures[0]
-            let detail = results.count > 1 ? "\(request.url): \(failure.detail)" : failure.detail
+            let (attachment, failure) = failures[0]
+            let detail = results.count > 1 ? "\(attachment.reportedURL): \(failure.detail)" : failure.detail
             return draft.original(failure.reason, detail)
         }
-        for (request, failure) in failures {
-            draft.warnings.append("\(request.url) not attached: \(failure.reason): \(failure.detail)")
+        for (attachment, failure) in failures {
+            draft.warnings.append("\(attachment.reportedURL) not attached: \(failure.reason): \(failure.detail)")
         }
         return Outcome(
             status: .attached, reason: nil, detail: nil, vendor: vendor, attachments: attachments,

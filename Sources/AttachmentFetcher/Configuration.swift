@@ -18,7 +18,7 @@ extension AttachmentFetcher {
         /// How many connections and transfers run at once.
         public var connectionPool: ConnectionPool
 
-        /// How many redirects a download may follow. Default 5.
+        /// How many redirects a download may follow. Default 20, as URLSession.
         public var maximumRedirects: Int
 
         /// The `User-Agent` header sent with every request.
@@ -43,7 +43,7 @@ extension AttachmentFetcher {
             self.deadline = deadline
             sizeLimits = SizeLimits()
             connectionPool = ConnectionPool()
-            maximumRedirects = 5
+            maximumRedirects = 20
             userAgent = "AttachmentFetcher/1.0"
             maximumPayloadBytes = 1 << 20
             trustedCertificatesFile = nil

@@ -92,8 +92,12 @@ public struct Vendor: Hashable, Sendable, Codable, CustomStringConvertible {
 
 /// A downloaded, validated attachment file.
 public struct Attachment: Hashable, Sendable, Codable {
-    /// The URL the payload named.
+    /// The URL fetched: the payload's URL in its normalised form (percent-encoded where the
+    /// payload had characters invalid in a URL, the host lower-cased and in IDNA form, no
+    /// default port or fragment).
     public var url: String
+    /// The URL as the payload spelled it, when that differs from `url`; `nil` otherwise.
+    public var payloadURL: String?
     /// The absolute path of the file in the output directory, named by its real type.
     public var path: String
     /// The MIME type libmagic found in the bytes.
@@ -102,11 +106,17 @@ public struct Attachment: Hashable, Sendable, Codable {
     public var bytes: Int
 
     /// An attachment record.
-    public init(url: String, path: String, mime: String, bytes: Int) {
+    public init(url: String, payloadURL: String? = nil, path: String, mime: String, bytes: Int) {
         self.url = url
+        self.payloadURL = payloadURL
         self.path = path
         self.mime = mime
         self.bytes = bytes
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case url, path, mime, bytes
+        case payloadURL = "payload_url"
     }
 }
 

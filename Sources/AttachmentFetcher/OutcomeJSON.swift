@@ -25,6 +25,10 @@ extension Outcome {
             JSONText.appendString(attachment.mime, to: &buffer)
             buffer.append(contentsOf: #","path":"#.utf8)
             JSONText.appendString(attachment.path, to: &buffer)
+            if let payloadURL = attachment.payloadURL {
+                buffer.append(contentsOf: #","payload_url":"#.utf8)
+                JSONText.appendString(payloadURL, to: &buffer)
+            }
             buffer.append(contentsOf: #","url":"#.utf8)
             JSONText.appendString(attachment.url, to: &buffer)
             buffer.append(UInt8(ascii: "}"))

@@ -39,13 +39,16 @@ final class MockCDNHandler: ChannelInboundHandler {
     private let stats: StatsRecorder
     /// "http" or "https", for the server's own URLs.
     private let scheme: String
+    /// Where `/files/NAME` is served from, if anywhere.
+    private let filesDirectory: String?
     private var requestHead: HTTPRequestHead?
     private var response: ActiveResponse?
     private var generation = 0
     private var scheduled: Scheduled<Void>?
     private var isOpen = true
 
-    init(stats: StatsRecorder, scheme: String) {
+    init(stats: StatsRecorder, scheme: String, filesDirectory: String? = nil) {
+        self.filesDirectory = filesDirectory
         self.stats = stats
         self.scheme = scheme
     }
@@ -110,7 +113,8 @@ final class MockCDNHandler: ChannelInboundHandler {
             headers: head.headers,
             version: head.version,
             keepAlive: keepAlive,
-            earlierRequests: earlierRequests
+            earlierRequests: earlierRequests,
+            filesDirectory: filesDirectory
         )
         let plan = Router.plan(for: request, fallbackHost: fallbackHost(context: context))
         start(context: context, plan: plan, version: head.version, counted: true)

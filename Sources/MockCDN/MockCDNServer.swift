@@ -41,12 +41,16 @@ public struct MockCDNServer: Sendable {
     }
 
     /// Starts listening; `port: 0` picks a free port. With `tls`, the server speaks HTTPS and
-    /// offers `h2` and `http/1.1` by ALPN.
+    /// offers `h2` and `http/1.1` by ALPN. With `filesDirectory`, `/files/NAME` serves that
+    /// directory's file NAME as it is (real media made by real encoders); `?encoding=gzip` serves
+    /// `NAME.gz` with `Content-Encoding: gzip` whatever the request asked (as S3 objects uploaded
+    /// gzipped are), and `?chunked=1` leaves out Content-Length.
     public static func start(
         host: String = "127.0.0.1",
         port: Int = 0,
         eventLoopThreads: Int = System.coreCount,
-        tls: TLS? = nil
+        tls: TLS? = nil,
+        filesDirectory: String? = nil
     ) async throws -> MockCDNServer {
         let sslContext = try tls.map { tls in
             var configuration = TLSConfiguration.makeServerConfiguration(
@@ -68,14 +72,14 @@ public struct MockCDNServer: Sendable {
                 @Sendable func serveHTTP1(_ channel: any Channel) -> EventLoopFuture<Void> {
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(MockCDNHandler(stats: recorder, scheme: scheme))
+                        try channel.pipeline.syncOperations.addHandler(MockCDNHandler(stats: recorder, scheme: scheme, filesDirectory: filesDirectory))
                     }
                 }
                 @Sendable func serveHTTP2(_ channel: any Channel) -> EventLoopFuture<Void> {
                     channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
                         stream.eventLoop.makeCompletedFuture {
                             try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                            try stream.pipeline.syncOperations.addHandler(MockCDNHandler(stats: recorder, scheme: scheme))
+                            try stream.pipeline.syncOperations.addHandler(MockCDNHandler(stats: recorder, scheme: scheme, filesDirectory: filesDirectory))
                         }
                     }).map { _ in }
                 }

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOHTTP1
 
@@ -41,6 +42,8 @@ enum Router {
         var keepAlive: Bool
         /// How many requests for this exact URL the server had before this one (for `fault_once`).
         var earlierRequests = 0
+        /// Where `/files/NAME` is served from, if anywhere.
+        var filesDirectory: String?
     }
 
     /// Splits a request target into path and query, accepting absolute-form targets too.
@@ -135,6 +138,9 @@ enum Router {
     }
 
     private static func route(_ request: Request, fallbackHost: String) throws -> ResponsePlan {
+        if request.path.hasPrefix("/files/"), let directory = request.filesDirectory {
+            return try file(request, in: directory)
+        }
         guard request.path.hasPrefix("/media/") else {
             return htmlPage(status: .notFound, detail: "No route for \(request.path)")
         }
@@ -254,6 +260,31 @@ enum Router {
             if plan.fault == nil || after < plan.fault!.after { plan.fault = (kind, after) }
         }
         if plan.fault?.kind == .stall, let ms = stallMs { plan.stallMs = Int64(ms) }
+        return plan
+    }
+
+    /// A file of `directory` as it is: `/files/NAME`, NAME a plain file name.
+    private static func file(_ request: Request, in directory: String) throws -> ResponsePlan {
+        let name = String(request.path.dropFirst("/files/".count))
+        guard !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else {
+            return htmlPage(status: .notFound, detail: "No file \(name)")
+        }
+        let params = QueryString.parameters(request.query)
+        let encoding = params["encoding"]
+        let path = directory + "/" + name + (encoding == "gzip" ? ".gz" : "")
+        guard let bytes = FileManager.default.contents(atPath: path) else {
+            return htmlPage(status: .notFound, detail: "No file \(name)")
+        }
+        var plan = ResponsePlan()
+        plan.headers.add(name: "Content-Type", value: params["content_type"] ?? "application/octet-stream")
+        if encoding == "gzip" { plan.headers.add(name: "Content-Encoding", value: "gzip") }
+        if params["chunked"] == "1" {
+            plan.headers.add(name: "Transfer-Encoding", value: "chunked")
+        } else {
+            plan.headers.add(name: "Content-Length", value: String(bytes.count))
+        }
+        plan.headers.add(name: "Cache-Control", value: "max-age=300")
+        plan.body = .fixed(ByteBuffer(bytes: bytes))
         return plan
     }
 

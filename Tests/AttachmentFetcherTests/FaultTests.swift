@@ -43,15 +43,26 @@ struct FaultTests {
         }
     }
 
-    @Test("Up to five redirects are followed; a sixth is http-status")
+    @Test("Up to twenty redirects are followed, as URLSession does; a 21st is http-status")
     func redirects() async throws {
         try await Fixture.with { fixture in
-            let five = await fixture.fetch("/media/x.jpg?bytes=3000&redirects=5")
-            #expect(five.status == .attached)
-            #expect(five.attachments.first?.url == fixture.server.url("/media/x.jpg?bytes=3000&redirects=5"))
-            let six = await fixture.fetch("/media/x.jpg?bytes=3000&redirects=6")
-            #expect(six.reason == .httpStatus)
+            let twenty = await fixture.fetch("/media/x.jpg?bytes=3000&redirects=20")
+            #expect(twenty.status == .attached, "\(twenty.detail ?? "")")
+            #expect(twenty.attachments.first?.url == fixture.server.url("/media/x.jpg?bytes=3000&redirects=20"))
+            let more = await fixture.fetch("/media/x.jpg?bytes=3000&redirects=21")
+            #expect(more.reason == .httpStatus)
+            #expect(more.detail == "too many redirects (20)")
             #expect(fixture.filesLeft().count == 1)
+        }
+    }
+
+    @Test("The redirect limit is configurable")
+    func configuredRedirects() async throws {
+        try await Fixture.with(configure: { $0.maximumRedirects = 2 }) { fixture in
+            #expect(await fixture.fetch("/media/x.jpg?bytes=3000&redirects=2").status == .attached)
+            let three = await fixture.fetch("/media/x.jpg?bytes=3000&redirects=3")
+            #expect(three.reason == .httpStatus)
+            #expect(three.detail == "too many redirects (2)")
         }
     }
 

@@ -1,9 +1,10 @@
 import Crypto
 import Foundation
 
-/// The cache key of a URL: the SHA-256 of its normalised form, in hex, which is also the entry's
-/// file name. Normalising lowercases scheme and host, drops a default port and the fragment, and
-/// keeps path and query as they are (they are the origin's to interpret).
+/// The cache key of a URL: the SHA-256 of its normalised form (`AttachmentURL.string`: scheme
+/// and host lowercased, the host in IDNA form, invalid characters percent-encoded, default port
+/// and fragment dropped; path and query otherwise as they are, the origin's to interpret), in
+/// hex, which is also the entry's file name.
 struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// 64 hex digits.
     let hex: String
@@ -13,15 +14,7 @@ struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     private let hashPrefix: UInt64
 
     init(_ url: AttachmentURL) {
-        var components = URLComponents(string: url.string) ?? URLComponents()
-        components.scheme = components.scheme?.lowercased()
-        components.host = components.host?.lowercased()
-        if (components.scheme == "http" && components.port == 80) || (components.scheme == "https" && components.port == 443) {
-            components.port = nil
-        }
-        components.fragment = nil
-        if components.path.isEmpty { components.path = "/" }
-        normalizedURL = components.string ?? url.string
+        normalizedURL = url.string
         hex = Hex.encode(SHA256.hash(data: Data(normalizedURL.utf8)))
         hashPrefix = Self.hashPrefix(of: hex)
     }

@@ -27,9 +27,34 @@ final class MagicCookie: @unchecked Sendable {
     /// The MIME type libmagic detects in `bytes` ("image/jpeg"), or `application/octet-stream`
     /// when it cannot tell.
     func mimeType(of bytes: [UInt8]) -> String {
+        answer(for: bytes) ?? "application/octet-stream"
+    }
+
+    /// libmagic's description of `bytes` ("CoreAudio Format audio file version 1"): it names
+    /// formats that it has no MIME type for. `nil` when it has nothing to say but "data".
+    func formatName(of bytes: [UInt8]) -> String? {
+        let mimeFlags = CMagic_flag_mime_type() | CMagic_flags_skip_slow_checks()
+        _ = magic_setflags(cookie, CMagic_flags_skip_slow_checks())
+        defer { _ = magic_setflags(cookie, mimeFlags) }
+        guard let description = answer(for: bytes), description != "data", !description.isEmpty else { return nil }
+        // Descriptions of containers list their contents on further lines ("\012- MPEG ADTS").
+        return String(description.prefix { $0 != "\n" && $0 != "\\" })
+            .trimmingTrailingSeparators()
+    }
+
+    private func answer(for bytes: [UInt8]) -> String? {
         let answer = bytes.withUnsafeBytes { buffer in
             magic_buffer(cookie, buffer.baseAddress, buffer.count)
         }
-        return answer.map { String(cString: $0) } ?? "application/octet-stream"
+        return answer.map { String(cString: $0) }
+    }
+}
+
+extension String {
+    /// Without the ", " or " " that a cut description may end with.
+    fileprivate func trimmingTrailingSeparators() -> String {
+        var text = Substring(self)
+        while let last = text.last, last == "," || last == " " || last == "-" { text = text.dropLast() }
+        return String(text)
     }
 }

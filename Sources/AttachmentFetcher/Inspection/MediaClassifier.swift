@@ -24,9 +24,9 @@ final class MediaClassifier: Sendable {
             ? .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)) : nil
     }
 
-    /// The type class detected in `prefix`, or why iOS would refuse the body. Blocks for the
-    /// time libmagic takes.
-    func classify(_ prefix: [UInt8]) -> Result<MediaType, TransferFailure> {
+    /// The type class detected in `window`'s bytes, or why iOS would refuse the body. Blocks for
+    /// the time libmagic takes.
+    func classify(_ window: SniffWindow) -> Result<MediaType, TransferFailure> {
         let cookie: MagicCookie
         do {
             cookie = try idleCookies.withLock { $0.popLast() } ?? MagicCookie()
@@ -34,9 +34,23 @@ final class MediaClassifier: Sendable {
             return .failure(TransferFailure(reason: .unsupportedType, detail: "type not detected: \(error)"))
         }
         defer { idleCookies.withLock { $0.append(cookie) } }
-        let mime = cookie.mimeType(of: prefix)
+        let bytes = window.bytes
+        let mime = cookie.mimeType(of: bytes)
+        // Refusals name the format in libmagic's words, which know formats it has no MIME type
+        // for (CAF); only a refusal pays for the second look.
+        func detected() -> String {
+            guard let name = cookie.formatName(of: bytes) else { return mime }
+            return "\(mime) (\(name))"
+        }
+        if window.hadID3Tag, mime.lowercased() != "audio/mpeg" {
+            let what = bytes.isEmpty ? "nothing" : detected()
+            return .failure(
+                TransferFailure(
+                    reason: .unsupportedType,
+                    detail: "an ID3 tag followed by \(what), not MPEG audio: iOS does not play it as an MP3"))
+        }
         guard let media = AttachmentTypes.mediaType(forMIME: mime) else {
-            return .failure(TransferFailure(reason: .unsupportedType, detail: "detected \(mime), which iOS does not accept"))
+            return .failure(TransferFailure(reason: .unsupportedType, detail: "detected \(detected()), which iOS does not accept"))
         }
         return .success(media)
     }
@@ -55,7 +69,7 @@ final class MediaClassifier: Sendable {
         for start in stride(from: jobs.startIndex, to: jobs.endIndex, by: Self.jobsPerWorkItem) {
             let part = Array(jobs[start..<min(start + Self.jobsPerWorkItem, jobs.endIndex)])
             let work: @Sendable () -> Void = {
-                completion(part.map { ClassificationAnswer(tag: $0.tag, detection: self.classify($0.prefix)) })
+                completion(part.map { ClassificationAnswer(tag: $0.tag, detection: self.classify($0.window)) })
             }
             if let answerDelay {
                 queue.asyncAfter(deadline: .now() + answerDelay, execute: work)
@@ -74,8 +88,8 @@ final class MediaClassifier: Sendable {
 struct ClassificationJob<Tag: Sendable>: Sendable {
     /// Identifies the body to whoever asked.
     var tag: Tag
-    /// The body's first bytes.
-    var prefix: [UInt8]
+    /// The body's first bytes (after any ID3 tags).
+    var window: SniffWindow
 }
 
 /// The classifier's answer for one `ClassificationJob`.

@@ -22,7 +22,9 @@ struct MediaType: Hashable, Sendable {
 /// in which class, under which file suffix.
 enum AttachmentTypes {
     /// libmagic's MIME answers (5.44 and nearby releases name some types in two ways) mapped to
-    /// class and suffix. Anything else, WebP, HEIC, SVG, HTML and QuickTime among it, is refused.
+    /// class and suffix. Anything else, WebP, HEIC, SVG, HTML, QuickTime, 3GP and 3G2 among it, is
+    /// refused: iOS lists MPEG-4 and Apple's M4V (which conforms to it), not the other ISO media
+    /// brands, even where a phone could play them.
     private static let accepted: [String: (MediaKind, String)] = [
         "image/jpeg": (.image, "jpg"),
         "image/png": (.image, "png"),
@@ -37,6 +39,9 @@ enum AttachmentTypes {
         "audio/mp4": (.audio, "m4a"),
         "video/mpeg": (.video, "mpg"),
         "video/mp4": (.video, "mp4"),
+        // Apple's own MPEG-4 brand ("ftyp M4V "): UTType com.apple.m4v-video conforms to
+        // public.mpeg-4, which iOS lists. Saved as .mp4, the listed type itself.
+        "video/x-m4v": (.video, "mp4"),
         "video/x-msvideo": (.video, "avi"),
         "video/avi": (.video, "avi"),
         "video/msvideo": (.video, "avi"),

@@ -1,30 +1,58 @@
 import Foundation
 
-/// An attachment URL that passed the checks made before any request: absolute, http or https,
-/// with a host.
+/// An attachment URL that passed the checks made before any request (absolute, http or https,
+/// with a host), in the one form that is fetched, cached and reported.
+///
+/// A payload's URL is read as iOS reads it: apps linked on iOS 17 or later get
+/// `URL(string:)` percent-encoding characters that are invalid in a URL (a space, non-ASCII,
+/// `|`, a `%` not followed by two hex digits) rather than failing, and URLSession converts a
+/// non-ASCII host name to its IDNA (punycode) form. Foundation's own `URL(string:)` does both
+/// here. On top of that the scheme and host are lower-cased, a default port and the fragment
+/// (never sent) are dropped, and an empty path becomes `/`, so that spellings of one resource
+/// share one cache entry and one answer.
 struct AttachmentURL: Sendable, Hashable {
-    /// The URL as given (libcurl receives it unchanged).
+    /// The normalised URL: what libcurl fetches, what the cache keys on, what outcomes report.
     var string: String
+    /// The URL exactly as the payload spelled it.
+    var payloadSpelling: String
     /// `scheme://host:port`, lowercased: the unit of the per-host connection limit.
     var hostKey: String
     /// The stem of the local file's name, from the URL's last path component (see
     /// `AttachmentFiles.stem(of:)`), worked out once per URL rather than once per file.
     var fileStem: String
 
-    /// Checks `string`; `invalid-url` explains what is wrong.
+    /// Checks and normalises `string`; `invalid-url` explains what is wrong.
     static func parse(_ string: String) -> Result<AttachmentURL, TransferFailure> {
         func invalid(_ why: String) -> Result<AttachmentURL, TransferFailure> {
             .failure(TransferFailure(reason: .invalidURL, detail: "\(why): \(string.prefix(200))"))
         }
         guard !string.isEmpty else { return invalid("the URL is empty") }
-        guard let components = URLComponents(string: string) else { return invalid("not a URL") }
+        guard let url = URL(string: string), let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { return invalid("not a URL") }
         guard let scheme = components.scheme?.lowercased() else { return invalid("not an absolute URL") }
         guard scheme == "http" || scheme == "https" else { return invalid("only http and https are fetched") }
-        guard let host = components.host?.lowercased(), !host.isEmpty else { return invalid("the URL has no host") }
-        let port = components.port ?? (scheme == "https" ? 443 : 80)
+        // `encodedHost` is the IDNA (ASCII) form of a host name; IPv6 literals keep their brackets.
+        guard let host = components.encodedHost?.lowercased(), !host.isEmpty else {
+            return invalid("the URL has no host")
+        }
+        let defaultPort = scheme == "https" ? 443 : 80
+        let port = components.port ?? defaultPort
+        var normalized = scheme + "://"
+        if let user = components.percentEncodedUser {
+            normalized += user
+            if let password = components.percentEncodedPassword { normalized += ":" + password }
+            normalized += "@"
+        }
+        normalized += host
+        if port != defaultPort { normalized += ":\(port)" }
+        let path = components.percentEncodedPath
+        normalized += path.isEmpty ? "/" : path
+        if let query = components.percentEncodedQuery { normalized += "?" + query }
         let last = components.path.split(separator: "/").last.map(String.init) ?? ""
         return .success(
-            AttachmentURL(string: string, hostKey: "\(scheme)://\(host):\(port)", fileStem: AttachmentFiles.stem(of: last)))
+            AttachmentURL(
+                string: normalized, payloadSpelling: string, hostKey: "\(scheme)://\(host):\(port)",
+                fileStem: AttachmentFiles.stem(of: last)))
     }
 }
 

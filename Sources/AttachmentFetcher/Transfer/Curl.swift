@@ -31,6 +31,7 @@ struct CurlCode: Hashable, Sendable, CustomStringConvertible {
     static let http2StreamError = CurlCode(CURLE_HTTP2_STREAM)
     static let sendError = CurlCode(CURLE_SEND_ERROR)
     static let receiveError = CurlCode(CURLE_RECV_ERROR)
+    static let badContentEncoding = CurlCode(CURLE_BAD_CONTENT_ENCODING)
 
     /// libcurl's own one-line explanation of the code.
     var description: String { String(cString: curl_easy_strerror(CURLcode(rawValue))) }
@@ -48,19 +49,20 @@ enum CurlLibrary {
 
 /// Receives a response's header lines and body chunks from libcurl's callbacks.
 ///
-/// The body goes to `file` as it arrives; the first `prefixCapacity` bytes are also kept in
-/// `prefix` so the type can be sniffed without reading the file back. After every chunk the
-/// `delegate` decides whether the transfer goes on; `false` aborts it (libcurl then reports
-/// `CURLE_WRITE_ERROR`).
+/// The body goes to `file` as it arrives (decoded, when the origin sent it with a
+/// `Content-Encoding`); its first bytes are also kept in `window` so the type can be sniffed
+/// without reading the file back. After every chunk the `delegate` decides whether the transfer
+/// goes on; `false` aborts it (libcurl then reports `CURLE_WRITE_ERROR`).
 final class CurlResponseSink {
     /// Where the body is written.
     var file: FileDescriptor?
-    /// How many leading body bytes to keep in `prefix`.
-    let prefixCapacity: Int
-    /// The first body bytes, at most `prefixCapacity` of them.
-    private(set) var prefix: [UInt8] = []
-    /// Body bytes received so far.
+    /// The bytes the type is decided from.
+    private(set) var window: SniffWindow
+    /// Body bytes received so far, after decoding.
     private(set) var bytesReceived = 0
+    /// Whether the latest response announced a `Content-Encoding` (other than `identity`): its
+    /// Content-Length then counts encoded bytes, not the body's.
+    private(set) var contentEncoded = false
     /// The header block of the latest response, as received; reset on every new status line,
     /// so after redirects only the final response's remains. Parsed only when asked for.
     private var headerBytes: [UInt8] = []
@@ -72,9 +74,8 @@ final class CurlResponseSink {
     /// Asked after each chunk whether to go on.
     weak var delegate: (any CurlResponseSinkDelegate)?
 
-    init(prefixCapacity: Int) {
-        self.prefixCapacity = prefixCapacity
-        prefix.reserveCapacity(prefixCapacity)
+    init(sniffBytes: Int) {
+        window = SniffWindow(capacity: sniffBytes)
     }
 
     /// Forgets the last response (keeping the buffers' capacity) for the handle's next transfer.
@@ -83,14 +84,13 @@ final class CurlResponseSink {
         delegate = nil
         writeFailure = nil
         bytesReceived = 0
-        prefix.removeAll(keepingCapacity: true)
+        contentEncoded = false
+        window.reset()
         headerBytes.removeAll(keepingCapacity: true)
     }
 
     fileprivate func consume(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        if prefix.count < prefixCapacity {
-            prefix.append(contentsOf: chunk.prefix(prefixCapacity - prefix.count))
-        }
+        if !window.isFull { window.consume(chunk) }
         bytesReceived += chunk.count
         guard delegate?.responseSinkShouldContinue(self) ?? false else { return false }
         guard let file else { return false }
@@ -109,9 +109,22 @@ final class CurlResponseSink {
     fileprivate func consumeHeaderLine(_ line: UnsafeRawBufferPointer) {
         if line.starts(with: "HTTP/".utf8) {
             headerBytes.removeAll(keepingCapacity: true)
+            contentEncoded = false
         } else {
             headerBytes.append(contentsOf: line)
+            if Self.announcesContentEncoding(line) { contentEncoded = true }
         }
+    }
+
+    /// Whether a header line is `Content-Encoding` with a coding other than `identity`.
+    private static func announcesContentEncoding(_ line: UnsafeRawBufferPointer) -> Bool {
+        let name = "content-encoding:".utf8
+        guard line.count > name.count,
+            zip(line, name).allSatisfy({ $0 | 0x20 == $1 | 0x20 })
+        else { return false }
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
+        let value = line.dropFirst(name.count).drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+        return !value.isEmpty && !value.elementsEqual("identity".utf8, by: { $0 | 0x20 == $1 })
     }
 }
 
@@ -149,12 +162,12 @@ final class CurlEasy {
     /// The sink that receives this handle's response.
     let sink: CurlResponseSink
 
-    /// A handle whose body and headers go to a sink keeping `prefixCapacity` leading bytes;
-    /// `nil` if libcurl could not allocate one.
-    init?(prefixCapacity: Int) {
+    /// A handle whose body and headers go to a sink keeping `sniffBytes` bytes to decide the
+    /// type from; `nil` if libcurl could not allocate one.
+    init?(sniffBytes: Int) {
         guard CurlLibrary.initialized, let handle = curl_easy_init() else { return nil }
         self.handle = handle
-        sink = CurlResponseSink(prefixCapacity: prefixCapacity)
+        sink = CurlResponseSink(sniffBytes: sniffBytes)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         installCallbacks()

@@ -13,6 +13,14 @@ struct TransferFailure: Error, Sendable, Hashable {
     var reason: FallbackReason
     /// A human explanation.
     var detail: String
+
+    /// A body over a limit, in one wording whichever check found it (the announced
+    /// Content-Length, the bytes counted as they arrived, or the whole body): `kind` is the
+    /// body's type class, `nil` while its type is not known yet (then the largest limit applies).
+    static func tooLarge(limit: Int, kind: MediaKind?) -> TransferFailure {
+        let which = kind.map { "the \($0.rawValue) limit" } ?? "the largest limit"
+        return TransferFailure(reason: .tooLarge, detail: "the body is larger than \(which), \(limit) bytes")
+    }
 }
 
 /// A file the engine downloaded and validated: first under its temporary name, then, once
@@ -440,7 +448,7 @@ private final class EngineLoop: @unchecked Sendable {
 
     private func start(_ ticket: TransferTicket) {
         let request = ticket.request
-        guard let easy = idleHandles.popLast() ?? CurlEasy(prefixCapacity: configuration.sniffBytes) else {
+        guard let easy = idleHandles.popLast() ?? CurlEasy(sniffBytes: configuration.sniffBytes) else {
             live[ticket.id] = nil
             ticket.finish(.failure(TransferFailure(reason: .network, detail: "libcurl could not create a handle")))
             return
@@ -458,6 +466,10 @@ private final class EngineLoop: @unchecked Sendable {
         // new transfers back behind the first response (HTTP/1.1 cannot multiplex anyway).
         easy.set(CURLOPT_PIPEWAIT, request.hostKey.hasPrefix("https:"))
         easy.set(CURLOPT_MAXFILESIZE_LARGE, large: Int64(configuration.sizeLimits.largest))
+        // Ask for and decode every Content-Encoding this libcurl supports (gzip, deflate, br…), as
+        // URLSession does; an origin that encodes a body unasked is decoded too. Sizes count the
+        // decoded bytes.
+        easy.set(CURLOPT_ACCEPT_ENCODING, "")
         // Larger reads mean fewer callbacks and write(2) calls per body; curl's own tool uses
         // 100 KiB. Only running transfers hold one (at most 48 per host by default).
         easy.set(CURLOPT_BUFFERSIZE, 100 * 1024)
@@ -542,8 +554,9 @@ private final class EngineLoop: @unchecked Sendable {
         guard (200..<300).contains(status) else {
             return .failure(TransferFailure(reason: .httpStatus, detail: "HTTP \(status)"))
         }
+        // A 204, or a 200 with nothing in it: the origin sent no file, whatever it is meant to be.
         guard transfer.sink.bytesReceived > 0 else {
-            return .failure(TransferFailure(reason: .unsupportedType, detail: "empty body"))
+            return .failure(TransferFailure(reason: .httpStatus, detail: "HTTP \(status) with an empty body"))
         }
         return nil
     }
@@ -554,7 +567,7 @@ private final class EngineLoop: @unchecked Sendable {
     fileprivate func requestClassification(of transfer: ActiveTransfer) {
         transfer.classificationRequested = true
         classificationJobs.append(
-            ClassificationJob(tag: TransferAttempt(id: transfer.ticket.id, attempt: transfer.attempt), prefix: transfer.sink.prefix))
+            ClassificationJob(tag: TransferAttempt(id: transfer.ticket.id, attempt: transfer.attempt), window: transfer.sink.window))
     }
 
     /// Hands this turn's classification jobs to the classifier in one batch.
@@ -588,12 +601,7 @@ private final class EngineLoop: @unchecked Sendable {
         }
         // A body may have ended before its type was known, checked only against the largest limit.
         let limit = configuration.sizeLimits.limit(for: media.kind)
-        guard transfer.sink.bytesReceived <= limit else {
-            return .failure(
-                TransferFailure(
-                    reason: .tooLarge,
-                    detail: "\(transfer.sink.bytesReceived) bytes received, more than the \(media.kind.rawValue) limit, \(limit) bytes"))
-        }
+        guard transfer.sink.bytesReceived <= limit else { return .failure(.tooLarge(limit: limit, kind: media.kind)) }
         guard ContinuousClock.now < transfer.ticket.request.deadline else {
             return .failure(TransferFailure(reason: .deadline, detail: "the deadline passed as the download ended"))
         }
@@ -619,13 +627,13 @@ private final class EngineLoop: @unchecked Sendable {
         case .unsupportedProtocol, .urlMalformed:
             return TransferFailure(reason: .invalidURL, detail: message)
         case .tooManyRedirects:
-            return TransferFailure(reason: .httpStatus, detail: "more than \(configuration.maximumRedirects) redirects")
+            return TransferFailure(reason: .httpStatus, detail: "too many redirects (\(configuration.maximumRedirects))")
+        case .badContentEncoding:
+            return TransferFailure(reason: .network, detail: "the body's Content-Encoding cannot be decoded: \(message)")
         case .httpReturnedError:
             return TransferFailure(reason: .httpStatus, detail: "HTTP \(easy.responseCode)")
         case .fileSizeExceeded:
-            let announced = easy.contentLength.map { "Content-Length \($0)" } ?? "the announced size"
-            return TransferFailure(
-                reason: .tooLarge, detail: "\(announced) exceeds the largest limit, \(configuration.sizeLimits.largest) bytes")
+            return .tooLarge(limit: configuration.sizeLimits.largest, kind: nil)
         case .writeError:
             if let error = transfer.sink.writeFailure {
                 return TransferFailure(reason: .storage, detail: "cannot write \(transfer.temporaryPath): \(error)")
@@ -755,15 +763,22 @@ private final class ActiveTransfer: CurlResponseSinkDelegate {
     }
 
     func responseSinkShouldContinue(_ sink: CurlResponseSink) -> Bool {
-        if media == nil, !classificationRequested, sink.prefix.count >= sink.prefixCapacity {
-            loop.requestClassification(of: self)
+        if media == nil, !classificationRequested, sink.window.isFull {
+            if sink.contentEncoded {
+                // A few KB of gzip can inflate to megabytes within one turn of the loop, before an
+                // answer from another thread could arrive: decide the type here, so that the
+                // class limit cuts the body mid-stream. Encoded media is rare; plain bodies keep
+                // their type detection off this thread.
+                classificationRequested = true
+                apply(loop.classifier.classify(sink.window))
+            } else {
+                loop.requestClassification(of: self)
+            }
         }
         if abort != nil { return false }
         let limit = media.map { loop.configuration.sizeLimits.limit(for: $0.kind) } ?? loop.configuration.sizeLimits.largest
         if sink.bytesReceived > limit {
-            let what = media.map { "the \($0.kind.rawValue) limit" } ?? "the largest limit"
-            abort = TransferFailure(
-                reason: .tooLarge, detail: "more than \(limit) bytes received, \(what) (aborted mid-body)")
+            abort = .tooLarge(limit: limit, kind: media?.kind)
             return false
         }
         return true
@@ -778,10 +793,10 @@ private final class ActiveTransfer: CurlResponseSinkDelegate {
         case .success(let detected):
             media = detected
             let limit = loop.configuration.sizeLimits.limit(for: detected.kind)
-            if let announced = easy.contentLength, announced > limit {
-                abort = TransferFailure(
-                    reason: .tooLarge,
-                    detail: "Content-Length \(announced) exceeds the \(detected.kind.rawValue) limit, \(limit) bytes")
+            // An encoded response's Content-Length counts encoded bytes: the decoded body is
+            // counted as it arrives instead.
+            if !sink.contentEncoded, let announced = easy.contentLength, announced > limit {
+                abort = .tooLarge(limit: limit, kind: detected.kind)
             }
         }
     }

@@ -21,7 +21,7 @@ struct Fixture: Sendable {
         configure: (inout AttachmentFetcher.Configuration) -> Void = { _ in },
         _ body: (Fixture) async throws -> R
     ) async throws -> R {
-        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: Fixture.mediaDirectory)
         let root = try makeTemporaryDirectory()
         let directory = root + "/out"
         var configuration = AttachmentFetcher.Configuration(outputDirectory: directory, deadline: deadline)
@@ -50,6 +50,14 @@ struct Fixture: Sendable {
             throw error
         }
     }
+
+    /// The real-media corpus (`Tests/Fixtures/media`, made by `Tests/Fixtures/make-media.sh`),
+    /// which the fixture's server serves as `/files/NAME`.
+    static let mediaDirectory: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }  // Support/, AttachmentFetcherTests/, Tests/
+        return url.appendingPathComponent("Fixtures/media").path
+    }()
 
     /// The cache directory, when the fixture has one.
     var cacheDirectory: String? { fetcher.configuration.cache?.directory }

@@ -1,0 +1,254 @@
+import Foundation
+import Testing
+
+/// A real nginx on 127.0.0.1, started by the suite: HTTP/1.1 on one port, HTTPS with HTTP/2 on
+/// another under a certificate authority the suite makes with openssl, serving the real-media
+/// corpus; `/gz/` answers with `gzip_static always` (the `.gz` file, encoded, whatever the client
+/// asked), and `/r/N` is a chain of redirects. The CLI is run against it as a user would.
+///
+/// Without nginx (or openssl) on the machine the suite is skipped, and says so.
+@Suite("Against a real nginx", .serialized, .enabled(if: Nginx.isAvailable, "nginx and openssl are not installed"))
+struct NginxTests {
+    /// One batch through the CLI: each line's outcome, by index.
+    static func runBatch(_ urls: [String], nginx: Nginx) async throws -> [[String: Any]] {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let lines = urls.map { url in
+            #"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(url)"}}}"#
+        }
+        let batch = directory + "/batch.jsonl"
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
+        let result = try await CommandRunner.run(
+            "fetch-attachment",
+            ["--batch", batch, "--json", "--no-cache", "--output-dir", directory + "/out", "--cacert", nginx.caPath,
+             "--deadline", "20"] + Nginx.loopbackFlags)
+        let outcomes = result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(outcomes.count == urls.count, "\(result.stderr)")
+        return outcomes.sorted { ($0["index"] as? Int ?? 0) < ($1["index"] as? Int ?? 0) }
+    }
+
+    /// The attached MIME type, or the reason.
+    static func verdict(_ outcome: [String: Any]) -> String {
+        if let attachment = (outcome["attachments"] as? [[String: Any]])?.first, let mime = attachment["mime"] as? String {
+            return mime
+        }
+        return outcome["reason"] as? String ?? "?"
+    }
+
+    static let cases: [(path: String, expected: String)] = [
+        ("/media/photo.jpg", "image/jpeg"),
+        ("/media/animated.gif", "image/gif"),
+        ("/media/tone-cover-art.mp3", "audio/mpeg"),
+        ("/media/tone.m4a", "audio/x-m4a"),
+        ("/media/clip.m4v", "video/x-m4v"),
+        ("/media/clip.mp4", "video/mp4"),
+        ("/media/clip.mov", "unsupported-type"),
+        ("/media/tone-id3.flac", "unsupported-type"),
+        ("/media/photo.webp", "unsupported-type"),
+        ("/media/with space.png", "image/png"),  // a raw space in the payload's URL
+        ("/gz/logo.png", "image/png"),  // gzip_static always: encoded whatever was asked
+        ("/r/1", "image/jpeg"),  // 20 redirects
+        ("/r/0", "http-status"),  // 21 redirects
+        ("/media/missing.jpg", "http-status"),
+        ("/empty", "http-status"),  // 204
+    ]
+
+    @Test("Real media over HTTP/1.1 and over HTTPS with HTTP/2: the verdicts an iPhone would give")
+    func verdicts() async throws {
+        let nginx = try await Nginx.start()
+        defer { nginx.stop() }
+        for base in [nginx.httpBase, nginx.httpsBase] {
+            let outcomes = try await Self.runBatch(Self.cases.map { base + $0.path }, nginx: nginx)
+            for (item, outcome) in zip(Self.cases, outcomes) {
+                #expect(Self.verdict(outcome) == item.expected, "\(base)\(item.path): \(outcome["detail"] ?? "")")
+            }
+            let redirected = outcomes[11]["attachments"] as? [[String: Any]]
+            #expect(redirected?.first?["url"] as? String == base + "/r/1")
+            #expect(outcomes[12]["detail"] as? String == "too many redirects (20)")
+            let spaced = outcomes[9]["attachments"] as? [[String: Any]]
+            #expect(spaced?.first?["url"] as? String == base + "/media/with%20space.png")
+            #expect(spaced?.first?["payload_url"] as? String == base + "/media/with space.png")
+            let gzipped = outcomes[10]["attachments"] as? [[String: Any]]
+            #expect(gzipped?.first?["bytes"] as? Int == (try RealMediaTests.size(of: "logo.png")))
+            let warnings = outcomes[0]["warnings"] as? [String] ?? []
+            #expect(warnings.contains { $0.contains("App Transport Security") } == base.hasPrefix("http:"))
+        }
+        // The HTTPS requests went over HTTP/2.
+        let log = try String(contentsOfFile: nginx.accessLogPath, encoding: .utf8)
+        #expect(log.contains("https HTTP/2.0 /media/photo.jpg"), "\(log.prefix(2000))")
+        #expect(log.contains("http HTTP/1.1 /media/photo.jpg"))
+    }
+}
+
+/// An nginx process of the suite's own, on two free loopback ports.
+struct Nginx: Sendable {
+    let root: String
+    let httpPort: Int
+    let httpsPort: Int
+    let process: Process
+
+    /// Flags every run against a loopback origin passes.
+    static let loopbackFlags: [String] = []
+
+    static let binary = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+    static let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+    static var isAvailable: Bool { binary != nil && openssl != nil }
+
+    var httpBase: String { "http://127.0.0.1:\(httpPort)" }
+    var httpsBase: String { "https://127.0.0.1:\(httpsPort)" }
+    var caPath: String { root + "/ca.pem" }
+    var accessLogPath: String { root + "/access.log" }
+
+    static func start() async throws -> Nginx {
+        let root = try makeTemporaryDirectory()
+        // nginx's workers run as nobody: everything they read must be readable by all.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root)
+        try makeCertificates(in: root)
+        let media = root + "/media"
+        try FileManager.default.createDirectory(atPath: root + "/gz", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Fixture.mediaDirectory, toPath: media)
+        try FileManager.default.copyItem(atPath: media + "/logo.png", toPath: media + "/with space.png")
+        try FileManager.default.copyItem(atPath: media + "/logo.png.gz", toPath: root + "/gz/logo.png.gz")
+        let (httpPort, httpsPort) = (try freePort(), try freePort())
+        let redirects = (1...20).map { hop in
+            "location = /r/\(hop) { return 302 \(hop == 20 ? "/media/photo.jpg" : "/r/\(hop + 1)"); }"
+        }.joined(separator: "\n        ")
+        let configuration = """
+            worker_processes 1;
+            error_log \(root)/error.log;
+            pid \(root)/nginx.pid;
+            events { worker_connections 256; }
+            http {
+                types { image/jpeg jpg; image/png png; image/gif gif; audio/mpeg mp3; video/mp4 mp4 m4v; }
+                default_type application/octet-stream;
+                log_format plain '$scheme $server_protocol $uri $status';
+                access_log \(root)/access.log plain;
+                client_body_temp_path \(root)/tmp-body;
+                proxy_temp_path \(root)/tmp-proxy;
+                fastcgi_temp_path \(root)/tmp-fastcgi;
+                uwsgi_temp_path \(root)/tmp-uwsgi;
+                scgi_temp_path \(root)/tmp-scgi;
+                root \(root);
+                server {
+                    listen 127.0.0.1:\(httpPort);
+                    include \(root)/locations.conf;
+                }
+                server {
+                    listen 127.0.0.1:\(httpsPort) ssl http2;
+                    ssl_certificate \(root)/server.pem;
+                    ssl_certificate_key \(root)/server.key;
+                    include \(root)/locations.conf;
+                }
+            }
+            """
+        let locations = """
+            location /gz/ { gzip_static always; gunzip off; }
+            location = /empty { return 204; }
+            location = /r/0 { return 302 /r/1; }
+            \(redirects)
+            """
+        try Data(configuration.utf8).write(to: URL(fileURLWithPath: root + "/nginx.conf"))
+        try Data(locations.utf8).write(to: URL(fileURLWithPath: root + "/locations.conf"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary!)
+        process.arguments = ["-p", root, "-c", root + "/nginx.conf", "-g", "daemon off;"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let nginx = Nginx(root: root, httpPort: httpPort, httpsPort: httpsPort, process: process)
+        // Ready when both ports accept: at most 10 s.
+        for _ in 0..<200 {
+            if isListening(httpPort), isListening(httpsPort) { return nginx }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let log = (try? String(contentsOfFile: root + "/error.log", encoding: .utf8)) ?? ""
+        nginx.stop()
+        throw NginxError(message: "nginx did not start: \(log)")
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// A certificate authority, and a certificate for 127.0.0.1 and localhost that it signed.
+    private static func makeCertificates(in root: String) throws {
+        let extensions = root + "/server.ext"
+        try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\n".utf8).write(to: URL(fileURLWithPath: extensions))
+        let steps: [[String]] = [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", root + "/ca.key", "-out", root + "/ca.pem",
+             "-days", "2", "-subj", "/CN=AttachmentFetcher test CA"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", root + "/server.key", "-out", root + "/server.csr",
+             "-subj", "/CN=127.0.0.1"],
+            ["x509", "-req", "-in", root + "/server.csr", "-CA", root + "/ca.pem", "-CAkey", root + "/ca.key",
+             "-CAcreateserial", "-out", root + "/server.pem", "-days", "2", "-extfile", extensions],
+        ]
+        for arguments in steps {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: openssl!)
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                throw NginxError(message: "openssl \(arguments.first ?? "") failed")
+            }
+        }
+        for file in ["server.key", "server.pem", "ca.pem"] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: root + "/" + file)
+        }
+    }
+
+    /// A port that was free a moment ago on 127.0.0.1.
+    private static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw NginxError(message: "socket failed") }
+        defer { close(socket) }
+        var address = loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
+                guard bind(socket, pointer, length) == 0 else { return -1 }
+                return getsockname(socket, pointer, &length)
+            }
+        }
+        guard bound == 0 else { throw NginxError(message: "bind failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func isListening(_ port: Int) -> Bool {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { return false }
+        defer { close(socket) }
+        var address = loopback(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return address
+    }
+}
+
+struct NginxError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

@@ -1,0 +1,239 @@
+@testable import AttachmentFetcher
+import Foundation
+import Testing
+
+/// Files made by real encoders (`Tests/Fixtures/make-media.sh`), served as they are: the verdict
+/// an iPhone would give on each.
+@Suite("Real media")
+struct RealMediaTests {
+    /// Files iOS accepts: the MIME type libmagic finds and the suffix the file gets.
+    static let accepted: [(file: String, mime: String, suffix: String)] = [
+        ("photo.jpg", "image/jpeg", "jpg"),
+        ("logo.png", "image/png", "png"),
+        ("animated.gif", "image/gif", "gif"),
+        ("tone.mp3", "audio/mpeg", "mp3"),
+        // ID3v2 tags of 13,252 and 6,102 bytes (cover art, tagger padding): libmagic sees only
+        // tag in a body's first 4 KiB.
+        ("tone-cover-art.mp3", "audio/mpeg", "mp3"),
+        ("tone-padded-tag.mp3", "audio/mpeg", "mp3"),
+        ("tone.wav", "audio/x-wav", "wav"),
+        ("tone.aiff", "audio/x-aiff", "aiff"),
+        ("tone.m4a", "audio/x-m4a", "m4a"),
+        ("clip.mp4", "video/mp4", "mp4"),
+        ("clip.m4v", "video/x-m4v", "mp4"),
+        ("clip.mpg", "video/mpeg", "mpg"),
+        ("clip.avi", "video/x-msvideo", "avi"),
+    ]
+
+    /// Files iOS refuses, with words the detail must hold: the MIME type or, where libmagic has
+    /// none, the format's name.
+    static let refused: [(file: String, named: String)] = [
+        ("photo.webp", "image/webp"),
+        ("photo.heic", "image/heic"),
+        ("photo.avif", "image/avif"),
+        ("photo.bmp", "image/bmp"),
+        ("photo.tiff", "image/tiff"),
+        ("clip.mov", "QuickTime"),
+        ("clip.3gp", "3GPP"),
+        ("clip.3g2", "3GPP2"),
+        ("clip.ts", "MPEG transport stream"),
+        ("tone.caf", "CoreAudio Format"),
+        ("tone.flac", "audio/flac"),
+        ("tone.aac", "AAC"),
+        ("tone.ogg", "audio/ogg"),
+        // Behind an ID3 tag, but not MPEG audio: not an MP3 to iOS.
+        ("tone-id3.aac", "ID3 tag followed by audio/x-hx-aac-adts"),
+        ("tone-id3.flac", "ID3 tag followed by audio/flac"),
+    ]
+
+    static func size(of file: String) throws -> Int {
+        try #require(FileManager.default.attributesOfItem(atPath: Fixture.mediaDirectory + "/" + file)[.size] as? Int)
+    }
+
+    @Test("Real files iOS accepts are attached with their type, with and without Content-Length", arguments: accepted, [false, true])
+    func acceptedMedia(item: (file: String, mime: String, suffix: String), chunked: Bool) async throws {
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetch("/files/\(item.file)" + (chunked ? "?chunked=1" : ""))
+            #expect(outcome.status == .attached, "\(item.file): \(outcome.detail ?? "")")
+            let attachment = try #require(outcome.attachments.first)
+            #expect(attachment.mime == item.mime)
+            #expect(attachment.path.hasSuffix("." + item.suffix))
+            #expect(attachment.bytes == (try Self.size(of: item.file)))
+            let original = try Data(contentsOf: URL(fileURLWithPath: Fixture.mediaDirectory + "/" + item.file))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: attachment.path)) == original)
+        }
+    }
+
+    @Test("Real files iOS refuses are unsupported-type, the format named in the detail", arguments: refused)
+    func refusedMedia(item: (file: String, named: String)) async throws {
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetch("/files/\(item.file)")
+            #expect(outcome.reason == .unsupportedType)
+            #expect(outcome.detail?.contains(item.named) == true, "\(item.file): \(outcome.detail ?? "")")
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("Behind a large ID3 tag, the audio limit still counts the whole file", arguments: [false, true])
+    func id3TagCountsTowardsTheLimit(chunked: Bool) async throws {
+        let size = try Self.size(of: "tone-cover-art.mp3")
+        let query = chunked ? "?chunked=1" : ""
+        try await Fixture.with(configure: { $0.sizeLimits.audio = size }) { fixture in
+            #expect(await fixture.fetch("/files/tone-cover-art.mp3\(query)").status == .attached)
+        }
+        try await Fixture.with(configure: { $0.sizeLimits.audio = size - 1 }) { fixture in
+            let over = await fixture.fetch("/files/tone-cover-art.mp3\(query)")
+            #expect(over.reason == .tooLarge)
+            #expect(over.detail == "the body is larger than the audio limit, \(size - 1) bytes")
+        }
+    }
+
+    @Test("A body the origin gzipped unasked is decoded, as URLSession does; limits count decoded bytes")
+    func contentEncoding() async throws {
+        let decoded = try Self.size(of: "logo.png")
+        let encoded = try Self.size(of: "logo.png.gz")
+        #expect(encoded < decoded)
+        try await Fixture.with { fixture in
+            for query in ["?encoding=gzip", "?encoding=gzip&chunked=1"] {
+                let outcome = await fixture.fetch("/files/logo.png\(query)")
+                #expect(outcome.status == .attached, "\(outcome.detail ?? "")")
+                #expect(outcome.attachments.first?.mime == "image/png")
+                #expect(outcome.attachments.first?.bytes == decoded)
+            }
+        }
+        // The encoded Content-Length is under the limit, the decoded body is not.
+        try await Fixture.with(configure: { $0.sizeLimits.image = decoded - 1 }) { fixture in
+            let outcome = await fixture.fetch("/files/logo.png?encoding=gzip")
+            #expect(outcome.reason == .tooLarge)
+            #expect(outcome.detail == "the body is larger than the image limit, \(decoded - 1) bytes")
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("A small gzip body that inflates past the limit is cut at the limit, mid-stream")
+    func inflationIsCut() async throws {
+        let limit = 1_000_000
+        #expect(try Self.size(of: "inflates-past-limit.png.gz") < 50_000)  // 12 MB once inflated
+        try await Fixture.with(configure: { $0.sizeLimits.image = limit }) { fixture in
+            let outcome = await fixture.fetch("/files/inflates-past-limit.png?encoding=gzip")
+            #expect(outcome.reason == .tooLarge)
+            #expect(outcome.detail == "the body is larger than the image limit, \(limit) bytes")
+            // Decoding stopped within one write of the limit, not at the end of the 12 MB.
+            #expect(fixture.fetcher.statistics.bytesDownloaded < limit + 256 * 1024)
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+}
+
+@Suite("URLs as iOS reads them")
+struct URLNormalisationTests {
+    @Test(
+        "One normalised form: invalid characters percent-encoded, IDNA host, scheme and host lower-cased",
+        arguments: [
+            ("http://cdn.example/a b.png", "http://cdn.example/a%20b.png"),
+            ("http://cdn.example/caf\u{E9}.png", "http://cdn.example/caf%C3%A9.png"),
+            ("http://cdn.example/caf%C3%A9.png", "http://cdn.example/caf%C3%A9.png"),
+            ("HTTPS://CDN.Example:443/A.PNG", "https://cdn.example/A.PNG"),
+            ("http://cdn.example:8080/x.png#top", "http://cdn.example:8080/x.png"),
+            ("http://cdn.example", "http://cdn.example/"),
+            ("http://B\u{FC}cher.example/x.png", "http://xn--bcher-kva.example/x.png"),
+            ("http://cdn.example/x.png?name=a b&c=|", "http://cdn.example/x.png?name=a%20b&c=%7C"),
+            ("http://[::1]:8080/a b.png", "http://[::1]:8080/a%20b.png"),
+        ])
+    func normalises(input: String, expected: String) throws {
+        let url = try AttachmentURL.parse(input).get()
+        #expect(url.string == expected)
+        #expect(url.payloadSpelling == input)
+    }
+
+    @Test("What is not an http(s) URL with a host stays invalid-url", arguments: ["", "/relative.png", "ftp://cdn.example/x.png", "http://"])
+    func invalid(input: String) {
+        guard case .failure(let failure) = AttachmentURL.parse(input) else {
+            Issue.record("\(input) was accepted")
+            return
+        }
+        #expect(failure.reason == .invalidURL)
+    }
+
+    @Test("A raw space, non-ASCII and their encoded twins download, with and without the cache, with identical outcomes")
+    func mixedSpellingsAgree() async throws {
+        let paths = [
+            "/media/a b.png?bytes=700", "/media/a%20b.png?bytes=700", "/media/caf\u{E9}.gif?bytes=900",
+            "/media/caf%C3%A9.gif?bytes=900", "/media/missing page.png?status=404", "/media/missing%20page.png?status=404",
+        ]
+        func run(cached: Bool) async throws -> [String] {
+            try await Fixture.with(cached: cached) { fixture in
+                var lines: [String] = []
+                for path in paths {
+                    for spelling in [fixture.server.url(path), fixture.server.url(path).replacingOccurrences(of: "http://", with: "HTTP://")] {
+                        let outcome = await fixture.fetcher.process(Payloads.braze(url: spelling))
+                        let attachment = outcome.attachments.first
+                        // The cache says when a failure was remembered rather than fetched again.
+                        let detail = outcome.detail?.replacingOccurrences(of: " (a recent failure, not retried yet)", with: "")
+                        lines.append(
+                            [outcome.result, detail ?? "-", attachment?.url ?? "-", attachment?.mime ?? "-",
+                             attachment.map { String($0.bytes) } ?? "-"].joined(separator: " | ")
+                                .replacingOccurrences(of: fixture.server.baseURL, with: "ORIGIN"))
+                    }
+                }
+                if cached {
+                    // Two distinct resources and one failing one: three requests, whatever the spelling
+                    // (failures are remembered for 2 s).
+                    #expect(fixture.fetcher.statistics.originRequests == 3)
+                }
+                return lines
+            }
+        }
+        let direct = try await run(cached: false)
+        let cached = try await run(cached: true)
+        #expect(direct == cached)
+        #expect(direct[0] == "attached | - | ORIGIN/media/a%20b.png?bytes=700 | image/png | 700")
+        #expect(direct[0].replacingOccurrences(of: "a%20b", with: "x") == direct[2].replacingOccurrences(of: "a%20b", with: "x"))
+        #expect(direct.filter { $0.hasPrefix("http-status | HTTP 404") }.count == 4)
+    }
+
+    @Test("The outcome reports the normalised URL, and the payload's own spelling when it differs")
+    func reportsBothSpellings() async throws {
+        try await Fixture.with { fixture in
+            let raw = fixture.server.url("/media/a b.png?bytes=500")
+            let outcome = await fixture.fetcher.process(Payloads.braze(url: raw))
+            let attachment = try #require(outcome.attachments.first, "\(outcome.detail ?? "")")
+            #expect(attachment.url == fixture.server.url("/media/a%20b.png?bytes=500"))
+            #expect(attachment.payloadURL == raw)
+            #expect(outcome.jsonLine().contains(#""payload_url":"\#(raw)""#))
+            let plain = await fixture.fetch("/media/plain.png?bytes=500")
+            #expect(plain.attachments.first?.payloadURL == nil)
+            #expect(!plain.jsonLine().contains("payload_url"))
+        }
+    }
+}
+
+@Suite("Messages that point the right way")
+struct MessageTests {
+    @Test("Silent and internal pushes get no mutable-content warning")
+    func noWarningForSilentPushes() async throws {
+        try await Fixture.with { fixture in
+            for payload in [
+                #"{"aps":{"content-available":1},"appboy_uninstall_tracking":true}"#,
+                #"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#,
+                #"{"aps":{"content-available":1},"ab":{"ab_sync_geos":true}}"#,
+            ] {
+                let outcome = await fixture.fetcher.process(Data(payload.utf8))
+                #expect(outcome.reason == .internalPush)
+                #expect(outcome.warnings.isEmpty, "\(payload): \(outcome.warnings)")
+            }
+            let visible = await fixture.fetcher.process(
+                Data(#"{"aps":{"alert":"hi"},"ab":{"att":{"url":"\#(fixture.server.url("/media/x.png?bytes=300"))"}}}"#.utf8))
+            #expect(visible.warnings.contains { $0.contains("mutable-content") })
+        }
+    }
+
+    @Test("A plain http attachment is warned about App Transport Security")
+    func atsWarning() async throws {
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetch("/media/x.png?bytes=300")
+            #expect(outcome.status == .attached)
+            #expect(outcome.warnings.contains { $0.contains("App Transport Security") })
+        }
+    }
+}

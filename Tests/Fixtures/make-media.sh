@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Makes the real-media corpus in Tests/Fixtures/media with real encoders (Debian's ffmpeg, ImageMagick,
+# sox, lame, cwebp, heif-enc, gzip), small enough to commit: a few KB a file, trimmed in duration and
+# size. The files are committed; this script documents how each was made and rewrites VERSIONS.txt.
+#   apt-get install ffmpeg imagemagick sox lame webp libheif-examples
+set -euo pipefail
+cd "$(dirname "$0")/media"
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+ff=(ffmpeg -hide_banner -loglevel error -y)
+convert=/usr/bin/convert   # ImageMagick's, not a stand-in earlier on PATH
+
+# Images: a 64x48 test pattern.
+"${ff[@]}" -f lavfi -i testsrc=size=64x48:rate=1 -frames:v 1 "$work/pattern.png"
+"$convert" "$work/pattern.png" -quality 80 photo.jpg
+"$convert" "$work/pattern.png" logo.png
+"$convert" -delay 20 "$work/pattern.png" \( "$work/pattern.png" -negate \) -loop 0 animated.gif
+"$convert" "$work/pattern.png" photo.bmp
+"$convert" "$work/pattern.png" photo.tiff
+cwebp -quiet -q 70 "$work/pattern.png" -o photo.webp
+heif-enc -q 50 "$work/pattern.png" -o photo.heic >/dev/null
+"${ff[@]}" -i "$work/pattern.png" -c:v libaom-av1 -still-picture 1 -cpu-used 8 photo.avif
+gzip -9n -c logo.png > logo.png.gz
+# A PNG followed by 12 MB of zeros, gzipped to a few KB: inflates past any image limit.
+{ cat logo.png; head -c 12000000 /dev/zero; } | gzip -9n > inflates-past-limit.png.gz
+
+# Audio: a 0.3 s 440 Hz tone.
+sox -n -r 22050 -c 1 "$work/tone.wav" synth 0.3 sine 440
+cp "$work/tone.wav" tone.wav
+sox "$work/tone.wav" tone.aiff
+lame --quiet -b 32 --tt "Tone" --ta "AttachmentFetcher" "$work/tone.wav" tone.mp3
+# An ID3v2 tag over 4 KiB before the first frame: embedded cover art, as most music and podcast MP3s have.
+"$convert" -size 48x48 plasma:fractal -seed 7 "$work/cover.png" 2>/dev/null || "$convert" "$work/pattern.png" "$work/cover.png"
+"$convert" "$work/cover.png" -quality 95 "$work/cover.jpg"
+lame --quiet -b 32 --tt "Tone" --ti "$work/cover.png" "$work/tone.wav" tone-cover-art.mp3
+# Tagger padding: the same audio behind a tag padded to 6000 bytes.
+lame --quiet -b 32 --tt "Tone" --pad-id3v2-size 6000 "$work/tone.wav" tone-padded-tag.mp3
+"${ff[@]}" -i "$work/tone.wav" -c:a aac -b:a 32k -f ipod tone.m4a
+"${ff[@]}" -i "$work/tone.wav" -c:a pcm_s16be -f caf tone.caf
+"${ff[@]}" -i "$work/tone.wav" -c:a flac tone.flac
+"${ff[@]}" -i "$work/tone.wav" -c:a aac -b:a 32k -f adts tone.aac
+# ADTS AAC and FLAC behind an ID3v2 tag (over 4 KiB, cut from tone-cover-art.mp3 by its own size
+# field): iOS plays neither as MP3, so both stay refused.
+tagsize=$(python3 -c 'import sys; b=open("tone-cover-art.mp3","rb").read(10); print(10 + (b[6]<<21 | b[7]<<14 | b[8]<<7 | b[9]))')
+head -c "$tagsize" tone-cover-art.mp3 > "$work/tag.id3"
+cat "$work/tag.id3" tone.aac > tone-id3.aac
+cat "$work/tag.id3" tone.flac > tone-id3.flac
+"${ff[@]}" -i "$work/tone.wav" -c:a libopus -b:a 16k tone.ogg 2>/dev/null || "${ff[@]}" -i "$work/tone.wav" -c:a libvorbis tone.ogg
+
+# Video: 0.4 s of a 64x48 pattern at 5 frames per second.
+src=(-f lavfi -i testsrc=size=64x48:rate=5 -t 0.4)
+"${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -movflags +faststart clip.mp4
+"${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -brand "M4V " -f mp4 clip.m4v
+"${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -f mov clip.mov
+"${ff[@]}" "${src[@]}" -c:v mpeg4 -f 3gp clip.3gp
+"${ff[@]}" "${src[@]}" -c:v mpeg4 -f 3g2 clip.3g2
+# ffmpeg writes its SDT packet first; a broadcast segment starts at a PAT, as libmagic expects.
+"${ff[@]}" "${src[@]}" -c:v mpeg1video -r 25 -f mpegts "$work/clip.ts"
+tail -c +189 "$work/clip.ts" > clip.ts
+"${ff[@]}" "${src[@]}" -c:v mpeg1video -r 25 -f mpeg clip.mpg
+"${ff[@]}" "${src[@]}" -c:v mpeg4 -f avi clip.avi
+
+{
+    echo "# Made by Tests/Fixtures/make-media.sh on $(date -u +%Y-%m-%d) with:"
+    ffmpeg -version | head -1
+    "$convert" -version | head -1
+    echo "sox $(sox --version | sed 's/.*SoX //')"
+    lame --version | head -1
+    echo "cwebp $(cwebp -version)"
+    echo "libheif $(dpkg-query -W -f '${Version}' libheif-examples)"
+    echo "gzip $(gzip --version | head -1)"
+    echo
+    echo "# Sizes in bytes"
+    for f in $(ls | grep -v VERSIONS.txt | sort); do printf '%s %s\n' "$(stat -c %s "$f")" "$f"; done
+} > VERSIONS.txt
