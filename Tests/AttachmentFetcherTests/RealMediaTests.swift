@@ -237,3 +237,49 @@ struct MessageTests {
         }
     }
 }
+
+@Suite("ID3 tags")
+struct ID3TagTests {
+    @Test("The window holds the bytes after the tag, however the body is cut into chunks", arguments: [1, 7, 4096, 100_000])
+    func windowAfterTag(chunkSize: Int) throws {
+        let file = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Fixture.mediaDirectory + "/tone-cover-art.mp3")))
+        // The header's syncsafe size, plus the header's 10 bytes; about 1,600 bytes of audio follow.
+        let tagSize = 10 + file[6..<10].reduce(0) { $0 << 7 | Int($1) }
+        #expect(tagSize > 4096 && file.count - tagSize > 1024)
+        var window = SniffWindow(capacity: 1024)
+        var whole = SniffWindow(capacity: 4096)
+        for start in stride(from: 0, to: file.count, by: chunkSize) {
+            file[start..<min(start + chunkSize, file.count)].withUnsafeBytes {
+                if !window.isFull { window.consume($0) }
+                whole.consume($0)
+            }
+        }
+        #expect(window.hadID3Tag)
+        #expect(window.isFull)
+        #expect(window.bytes == Array(file[tagSize..<tagSize + 1024]))
+        // A body that ends before the window is full: all of what follows the tag.
+        #expect(!whole.isFull)
+        #expect(whole.bytes == Array(file[tagSize...]))
+    }
+
+    @Test("Header sizes: syncsafe, the 2.4 footer, and what is not a tag")
+    func headers() {
+        // Size 0x00 0x00 0x02 0x01 syncsafe = 2 * 128 + 1 = 257 bytes of frames.
+        #expect(ID3Tag.size(ofHeader: [0x49, 0x44, 0x33, 3, 0, 0, 0, 0, 2, 1]) == .tag(size: 267))
+        #expect(ID3Tag.size(ofHeader: [0x49, 0x44, 0x33, 4, 0, 0x10, 0, 0, 2, 1]) == .tag(size: 277))
+        #expect(ID3Tag.size(ofHeader: [0x49, 0x44, 0x33, 3, 0, 0x10, 0, 0, 2, 1]) == .tag(size: 267))  // footer is 2.4's
+        #expect(ID3Tag.size(ofHeader: [0x49, 0x44, 0x33, 3, 0, 0, 0, 0, 0x80, 1]) == .notATag)  // not syncsafe
+        #expect(ID3Tag.size(ofHeader: [0x49, 0x44, 0x33]) == .needMoreBytes)
+        #expect(ID3Tag.size(ofHeader: [0xFF, 0xFB]) == .notATag)
+    }
+
+    @Test("Plain bodies pass through whole, a short one included")
+    func noTag() {
+        var window = SniffWindow(capacity: 8)
+        let bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 1, 2]
+        bytes.withUnsafeBytes { window.consume($0) }
+        #expect(!window.hadID3Tag)
+        #expect(window.bytes == bytes)
+        #expect(!window.isFull)
+    }
+}

@@ -35,7 +35,7 @@ struct VendorTests {
             #expect(outcome.attachments.first?.mime == "image/png")
             #expect(outcome.attachments.first?.path.hasSuffix(".png") == true)
             #expect(outcome.attachments.first?.bytes == 7000)
-            #expect(outcome.warnings.isEmpty)
+            #expect(outcome.warningsBesidesPlainHTTP.isEmpty)
         }
     }
 
@@ -95,9 +95,9 @@ struct VendorTests {
             #expect(outcome.vendor == .oneSignal)
             #expect(outcome.attachments.map(\.url) == [gif, png])
             #expect(outcome.attachments.map(\.mime) == ["image/gif", "image/png"])
-            #expect(outcome.warnings.count == 1)
-            #expect(outcome.warnings.first?.contains("'jpg'") == true)
-            #expect(outcome.warnings.first?.contains("image/png") == true)
+            #expect(outcome.warningsBesidesPlainHTTP.count == 1)
+            #expect(outcome.warningsBesidesPlainHTTP.first?.contains("'jpg'") == true)
+            #expect(outcome.warningsBesidesPlainHTTP.first?.contains("image/png") == true)
         }
     }
 

@@ -29,8 +29,7 @@ cp "$work/tone.wav" tone.wav
 sox "$work/tone.wav" tone.aiff
 lame --quiet -b 32 --tt "Tone" --ta "AttachmentFetcher" "$work/tone.wav" tone.mp3
 # An ID3v2 tag over 4 KiB before the first frame: embedded cover art, as most music and podcast MP3s have.
-"$convert" -size 48x48 plasma:fractal -seed 7 "$work/cover.png" 2>/dev/null || "$convert" "$work/pattern.png" "$work/cover.png"
-"$convert" "$work/cover.png" -quality 95 "$work/cover.jpg"
+"$convert" -seed 7 -size 48x48 plasma:fractal "$work/cover.png"
 lame --quiet -b 32 --tt "Tone" --ti "$work/cover.png" "$work/tone.wav" tone-cover-art.mp3
 # Tagger padding: the same audio behind a tag padded to 6000 bytes.
 lame --quiet -b 32 --tt "Tone" --pad-id3v2-size 6000 "$work/tone.wav" tone-padded-tag.mp3

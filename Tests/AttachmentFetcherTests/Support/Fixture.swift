@@ -107,4 +107,8 @@ func makeTemporaryDirectory() throws -> String {
 extension Outcome {
     /// The reason's code, or "attached".
     var result: String { reason?.code ?? "attached" }
+
+    /// The warnings, less the App Transport Security one that every plain-http URL of the
+    /// loopback test server gets.
+    var warningsBesidesPlainHTTP: [String] { warnings.filter { !$0.contains("App Transport Security") } }
 }
