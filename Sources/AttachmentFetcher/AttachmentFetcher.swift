@@ -150,7 +150,13 @@ public final class AttachmentFetcher: Sendable {
             return (draft.original(.invalidPayload, detail), [])
         case .attachments(let requests):
             let results = await download(requests, deadline: deadline)
-            return (draft.finish(with: results), requests.map(\.url))
+            // Until recognition tells an FCM data map apart, every payload is iOS's.
+            let platforms = configuration.platforms.isEmpty ? [Platform.ios] : configuration.platforms
+            let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits) }
+            return (
+                draft.finish(with: results, judgedBy: judges, reportingVerdicts: !configuration.platforms.isEmpty),
+                requests.map(\.url)
+            )
         }
     }
 
@@ -262,6 +268,8 @@ private struct OutcomeDraft {
     let startedAt: ContinuousClock.Instant
     var vendor: Vendor?
     var warnings: [String] = []
+    /// Each asked-for platform's verdict, when a preflight asks for them.
+    var verdicts: [PlatformVerdict] = []
 
     init(payload: Data, startedAt: ContinuousClock.Instant) {
         self.payload = payload
@@ -271,15 +279,21 @@ private struct OutcomeDraft {
     func original(_ reason: FallbackReason, _ detail: String) -> Outcome {
         Outcome(
             status: .original, reason: reason, detail: detail, vendor: vendor, attachments: [], warnings: warnings,
-            elapsed: startedAt.duration(to: .now), payload: payload)
+            elapsed: startedAt.duration(to: .now), payload: payload, verdicts: verdicts)
     }
 
     /// Attached when at least one attachment is ready (the failures of others become warnings);
     /// otherwise the original, with the first failure's reason.
-    func finish(with results: [AttachmentResult]) -> Outcome {
+    ///
+    /// Each platform of `judges` judges each downloaded file; a file no platform accepts is
+    /// removed and counts as a failure (the first platform's refusal). With `reportingVerdicts`,
+    /// the outcome lists each platform's own verdict.
+    func finish(with results: [AttachmentResult], judgedBy judges: [PlatformRules], reportingVerdicts: Bool) -> Outcome {
         var draft = self
         var attachments: [Attachment] = []
         var failures: [(AttachmentResult, TransferFailure)] = []
+        var acceptedBy: Set<Platform> = []
+        var refusals: [Platform: TransferFailure] = [:]
         for attachment in results {
             if let url = attachment.url, url.string.hasPrefix("http:") {
                 draft.warnings.append(
@@ -287,6 +301,24 @@ private struct OutcomeDraft {
             }
             switch attachment.result {
             case .success(let file):
+                var accepting: [Platform] = []
+                var firstRefusal: TransferFailure?
+                for judge in judges {
+                    switch judge.judge(file.media, bytes: file.byteCount) {
+                    case .success(let warnings):
+                        accepting.append(judge.platform)
+                        draft.warnings.append(contentsOf: warnings)
+                    case .failure(let refusal):
+                        firstRefusal = firstRefusal ?? refusal
+                        if refusals[judge.platform] == nil { refusals[judge.platform] = refusal }
+                    }
+                }
+                if let firstRefusal, accepting.isEmpty {
+                    TemporaryFiles.remove(file.path)
+                    failures.append((attachment, firstRefusal))
+                    continue
+                }
+                acceptedBy.formUnion(accepting)
                 let payloadURL = attachment.request.url
                 attachments.append(
                     Attachment(
@@ -297,6 +329,15 @@ private struct OutcomeDraft {
                 }
             case .failure(let failure):
                 failures.append((attachment, failure))
+                for judge in judges where refusals[judge.platform] == nil { refusals[judge.platform] = failure }
+            }
+        }
+        if reportingVerdicts {
+            draft.verdicts = judges.map { judge in
+                guard !acceptedBy.contains(judge.platform), let refusal = refusals[judge.platform] else {
+                    return PlatformVerdict(platform: judge.platform, status: .attached, reason: nil, detail: nil)
+                }
+                return PlatformVerdict(platform: judge.platform, status: .original, reason: refusal.reason, detail: refusal.detail)
             }
         }
         guard !attachments.isEmpty else {
@@ -309,8 +350,9 @@ private struct OutcomeDraft {
         }
         return Outcome(
             status: .attached, reason: nil, detail: nil, vendor: vendor, attachments: attachments,
-            warnings: draft.warnings, elapsed: startedAt.duration(to: .now), payload: payload)
+            warnings: draft.warnings, elapsed: startedAt.duration(to: .now), payload: payload, verdicts: draft.verdicts)
     }
+
 
     private static func typeHintWarning(_ claimed: ClaimedType?, _ media: MediaType) -> String? {
         switch claimed {

@@ -37,6 +37,12 @@ extension AttachmentFetcher {
         /// its own copy.
         public var cache: Cache?
 
+        /// The platforms whose rules judge every payload's files, for a preflight that asks what
+        /// iOS and Android users would each see: the file is downloaded once, each platform judges
+        /// it, and `Outcome.verdicts` holds each one's verdict; the outcome is `attached` when one
+        /// of them shows a file. Empty (the default): the payload's own platform judges alone.
+        public var platforms: [Platform] = []
+
         /// A configuration writing into `outputDirectory`, with every other field at its default.
         public init(outputDirectory: String, deadline: Duration = .seconds(30)) {
             self.outputDirectory = outputDirectory
@@ -84,11 +90,14 @@ extension AttachmentFetcher {
             public var audio: Int = 5_000_000
             /// MPEG, MPEG-2, MPEG-4, AVI. Default 50,000,000.
             public var video: Int = 50_000_000
+            /// Android's notification picture. Default 1,000,000: FCM documents "Images for
+            /// notifications are limited to 1MB in size".
+            public var androidPicture: Int = 1_000_000
 
-            /// iOS's limits.
+            /// iOS's and Android's limits.
             public init() {}
 
-            /// The limit for `kind`.
+            /// iOS's limit for `kind`.
             public func limit(for kind: MediaKind) -> Int {
                 switch kind {
                 case .image: image
@@ -97,8 +106,13 @@ extension AttachmentFetcher {
                 }
             }
 
-            /// The largest of the three: no body may ever be larger.
-            public var largest: Int { max(image, audio, video) }
+            /// The most a download of `kind` may bring, whichever platform judges it afterwards.
+            func downloadLimit(for kind: MediaKind) -> Int {
+                kind == .image ? max(image, androidPicture) : limit(for: kind)
+            }
+
+            /// The largest limit of all: no body may ever be larger.
+            public var largest: Int { max(image, audio, video, androidPicture) }
         }
 
         /// Concurrency of the download engine.
@@ -120,7 +134,7 @@ extension AttachmentFetcher {
         func validate() throws(AttachmentFetcherError) {
             guard !outputDirectory.isEmpty else { throw .invalidConfiguration("outputDirectory is empty") }
             guard deadline > .zero else { throw .invalidConfiguration("deadline must be positive") }
-            guard sizeLimits.image > 0, sizeLimits.audio > 0, sizeLimits.video > 0 else {
+            guard sizeLimits.image > 0, sizeLimits.audio > 0, sizeLimits.video > 0, sizeLimits.androidPicture > 0 else {
                 throw .invalidConfiguration("size limits must be positive")
             }
             guard connectionPool.maximumConnectionsPerHost > 0, connectionPool.maximumConcurrentTransfers > 0 else {

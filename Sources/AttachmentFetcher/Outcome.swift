@@ -148,12 +148,16 @@ public struct Outcome: Sendable {
     public var elapsed: Duration
     /// The payload exactly as it was handed in, never re-serialised.
     public var payload: Data
+    /// Each platform's own verdict on the payload's attachments, in the order of
+    /// `Configuration.platforms`; empty unless that names platforms (a preflight).
+    public var verdicts: [PlatformVerdict]
 
     /// An outcome; prefer reading the ones `AttachmentFetcher.process(_:)` returns.
     public init(
         status: Status, reason: FallbackReason?, detail: String?, vendor: Vendor?, attachments: [Attachment],
-        warnings: [String], elapsed: Duration, payload: Data
+        warnings: [String], elapsed: Duration, payload: Data, verdicts: [PlatformVerdict] = []
     ) {
+        self.verdicts = verdicts
         self.status = status
         self.reason = reason
         self.detail = detail
@@ -173,7 +177,7 @@ public struct Outcome: Sendable {
 
 extension Outcome: Encodable {
     private enum CodingKeys: String, CodingKey {
-        case status, reason, detail, vendor, attachments, warnings
+        case status, reason, detail, vendor, attachments, warnings, verdicts
         case elapsedMilliseconds = "elapsed_ms"
     }
 
@@ -188,6 +192,36 @@ extension Outcome: Encodable {
         try container.encode(vendor, forKey: .vendor)
         try container.encode(attachments, forKey: .attachments)
         try container.encode(warnings, forKey: .warnings)
+        if !verdicts.isEmpty { try container.encode(verdicts, forKey: .verdicts) }
         try container.encode(elapsedMilliseconds, forKey: .elapsedMilliseconds)
+    }
+}
+
+/// One platform's verdict on a payload's attachments: whether that platform would show one, and
+/// if not, why (`Configuration.platforms` asks for them).
+public struct PlatformVerdict: Hashable, Sendable, Codable {
+    /// The platform judged.
+    public var platform: Platform
+    /// `attached` when the platform shows at least one of the payload's files.
+    public var status: Outcome.Status
+    /// Why not, when `status` is `original`.
+    public var reason: FallbackReason?
+    /// A human explanation of `reason`.
+    public var detail: String?
+
+    /// A verdict.
+    public init(platform: Platform, status: Outcome.Status, reason: FallbackReason?, detail: String?) {
+        self.platform = platform
+        self.status = status
+        self.reason = reason
+        self.detail = detail
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(platform, forKey: .platform)
+        try container.encode(status, forKey: .status)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(detail, forKey: .detail)
     }
 }

@@ -47,6 +47,22 @@ extension Outcome {
         JSONText.appendString(status.rawValue, to: &buffer)
         buffer.append(contentsOf: #","vendor":"#.utf8)
         JSONText.appendOptionalString(vendor?.name, to: &buffer)
+        if !verdicts.isEmpty {
+            buffer.append(contentsOf: #","verdicts":["#.utf8)
+            for (position, verdict) in verdicts.enumerated() {
+                if position > 0 { buffer.append(UInt8(ascii: ",")) }
+                buffer.append(contentsOf: #"{"detail":"#.utf8)
+                JSONText.appendOptionalString(verdict.detail, to: &buffer)
+                buffer.append(contentsOf: #","platform":"#.utf8)
+                JSONText.appendString(verdict.platform.rawValue, to: &buffer)
+                buffer.append(contentsOf: #","reason":"#.utf8)
+                JSONText.appendOptionalString(verdict.reason?.code, to: &buffer)
+                buffer.append(contentsOf: #","status":"#.utf8)
+                JSONText.appendString(verdict.status.rawValue, to: &buffer)
+                buffer.append(UInt8(ascii: "}"))
+            }
+            buffer.append(UInt8(ascii: "]"))
+        }
         buffer.append(contentsOf: #","warnings":["#.utf8)
         for (position, warning) in warnings.enumerated() {
             if position > 0 { buffer.append(UInt8(ascii: ",")) }

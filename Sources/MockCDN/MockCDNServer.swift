@@ -43,7 +43,7 @@ public struct MockCDNServer: Sendable {
     /// Starts listening; `port: 0` picks a free port. With `tls`, the server speaks HTTPS and
     /// offers `h2` and `http/1.1` by ALPN. With `filesDirectory`, `/files/NAME` serves that
     /// directory's file NAME as it is (real media made by real encoders); `?encoding=gzip` serves
-    /// `NAME.gz` with `Content-Encoding: gzip` whatever the request asked (as S3 objects uploaded
+    /// `NAME.gz` with `Content-Encoding: gzip` whatever the request asked (`?encoding=deflate`, `NAME.zz`) (as S3 objects uploaded
     /// gzipped are), and `?chunked=1` leaves out Content-Length.
     public static func start(
         host: String = "127.0.0.1",

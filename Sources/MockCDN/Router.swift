@@ -271,13 +271,14 @@ enum Router {
         }
         let params = QueryString.parameters(request.query)
         let encoding = params["encoding"]
-        let path = directory + "/" + name + (encoding == "gzip" ? ".gz" : "")
+        let encodedSuffix = ["gzip": ".gz", "deflate": ".zz"]
+        let path = directory + "/" + name + (encoding.flatMap { encodedSuffix[$0] } ?? "")
         guard let bytes = FileManager.default.contents(atPath: path) else {
             return htmlPage(status: .notFound, detail: "No file \(name)")
         }
         var plan = ResponsePlan()
         plan.headers.add(name: "Content-Type", value: params["content_type"] ?? "application/octet-stream")
-        if encoding == "gzip" { plan.headers.add(name: "Content-Encoding", value: "gzip") }
+        if let encoding, encodedSuffix[encoding] != nil { plan.headers.add(name: "Content-Encoding", value: encoding) }
         if params["chunked"] == "1" {
             plan.headers.add(name: "Transfer-Encoding", value: "chunked")
         } else {

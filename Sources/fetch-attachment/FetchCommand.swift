@@ -83,6 +83,12 @@ struct FetchOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Log each outcome to standard error.")
     var verbose = false
 
+    @Option(help: ArgumentHelp("Judge every payload's file by these platforms' rules, each with its own verdict (a preflight): 'ios', 'android' or 'ios,android'. Default: the payload's own platform.", valueName: "list"))
+    var platform: String?
+
+    @Option(name: .customLong("max-redirects"), help: "How many redirects a download may follow (default 20, as URLSession).")
+    var maximumRedirects: Int = 20
+
     @OptionGroup var cache: CacheOptions
 
     func validate() throws {
@@ -93,6 +99,8 @@ struct FetchOptions: ParsableArguments {
         if let cacert, !FileManager.default.isReadableFile(atPath: cacert) {
             throw ValidationError("--cacert \(cacert) is not a readable file")
         }
+        _ = try platforms()
+        guard (0...100).contains(maximumRedirects) else { throw ValidationError("--max-redirects must be between 0 and 100") }
         try cache.validate()
     }
 
@@ -102,7 +110,23 @@ struct FetchOptions: ParsableArguments {
             deadline: DeadlineOption.duration(deadline))
         configuration.cache = cache.noCache ? nil : cache.configuration()
         configuration.trustedCertificatesFile = cacert
+        configuration.platforms = (try? platforms()) ?? []
+        configuration.maximumRedirects = maximumRedirects
         return configuration
+    }
+
+    /// `--platform`'s list, each platform once, in the order given.
+    func platforms() throws -> [Platform] {
+        guard let platform else { return [] }
+        var platforms: [Platform] = []
+        for name in platform.split(separator: ",", omittingEmptySubsequences: false) {
+            let trimmed = name.trimmingCharacters(in: .whitespaces).lowercased()
+            guard let known = Platform(rawValue: trimmed) else {
+                throw ValidationError("--platform: unknown platform '\(name)' (use ios, android or ios,android)")
+            }
+            if !platforms.contains(known) { platforms.append(known) }
+        }
+        return platforms
     }
 
     func logger() -> Logger {

@@ -94,7 +94,7 @@ struct RealMediaTests {
         let encoded = try Self.size(of: "logo.png.gz")
         #expect(encoded < decoded)
         try await Fixture.with { fixture in
-            for query in ["?encoding=gzip", "?encoding=gzip&chunked=1"] {
+            for query in ["?encoding=gzip", "?encoding=gzip&chunked=1", "?encoding=deflate"] {
                 let outcome = await fixture.fetch("/files/logo.png\(query)")
                 #expect(outcome.status == .attached, "\(outcome.detail ?? "")")
                 #expect(outcome.attachments.first?.mime == "image/png")

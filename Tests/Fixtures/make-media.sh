@@ -20,6 +20,7 @@ cwebp -quiet -q 70 "$work/pattern.png" -o photo.webp
 heif-enc -q 50 "$work/pattern.png" -o photo.heic >/dev/null
 "${ff[@]}" -i "$work/pattern.png" -c:v libaom-av1 -still-picture 1 -cpu-used 8 photo.avif
 gzip -9n -c logo.png > logo.png.gz
+python3 -c 'import sys, zlib; sys.stdout.buffer.write(zlib.compress(open("logo.png", "rb").read(), 9))' > logo.png.zz  # deflate
 # A PNG followed by 12 MB of zeros, gzipped to a few KB: inflates past any image limit.
 { cat logo.png; head -c 12000000 /dev/zero; } | gzip -9n > inflates-past-limit.png.gz
 

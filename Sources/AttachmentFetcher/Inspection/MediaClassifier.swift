@@ -24,8 +24,8 @@ final class MediaClassifier: Sendable {
             ? .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)) : nil
     }
 
-    /// The type class detected in `window`'s bytes, or why iOS would refuse the body. Blocks for
-    /// the time libmagic takes.
+    /// The type class detected in `window`'s bytes, or why every platform would refuse the body
+    /// (each payload's platform judges the finished file). Blocks for the time libmagic takes.
     func classify(_ window: SniffWindow) -> Result<MediaType, TransferFailure> {
         let cookie: MagicCookie
         do {
@@ -36,10 +36,13 @@ final class MediaClassifier: Sendable {
         defer { idleCookies.withLock { $0.append(cookie) } }
         let bytes = window.bytes
         let mime = cookie.mimeType(of: bytes)
-        // Refusals name the format in libmagic's words, which know formats it has no MIME type
-        // for (CAF); only a refusal pays for the second look.
+        // Refusals name the format; where libmagic has no MIME type for it (CAF), in libmagic's
+        // own words, which only a refusal pays for.
         func detected() -> String {
-            guard let name = cookie.formatName(of: bytes) else { return mime }
+            let isOpaque = mime.lowercased() == "application/octet-stream"
+            guard let name = isOpaque ? cookie.formatName(of: bytes) : AttachmentTypes.formatName(forMIME: mime) else {
+                return mime
+            }
             return "\(mime) (\(name))"
         }
         if window.hadID3Tag, mime.lowercased() != "audio/mpeg" {
@@ -50,7 +53,8 @@ final class MediaClassifier: Sendable {
                     detail: "an ID3 tag followed by \(what), not MPEG audio: iOS does not play it as an MP3"))
         }
         guard let media = AttachmentTypes.mediaType(forMIME: mime) else {
-            return .failure(TransferFailure(reason: .unsupportedType, detail: "detected \(detected()), which iOS does not accept"))
+            return .failure(
+                TransferFailure(reason: .unsupportedType, detail: "detected \(detected()), which neither iOS nor Android shows"))
         }
         return .success(media)
     }

@@ -1,14 +1,28 @@
-/// The classes of attachment iOS accepts, each with its own size limit.
+/// The classes of attachment a platform accepts, each with its own size limit.
 public enum MediaKind: String, Sendable, Hashable, Codable, CaseIterable {
-    /// JPEG, GIF, PNG.
+    /// JPEG, GIF, PNG (and on Android BMP, WebP, HEIF, AVIF).
     case image
-    /// AIFF, WAV, MP3, MPEG-4 audio.
+    /// AIFF, WAV, MP3, MPEG-4 audio (iOS only).
     case audio
-    /// MPEG, MPEG-2, MPEG-4, AVI.
+    /// MPEG, MPEG-2, MPEG-4, AVI (iOS only).
     case video
 }
 
-/// A type iOS accepts as a notification attachment, as detected in the bytes.
+/// The platform a notification is shown on: it decides which files may be its picture.
+public enum Platform: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    /// iOS: `UNNotificationAttachment`'s image, audio and video types.
+    case ios
+    /// Android: the big picture of an FCM notification, an image only.
+    case android
+
+    public var description: String { rawValue }
+
+    /// The name people write: "iOS", "Android".
+    var displayName: String { self == .ios ? "iOS" : "Android" }
+}
+
+/// A type some platform accepts as a notification's attachment or picture, as detected in the
+/// bytes.
 struct MediaType: Hashable, Sendable {
     /// The MIME type as libmagic reported it.
     var mime: String
@@ -18,39 +32,97 @@ struct MediaType: Hashable, Sendable {
     var fileExtension: String
 }
 
-/// iOS's attachment rules (UNNotificationAttachment): which detected MIME types are accepted,
-/// in which class, under which file suffix.
+/// Which detected MIME types each platform shows, in which class, under which file suffix.
+///
+/// iOS (`UNNotificationAttachment`): JPEG, GIF, PNG; AIFF, WAV, MP3, MPEG-4 audio; MPEG, MPEG-2,
+/// MPEG-4 (and Apple's M4V, which conforms to it), AVI. Android (FCM's big picture): images
+/// only, JPEG, PNG, GIF (its first frame), BMP and WebP on every supported version, HEIF/HEIC from
+/// Android 9 and AVIF from Android 12. Anything else (SVG, HTML, TIFF, QuickTime, 3GP, 3G2, FLAC,
+/// CAF, MPEG-TS…) is refused everywhere.
 enum AttachmentTypes {
-    /// libmagic's MIME answers (5.44 and nearby releases name some types in two ways) mapped to
-    /// class and suffix. Anything else, WebP, HEIC, SVG, HTML, QuickTime, 3GP and 3G2 among it, is
-    /// refused: iOS lists MPEG-4 and Apple's M4V (which conforms to it), not the other ISO media
-    /// brands, even where a phone could play them.
-    private static let accepted: [String: (MediaKind, String)] = [
-        "image/jpeg": (.image, "jpg"),
-        "image/png": (.image, "png"),
-        "image/gif": (.image, "gif"),
-        "audio/x-aiff": (.audio, "aiff"),
-        "audio/aiff": (.audio, "aiff"),
-        "audio/x-wav": (.audio, "wav"),
-        "audio/wav": (.audio, "wav"),
-        "audio/vnd.wave": (.audio, "wav"),
-        "audio/mpeg": (.audio, "mp3"),
-        "audio/x-m4a": (.audio, "m4a"),
-        "audio/mp4": (.audio, "m4a"),
-        "video/mpeg": (.video, "mpg"),
-        "video/mp4": (.video, "mp4"),
-        // Apple's own MPEG-4 brand ("ftyp M4V "): UTType com.apple.m4v-video conforms to
-        // public.mpeg-4, which iOS lists. Saved as .mp4, the listed type itself.
-        "video/x-m4v": (.video, "mp4"),
-        "video/x-msvideo": (.video, "avi"),
-        "video/avi": (.video, "avi"),
-        "video/msvideo": (.video, "avi"),
-    ]
+    /// Whether and since when Android shows a type as a notification's picture.
+    enum AndroidSupport: Hashable, Sendable {
+        /// Every Android version FCM supports.
+        case all
+        /// From this version on: it is named in a warning.
+        case since(String)
+    }
 
-    /// The accepted type for a detected MIME type, or `nil` when iOS would refuse it.
+    private struct Entry {
+        var kind: MediaKind
+        var fileExtension: String
+        var ios: Bool
+        var android: AndroidSupport?
+    }
+
+    /// libmagic's MIME answers (5.44 and nearby releases name some types in two ways).
+    private static let known: [String: Entry] = {
+        let heif = AndroidSupport.since("Android 9 (API 28)")
+        let avif = AndroidSupport.since("Android 12 (API 31)")
+        let table: [(String, MediaKind, String, Bool, AndroidSupport?)] = [
+            ("image/jpeg", .image, "jpg", true, .all),
+            ("image/png", .image, "png", true, .all),
+            ("image/gif", .image, "gif", true, .all),
+            ("image/bmp", .image, "bmp", false, .all),
+            ("image/x-ms-bmp", .image, "bmp", false, .all),
+            ("image/webp", .image, "webp", false, .all),
+            ("image/heic", .image, "heic", false, heif),
+            ("image/heif", .image, "heic", false, heif),
+            ("image/avif", .image, "avif", false, avif),
+            ("audio/x-aiff", .audio, "aiff", true, nil),
+            ("audio/aiff", .audio, "aiff", true, nil),
+            ("audio/x-wav", .audio, "wav", true, nil),
+            ("audio/wav", .audio, "wav", true, nil),
+            ("audio/vnd.wave", .audio, "wav", true, nil),
+            ("audio/mpeg", .audio, "mp3", true, nil),
+            ("audio/x-m4a", .audio, "m4a", true, nil),
+            ("audio/mp4", .audio, "m4a", true, nil),
+            ("video/mpeg", .video, "mpg", true, nil),
+            ("video/mp4", .video, "mp4", true, nil),
+            // Apple's own MPEG-4 brand ("ftyp M4V "): UTType com.apple.m4v-video conforms to
+            // public.mpeg-4, which iOS lists. Saved as .mp4, the listed type itself.
+            ("video/x-m4v", .video, "mp4", true, nil),
+            ("video/x-msvideo", .video, "avi", true, nil),
+            ("video/avi", .video, "avi", true, nil),
+            ("video/msvideo", .video, "avi", true, nil),
+        ]
+        return Dictionary(uniqueKeysWithValues: table.map { ($0.0, Entry(kind: $0.1, fileExtension: $0.2, ios: $0.3, android: $0.4)) })
+    }()
+
+    /// The type for a detected MIME type when some platform shows it, or `nil` when none does.
     static func mediaType(forMIME mime: String) -> MediaType? {
-        guard let (kind, fileExtension) = accepted[mime.lowercased()] else { return nil }
-        return MediaType(mime: mime, kind: kind, fileExtension: fileExtension)
+        guard let entry = known[mime.lowercased()] else { return nil }
+        return MediaType(mime: mime, kind: entry.kind, fileExtension: entry.fileExtension)
+    }
+
+    /// Whether `platform` shows `media`; for Android, since when.
+    static func support(of media: MediaType, on platform: Platform) -> AndroidSupport? {
+        guard let entry = known[media.mime.lowercased()] else { return nil }
+        switch platform {
+        case .ios: return entry.ios ? .all : nil
+        case .android: return entry.android
+        }
+    }
+
+    /// What people call formats whose MIME type says little, for refusals' details.
+    static func formatName(forMIME mime: String) -> String? {
+        switch mime.lowercased() {
+        case "video/quicktime": "QuickTime movie"
+        case "video/3gpp": "3GPP"
+        case "video/3gpp2": "3GPP2"
+        case "video/mp2t": "MPEG transport stream"
+        case "image/webp": "WebP"
+        case "image/heic", "image/heif": "HEIF"
+        case "image/avif": "AVIF"
+        case "image/svg+xml": "SVG"
+        case "image/tiff": "TIFF"
+        case "image/bmp", "image/x-ms-bmp": "BMP"
+        case "audio/flac": "FLAC"
+        case "audio/x-hx-aac-adts": "ADTS AAC"
+        case "audio/ogg": "Ogg"
+        case "text/html": "HTML"
+        default: nil
+        }
     }
 
     /// Spellings of a suffix that name the same type as our canonical suffix ("jpeg" → "jpg").
@@ -61,8 +133,44 @@ enum AttachmentTypes {
         case "aif", "aifc": return "aiff"
         case "mpeg", "mpe", "m2v": return "mpg"
         case "wave": return "wav"
+        case "heif": return "heic"
         default: return lowered
         }
+    }
+}
+
+/// One platform's verdict on a downloaded file: its type and size against that platform's rules.
+struct PlatformRules: Sendable {
+    var platform: Platform
+    var limits: AttachmentFetcher.Configuration.SizeLimits
+
+    /// The largest file of `kind` the platform shows; `nil` when it shows no such file.
+    func limit(for kind: MediaKind) -> Int? {
+        switch platform {
+        case .ios: limits.limit(for: kind)
+        case .android: kind == .image ? limits.androidPicture : nil
+        }
+    }
+
+    /// Accepted (with warnings, such as the first Android version that decodes the type), or why
+    /// not.
+    func judge(_ media: MediaType, bytes: Int) -> Result<[String], TransferFailure> {
+        guard let support = AttachmentTypes.support(of: media, on: platform), let limit = limit(for: media.kind) else {
+            let named = AttachmentTypes.formatName(forMIME: media.mime).map { "\(media.mime) (\($0))" } ?? media.mime
+            let what = platform == .android && media.kind != .image ? "a picture (images only)" : "an attachment"
+            return .failure(
+                TransferFailure(
+                    reason: .unsupportedType,
+                    detail: "detected \(named), which \(platform.displayName) does not accept as \(what)"))
+        }
+        guard bytes <= limit else {
+            let which = platform == .android ? "the Android picture limit" : "the \(media.kind.rawValue) limit"
+            return .failure(TransferFailure(reason: .tooLarge, detail: "the body is larger than \(which), \(limit) bytes"))
+        }
+        if case .since(let version) = support {
+            return .success(["\(platform.displayName) shows \(media.mime) only from \(version) on"])
+        }
+        return .success([])
     }
 }
 

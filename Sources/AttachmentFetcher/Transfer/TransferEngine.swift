@@ -600,7 +600,7 @@ private final class EngineLoop: @unchecked Sendable {
             return .failure(TransferFailure(reason: .unsupportedType, detail: "type not detected"))
         }
         // A body may have ended before its type was known, checked only against the largest limit.
-        let limit = configuration.sizeLimits.limit(for: media.kind)
+        let limit = configuration.sizeLimits.downloadLimit(for: media.kind)
         guard transfer.sink.bytesReceived <= limit else { return .failure(.tooLarge(limit: limit, kind: media.kind)) }
         guard ContinuousClock.now < transfer.ticket.request.deadline else {
             return .failure(TransferFailure(reason: .deadline, detail: "the deadline passed as the download ended"))
@@ -776,7 +776,7 @@ private final class ActiveTransfer: CurlResponseSinkDelegate {
             }
         }
         if abort != nil { return false }
-        let limit = media.map { loop.configuration.sizeLimits.limit(for: $0.kind) } ?? loop.configuration.sizeLimits.largest
+        let limit = media.map { loop.configuration.sizeLimits.downloadLimit(for: $0.kind) } ?? loop.configuration.sizeLimits.largest
         if sink.bytesReceived > limit {
             abort = .tooLarge(limit: limit, kind: media?.kind)
             return false
@@ -792,7 +792,7 @@ private final class ActiveTransfer: CurlResponseSinkDelegate {
             abort = failure
         case .success(let detected):
             media = detected
-            let limit = loop.configuration.sizeLimits.limit(for: detected.kind)
+            let limit = loop.configuration.sizeLimits.downloadLimit(for: detected.kind)
             // An encoded response's Content-Length counts encoded bytes: the decoded body is
             // counted as it arrives instead.
             if !sink.contentEncoded, let announced = easy.contentLength, announced > limit {

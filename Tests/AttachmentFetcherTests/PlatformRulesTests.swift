@@ -1,0 +1,96 @@
+@testable import AttachmentFetcher
+import Foundation
+import MockCDN
+import Testing
+
+/// Each platform's picture rules: iOS's attachment types, Android's images up to 1,000,000 bytes.
+@Suite("Platform picture rules")
+struct PlatformRulesTests {
+    @Test("Android shows a picture of 1,000,000 bytes and refuses 1,000,001, announced or not", arguments: [false, true])
+    func androidLimit(chunked: Bool) async throws {
+        try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in
+            let suffix = chunked ? "&chunked=1" : ""
+            let atLimit = await fixture.fetch("/media/at.jpg?bytes=1000000\(suffix)")
+            #expect(atLimit.status == .attached, "\(atLimit.detail ?? "")")
+            #expect(atLimit.verdicts == [PlatformVerdict(platform: .android, status: .attached, reason: nil, detail: nil)])
+            let over = await fixture.fetch("/media/over.jpg?bytes=1000001\(suffix)")
+            #expect(over.reason == .tooLarge)
+            #expect(over.detail == "the body is larger than the Android picture limit, 1000000 bytes")
+            #expect(over.verdicts.first?.reason == .tooLarge)
+            #expect(fixture.filesLeft().count == 1)  // the picture at the limit only
+        }
+    }
+
+    @Test("Android's picture limit is configurable")
+    func configurableAndroidLimit() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.android]; $0.sizeLimits.androidPicture = 2_000 }) { fixture in
+            #expect(await fixture.fetch("/media/x.png?bytes=2000").status == .attached)
+            #expect(await fixture.fetch("/media/x.png?bytes=2001").reason == .tooLarge)
+        }
+    }
+
+    @Test("One download, two verdicts: a WebP picture is shown on Android and refused on iOS")
+    func webpBothVerdicts() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.ios, .android] }) { fixture in
+            let outcome = await fixture.fetch("/files/photo.webp")
+            #expect(outcome.status == .attached)
+            #expect(outcome.attachments.first?.mime == "image/webp")
+            #expect(outcome.attachments.first?.path.hasSuffix(".webp") == true)
+            #expect(outcome.verdicts.map(\.platform) == [.ios, .android])
+            #expect(outcome.verdicts[0].reason == .unsupportedType)
+            #expect(outcome.verdicts[0].detail == "detected image/webp (WebP), which iOS does not accept as an attachment")
+            #expect(outcome.verdicts[1].status == .attached)
+            #expect(fixture.server.stats().requests == 1)
+            let json = outcome.jsonLine()
+            #expect(json.contains(#""verdicts":[{"detail":"detected image/webp (WebP), which iOS does not accept as an attachment","platform":"ios","reason":"unsupported-type","status":"original"},{"detail":null,"platform":"android","reason":null,"status":"attached"}]"#))
+        }
+    }
+
+    @Test("Android shows images only: audio and video are refused, and the file is not kept")
+    func androidImagesOnly() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in
+            for file in ["tone.mp3", "clip.mp4"] {
+                let outcome = await fixture.fetch("/files/\(file)")
+                #expect(outcome.reason == .unsupportedType)
+                #expect(outcome.detail?.hasSuffix("which Android does not accept as a picture (images only)") == true, "\(outcome.detail ?? "")")
+            }
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("HEIF and AVIF are shown on Android with a warning naming the first version that decodes them")
+    func androidVersionWarnings() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in
+            let heic = await fixture.fetch("/files/photo.heic")
+            #expect(heic.status == .attached, "\(heic.detail ?? "")")
+            #expect(heic.warnings.contains("Android shows image/heic only from Android 9 (API 28) on"))
+            let avif = await fixture.fetch("/files/photo.avif")
+            #expect(avif.status == .attached, "\(avif.detail ?? "")")
+            #expect(avif.warnings.contains("Android shows image/avif only from Android 12 (API 31) on"))
+            // BMP on every version: no warning beyond plain http's.
+            let bmp = await fixture.fetch("/files/photo.bmp")
+            #expect(bmp.status == .attached)
+            #expect(bmp.warningsBesidesPlainHTTP.filter { $0.contains("Android") }.isEmpty)
+        }
+    }
+
+    @Test("The CLI's --platform ios,android reports each verdict; an unknown platform is exit 64")
+    func cliPlatforms() async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: Fixture.mediaDirectory)
+        defer { Task { try? await server.shutdown() } }
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let payload = directory + "/payload.json"
+        try Payloads.braze(url: server.url("/files/photo.webp")).write(to: URL(fileURLWithPath: payload))
+        let both = try await CommandRunner.run(
+            "fetch-attachment", [payload, "--json", "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android"] + Nginx.loopbackFlags)
+        #expect(both.status == 0, "\(both.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(both.stdout.utf8)) as? [String: Any])
+        let verdicts = try #require(object["verdicts"] as? [[String: Any]])
+        #expect(verdicts.map { $0["platform"] as? String } == ["ios", "android"])
+        #expect(verdicts.map { $0["status"] as? String } == ["original", "attached"])
+        let unknown = try await CommandRunner.run("fetch-attachment", [payload, "--platform", "ios,windows"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.contains("unknown platform 'windows'"))
+    }
+}
