@@ -270,6 +270,8 @@ private struct OutcomeDraft {
     var warnings: [String] = []
     /// Each asked-for platform's verdict, when a preflight asks for them.
     var verdicts: [PlatformVerdict] = []
+    /// The attachments that did not become files.
+    var failures: [AttachmentFailure] = []
 
     init(payload: Data, startedAt: ContinuousClock.Instant) {
         self.payload = payload
@@ -279,7 +281,7 @@ private struct OutcomeDraft {
     func original(_ reason: FallbackReason, _ detail: String) -> Outcome {
         Outcome(
             status: .original, reason: reason, detail: detail, vendor: vendor, attachments: [], warnings: warnings,
-            elapsed: startedAt.duration(to: .now), payload: payload, verdicts: verdicts)
+            elapsed: startedAt.duration(to: .now), payload: payload, failures: failures, verdicts: verdicts)
     }
 
     /// Attached when at least one attachment is ready (the failures of others become warnings);
@@ -340,6 +342,12 @@ private struct OutcomeDraft {
                 return PlatformVerdict(platform: judge.platform, status: .original, reason: refusal.reason, detail: refusal.detail)
             }
         }
+        draft.failures = failures.map { attachment, failure in
+            let payloadURL = attachment.request.url
+            return AttachmentFailure(
+                url: attachment.reportedURL, payloadURL: payloadURL == attachment.reportedURL ? nil : payloadURL,
+                reason: failure.reason, detail: failure.detail)
+        }
         guard !attachments.isEmpty else {
             let (attachment, failure) = failures[0]
             let detail = results.count > 1 ? "\(attachment.reportedURL): \(failure.detail)" : failure.detail
@@ -350,7 +358,8 @@ private struct OutcomeDraft {
         }
         return Outcome(
             status: .attached, reason: nil, detail: nil, vendor: vendor, attachments: attachments,
-            warnings: draft.warnings, elapsed: startedAt.duration(to: .now), payload: payload, verdicts: draft.verdicts)
+            warnings: draft.warnings, elapsed: startedAt.duration(to: .now), payload: payload, failures: draft.failures,
+            verdicts: draft.verdicts)
     }
 
 

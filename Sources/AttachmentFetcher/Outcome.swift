@@ -148,6 +148,9 @@ public struct Outcome: Sendable {
     public var elapsed: Duration
     /// The payload exactly as it was handed in, never re-serialised.
     public var payload: Data
+    /// Every attachment of the payload that did not become a file, with its own reason, in the
+    /// payload's order (when none did, the first of them is also the outcome's `reason`).
+    public var failures: [AttachmentFailure]
     /// Each platform's own verdict on the payload's attachments, in the order of
     /// `Configuration.platforms`; empty unless that names platforms (a preflight).
     public var verdicts: [PlatformVerdict]
@@ -155,8 +158,10 @@ public struct Outcome: Sendable {
     /// An outcome; prefer reading the ones `AttachmentFetcher.process(_:)` returns.
     public init(
         status: Status, reason: FallbackReason?, detail: String?, vendor: Vendor?, attachments: [Attachment],
-        warnings: [String], elapsed: Duration, payload: Data, verdicts: [PlatformVerdict] = []
+        warnings: [String], elapsed: Duration, payload: Data, failures: [AttachmentFailure] = [],
+        verdicts: [PlatformVerdict] = []
     ) {
+        self.failures = failures
         self.verdicts = verdicts
         self.status = status
         self.reason = reason
@@ -177,7 +182,7 @@ public struct Outcome: Sendable {
 
 extension Outcome: Encodable {
     private enum CodingKeys: String, CodingKey {
-        case status, reason, detail, vendor, attachments, warnings, verdicts
+        case status, reason, detail, vendor, attachments, failures, warnings, verdicts
         case elapsedMilliseconds = "elapsed_ms"
     }
 
@@ -191,9 +196,35 @@ extension Outcome: Encodable {
         try container.encode(detail, forKey: .detail)
         try container.encode(vendor, forKey: .vendor)
         try container.encode(attachments, forKey: .attachments)
+        try container.encode(failures, forKey: .failures)
         try container.encode(warnings, forKey: .warnings)
         if !verdicts.isEmpty { try container.encode(verdicts, forKey: .verdicts) }
         try container.encode(elapsedMilliseconds, forKey: .elapsedMilliseconds)
+    }
+}
+
+/// An attachment a payload asked for that did not become a file, and why.
+public struct AttachmentFailure: Hashable, Sendable, Codable {
+    /// The URL in its normalised form (as the payload spelled it, when it could not be read).
+    public var url: String
+    /// The URL as the payload spelled it, when that differs from `url`.
+    public var payloadURL: String?
+    /// Why it did not become a file.
+    public var reason: FallbackReason
+    /// A human explanation of `reason`.
+    public var detail: String
+
+    /// A failed attachment.
+    public init(url: String, payloadURL: String? = nil, reason: FallbackReason, detail: String) {
+        self.url = url
+        self.payloadURL = payloadURL
+        self.reason = reason
+        self.detail = detail
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case url, reason, detail
+        case payloadURL = "payload_url"
     }
 }
 

@@ -37,6 +37,22 @@ extension Outcome {
         JSONText.appendOptionalString(detail, to: &buffer)
         buffer.append(contentsOf: #","elapsed_ms":"#.utf8)
         buffer.append(contentsOf: elapsedMilliseconds.description.utf8)
+        buffer.append(contentsOf: #","failures":["#.utf8)
+        for (position, failure) in failures.enumerated() {
+            if position > 0 { buffer.append(UInt8(ascii: ",")) }
+            buffer.append(contentsOf: #"{"detail":"#.utf8)
+            JSONText.appendString(failure.detail, to: &buffer)
+            if let payloadURL = failure.payloadURL {
+                buffer.append(contentsOf: #","payload_url":"#.utf8)
+                JSONText.appendString(payloadURL, to: &buffer)
+            }
+            buffer.append(contentsOf: #","reason":"#.utf8)
+            JSONText.appendString(failure.reason.code, to: &buffer)
+            buffer.append(contentsOf: #","url":"#.utf8)
+            JSONText.appendString(failure.url, to: &buffer)
+            buffer.append(UInt8(ascii: "}"))
+        }
+        buffer.append(UInt8(ascii: "]"))
         if let index {
             buffer.append(contentsOf: #","index":"#.utf8)
             buffer.append(contentsOf: String(index).utf8)

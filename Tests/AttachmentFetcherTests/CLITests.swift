@@ -34,7 +34,7 @@ struct CLITests {
                 "fetch-attachment", [payloadPath, "--output-dir", output, "--json", "--deadline", "10"])
             #expect(result.status == 0, "\(result.stderr)")
             let object = try jsonObject(result.stdout)
-            #expect(Set(object.keys) == ["status", "reason", "detail", "vendor", "attachments", "warnings", "elapsed_ms"])
+            #expect(Set(object.keys) == ["status", "reason", "detail", "vendor", "attachments", "failures", "warnings", "elapsed_ms"])
             #expect(object["status"] as? String == "attached")
             #expect(object["reason"] is NSNull)
             #expect(object["vendor"] as? String == "braze")

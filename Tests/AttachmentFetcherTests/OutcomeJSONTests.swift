@@ -17,6 +17,23 @@ struct OutcomeJSONTests {
         Outcome(
             status: .original, reason: .network, detail: awkward, vendor: nil, attachments: [], warnings: [],
             elapsed: .seconds(2), payload: Data("{}".utf8)),
+        // Normalised URLs with the payload's spelling, failed attachments, each platform's verdict.
+        Outcome(
+            status: .attached, reason: nil, detail: nil, vendor: .oneSignal,
+            attachments: [
+                LibraryAttachment(
+                    url: "http://cdn.example/a%20b.webp", payloadURL: "http://cdn.example/a b.webp", path: "/tmp/a.webp",
+                    mime: "image/webp", bytes: 7)
+            ],
+            warnings: [], elapsed: .milliseconds(3), payload: Data(),
+            failures: [
+                AttachmentFailure(url: "http://cdn.example/x%7C.png", payloadURL: "http://cdn.example/x|.png", reason: .httpStatus, detail: awkward),
+                AttachmentFailure(url: "http://cdn.example/y.png", reason: .tooLarge, detail: "plain"),
+            ],
+            verdicts: [
+                PlatformVerdict(platform: .ios, status: .original, reason: .unsupportedType, detail: awkward),
+                PlatformVerdict(platform: .android, status: .attached, reason: nil, detail: nil),
+            ]),
     ]
 
     @Test("Same object, with and without index", arguments: outcomes, [nil, 0, 41])
