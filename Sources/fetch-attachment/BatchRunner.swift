@@ -9,6 +9,8 @@ import Synchronization
 struct BatchRunner {
     var options: FetchOptions
     var concurrency: Int
+    /// Where the HTML campaign report goes, if anywhere.
+    var reportPath: String? = nil
 
     /// Runs the batch; `true` when every payload got its attachment.
     ///
@@ -33,32 +35,48 @@ struct BatchRunner {
             source = .stream(LineReader(descriptor: descriptor))
         }
         let printer = OutcomePrinter(json: options.json)
+        let report = reportPath.map { _ in CampaignReport() }
         let started = ContinuousClock.now
         let progress = Progress(total: source.count)
         let (records, statistics) = try await withAttachmentFetcher(
             configuration: options.fetcherConfiguration(), logger: options.logger()
         ) { fetcher -> ([BatchRecord], AttachmentFetcher.Statistics) in
-            let records = await Self.processAll(source, through: fetcher, concurrency: concurrency, printer: printer, progress: progress)
+            let records = await Self.processAll(
+                source, through: fetcher, concurrency: concurrency, printer: printer, report: report, progress: progress)
             return (records, fetcher.statistics)
         }
         progress.finish()
-        let summary = BatchSummary(records: records, statistics: statistics, wall: started.duration(to: .now))
+        let wall = started.duration(to: .now)
+        let summary = BatchSummary(records: records, statistics: statistics, wall: wall)
         FileHandle.standardError.write(Data((summary.text + "\n").utf8))
+        if let report, let reportPath {
+            do {
+                try Data(report.html(statistics: statistics, wall: wall).utf8).write(to: URL(fileURLWithPath: reportPath))
+                FileHandle.standardError.write(Data("report: \(reportPath)\n".utf8))
+            } catch {
+                FileHandle.standardError.write(Data("fetch-attachment: cannot write the report \(reportPath): \(error.localizedDescription)\n".utf8))
+                throw ExitCode(1)
+            }
+        }
         return records.allSatisfy(\.attached)
     }
 
     /// Processes every line, at most `concurrency` at once, printing outcomes in input order.
     private static func processAll(
         _ source: BatchInput, through fetcher: AttachmentFetcher, concurrency: Int, printer: OutcomePrinter,
-        progress: Progress
+        report: CampaignReport?, progress: Progress
     ) async -> [BatchRecord] {
         let reporter = progress.startReporting()
         defer { reporter?.cancel() }
         switch source {
         case .lines(let lines):
-            return await processLines(lines, through: fetcher, concurrency: concurrency, printer: printer, progress: progress)
+            return await processLines(
+                lines, through: fetcher, concurrency: concurrency, emitter: OrderedEmitter(printer: printer, report: report),
+                progress: progress)
         case .stream(let reader):
-            return await processStream(reader, through: fetcher, concurrency: concurrency, printer: printer, progress: progress)
+            return await processStream(
+                reader, through: fetcher, concurrency: concurrency, emitter: OrderedEmitter(printer: printer, report: report),
+                progress: progress)
         }
     }
 
@@ -67,11 +85,11 @@ struct BatchRunner {
     /// each of 100,000 payloads (and every outcome passing through one parent task) the batch took
     /// a third longer.
     private static func processLines(
-        _ lines: [Data], through fetcher: AttachmentFetcher, concurrency: Int, printer: OutcomePrinter,
+        _ lines: [Data], through fetcher: AttachmentFetcher, concurrency: Int, emitter: OrderedEmitter,
         progress: Progress
     ) async -> [BatchRecord] {
         let cursor = BatchCursor()
-        let emitter = SharedEmitter(OrderedEmitter(printer: printer))
+        let emitter = SharedEmitter(emitter)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<min(concurrency, lines.count) {
                 group.addTask {
@@ -111,11 +129,11 @@ struct BatchRunner {
     /// outcomes are printed, and flushed, while the producer is still writing, however slowly
     /// lines come.
     private static func processStream(
-        _ reader: LineReader, through fetcher: AttachmentFetcher, concurrency: Int, printer: OutcomePrinter,
+        _ reader: LineReader, through fetcher: AttachmentFetcher, concurrency: Int, emitter: OrderedEmitter,
         progress: Progress
     ) async -> [BatchRecord] {
         await withTaskGroup(of: StreamEvent.self) { group -> [BatchRecord] in
-            var emitter = OrderedEmitter(printer: printer)
+            var emitter = emitter
             var submitted = 0
             var inFlight = 0
             func start(_ payload: Data) {
@@ -270,6 +288,8 @@ private struct OrderedEmitter: Sendable {
     }
 
     let printer: OutcomePrinter
+    /// Counts every outcome for the campaign report, when one is asked for.
+    let report: CampaignReport?
     private var pending: [Int: Entry] = [:]
     private var nextToPrint = 0
     private var output: [UInt8] = []
@@ -277,7 +297,10 @@ private struct OrderedEmitter: Sendable {
     /// all, are let go once printed: a batch may hold millions).
     private(set) var records: [BatchRecord] = []
 
-    init(printer: OutcomePrinter) { self.printer = printer }
+    init(printer: OutcomePrinter, report: CampaignReport?) {
+        self.printer = printer
+        self.report = report
+    }
 
     /// What is printed and counted of `outcome`, the `index`th payload.
     static func entry(for outcome: Outcome, at index: Int, printer: OutcomePrinter) -> Entry {
@@ -289,6 +312,7 @@ private struct OrderedEmitter: Sendable {
     }
 
     mutating func add(_ outcome: Outcome, at index: Int) {
+        report?.add(outcome, at: index)
         add(Self.entry(for: outcome, at: index, printer: printer), at: index)
     }
 
@@ -325,15 +349,18 @@ private final class BatchCursor: Sendable {
 private final class SharedEmitter: Sendable {
     private let emitter: Mutex<OrderedEmitter>
     private let printer: OutcomePrinter
+    private let report: CampaignReport?
 
     init(_ emitter: OrderedEmitter) {
         printer = emitter.printer
+        report = emitter.report
         self.emitter = Mutex(emitter)
     }
 
     /// Prints what is ready, in input order (under the lock, so lines never interleave). The
     /// outcome is formatted before the lock is taken, so that workers format side by side.
     func add(_ outcome: Outcome, at index: Int) {
+        report?.add(outcome, at: index)
         let entry = OrderedEmitter.entry(for: outcome, at: index, printer: printer)
         emitter.withLock { $0.add(entry, at: index) }
     }

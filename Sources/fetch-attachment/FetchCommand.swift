@@ -20,6 +20,9 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "With --batch: how many payloads are processed at once.")
     var concurrency: Int = 1024
 
+    @Option(help: ArgumentHelp("With --batch: write a self-contained HTML campaign report to FILE.", valueName: "file"))
+    var report: String?
+
     @OptionGroup var options: FetchOptions
 
     func validate() throws {
@@ -27,6 +30,8 @@ struct FetchCommand: AsyncParsableCommand {
         if batch != nil, payload != nil {
             throw ValidationError("give either a PAYLOAD or --batch FILE, not both")
         }
+        if report != nil, batch == nil { throw ValidationError("--report goes with --batch") }
+        if let report, report.isEmpty { throw ValidationError("--report must not be empty") }
         guard (1...1_000_000).contains(concurrency) else {
             throw ValidationError("--concurrency must be between 1 and 1000000")
         }
@@ -39,7 +44,7 @@ struct FetchCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let batch {
-            let allAttached = try await BatchRunner(options: options, concurrency: concurrency).run(input: batch)
+            let allAttached = try await BatchRunner(options: options, concurrency: concurrency, reportPath: report).run(input: batch)
             throw ExitCode(allAttached ? 0 : 1)
         }
         let payload = self.payload ?? "-"

@@ -1,0 +1,235 @@
+import AttachmentFetcher
+import Foundation
+import Histogram
+import Synchronization
+
+/// `--report FILE`: a campaign's outcomes as one self-contained HTML page (no network, no
+/// external assets): totals by status and reason, per platform; every distinct URL with its
+/// verdict, type, size, time and the payloads that use it, and a thumbnail of each attached image
+/// (embedded as a data URI); a latency histogram drawn in SVG.
+///
+/// Everything a payload says is attacker input: every text is HTML-escaped, and only images of
+/// the types browsers decode are embedded, from the files the fetcher itself checked.
+final class CampaignReport: Sendable {
+    /// What the page shows of one URL.
+    struct URLRow {
+        var url: String
+        var verdicts: [String: Int] = [:]
+        var mime: String?
+        var bytes: Int?
+        var path: String?
+        var milliseconds: [Double] = []
+        var payloads: [Int] = []
+        var payloadCount = 0
+        var firstDetail: String?
+        /// Each platform's verdict, from the first single-attachment payload that asked for them.
+        var platformVerdicts: [PlatformVerdict] = []
+    }
+
+    private struct State {
+        var rows: [String: URLRow] = [:]
+        var order: [String] = []
+        var byStatus: [String: Int] = [:]
+        var byReason: [String: Int] = [:]
+        var byPlatform: [String: [String: Int]] = [:]
+        var latency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .two)
+        var payloads = 0
+    }
+
+    /// The most payload numbers listed per URL; the rest are counted.
+    static let listedPayloads = 20
+    /// The largest image embedded as a thumbnail.
+    static let largestThumbnail = 2_000_000
+    private static let displayable: Set<String> = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/bmp", "image/x-ms-bmp"]
+
+    private let state = Mutex(State())
+
+    /// Counts one outcome, the `index`th payload of the batch.
+    func add(_ outcome: Outcome, at index: Int) {
+        state.withLock { state in
+            state.payloads += 1
+            state.byStatus[outcome.status.rawValue, default: 0] += 1
+            if let reason = outcome.reason { state.byReason[reason.code, default: 0] += 1 }
+            _ = state.latency.record(UInt64(max(0, outcome.elapsedMilliseconds * 1_000)))
+            for verdict in outcome.verdicts {
+                state.byPlatform[verdict.platform.rawValue, default: [:]][verdict.reason?.code ?? "attached", default: 0] += 1
+            }
+            func touch(_ url: String, _ update: (inout URLRow) -> Void) {
+                if state.rows[url] == nil {
+                    state.rows[url] = URLRow(url: url)
+                    state.order.append(url)
+                }
+                update(&state.rows[url]!)
+                state.rows[url]!.payloadCount += 1
+                if state.rows[url]!.payloads.count < Self.listedPayloads { state.rows[url]!.payloads.append(index) }
+                state.rows[url]!.milliseconds.append(outcome.elapsedMilliseconds)
+            }
+            let single = outcome.attachments.count + outcome.failures.count == 1
+            for attachment in outcome.attachments {
+                touch(attachment.url) { row in
+                    if single, row.platformVerdicts.isEmpty { row.platformVerdicts = outcome.verdicts }
+                    row.verdicts["attached", default: 0] += 1
+                    row.mime = attachment.mime
+                    row.bytes = attachment.bytes
+                    if row.path == nil { row.path = attachment.path }
+                }
+            }
+            for failure in outcome.failures {
+                touch(failure.url) { row in
+                    if single, row.platformVerdicts.isEmpty { row.platformVerdicts = outcome.verdicts }
+                    row.verdicts[failure.reason.code, default: 0] += 1
+                    if row.firstDetail == nil { row.firstDetail = failure.detail }
+                }
+            }
+            if outcome.attachments.isEmpty, outcome.failures.isEmpty, let reason = outcome.reason {
+                touch("(no attachment URL)") { row in
+                    row.verdicts[reason.code, default: 0] += 1
+                    if row.firstDetail == nil { row.firstDetail = outcome.detail }
+                }
+            }
+        }
+    }
+
+    /// The page, with the fetcher's counters and the batch's wall time.
+    func html(statistics: AttachmentFetcher.Statistics, wall: Duration) -> String {
+        let state = state.withLock { $0 }
+        var page = """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><title>Campaign report</title>
+            <style>
+            body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
+            h1{font-size:22px}h2{font-size:17px;margin-top:28px}
+            table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}
+            th{background:#f3f3f3}.num{text-align:right}.ok{color:#17692c;font-weight:600}.bad{color:#a31515;font-weight:600}
+            .url{max-width:420px;word-break:break-all}img.thumb{max-width:96px;max-height:96px;display:block}
+            .detail{color:#666;font-size:12px}
+            </style></head><body>
+            <h1>Campaign report</h1>
+
+            """
+        let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+        page += "<p>\(state.payloads) payloads in \(String(format: "%.2f", seconds)) s; "
+        page += "\(statistics.originRequests) origin requests, \(statistics.cacheHits) cache hits, "
+        page += "\(statistics.bytesDownloaded) bytes downloaded.</p>\n"
+        page += "<h2>Totals</h2>\n" + Self.table(["status", "payloads"], state.byStatus.sorted { $0.key < $1.key }.map { [$0.key, "\($0.value)"] })
+        if !state.byReason.isEmpty {
+            page += Self.table(["reason", "payloads"], state.byReason.sorted { $0.key < $1.key }.map { [$0.key, "\($0.value)"] })
+        }
+        for (platform, counts) in state.byPlatform.sorted(by: { $0.key < $1.key }) {
+            page += "<h2>On \(Self.escape(platform))</h2>\n"
+            page += Self.table(["verdict", "payloads"], counts.sorted { $0.key < $1.key }.map { [$0.key, "\($0.value)"] })
+        }
+        page += "<h2>Latency</h2>\n" + Self.histogramSVG(state.latency)
+        page += "<h2>URLs</h2>\n<table id=\"urls\"><tr><th>picture</th><th>URL</th><th>verdict</th><th>type</th>"
+        page += "<th class=\"num\">bytes</th><th class=\"num\">median ms</th><th>payloads</th></tr>\n"
+        for url in state.order {
+            guard let row = state.rows[url] else { continue }
+            page += Self.row(row)
+        }
+        page += "</table>\n"
+        page += """
+            <script>
+            window.addEventListener('load', () => {
+              const rendered = [...document.images].filter(i => i.complete && i.naturalWidth > 0).length;
+              document.body.dataset.imagesRendered = rendered;
+              document.body.dataset.rows = document.querySelectorAll('#urls tr.url-row').length;
+            });
+            </script>
+            </body></html>
+
+            """
+        return page
+    }
+
+    private static func row(_ row: URLRow) -> String {
+        var cells: [String] = []
+        cells.append(thumbnail(row).map { "<img class=\"thumb\" alt=\"\" src=\"\($0)\">" } ?? "")
+        cells.append("<span class=\"url\">\(escape(row.url))</span>")
+        let verdicts = row.verdicts.sorted { $0.key < $1.key }.map { key, count in
+            "<span class=\"\(key == "attached" ? "ok" : "bad")\">\(escape(key))</span> \(count)"
+        }.joined(separator: "<br>")
+        let platforms = row.platformVerdicts.map { verdict in
+            let code = verdict.reason?.code ?? "attached"
+            return "<div class=\"detail\">\(escape(verdict.platform.rawValue)): <span class=\"\(code == "attached" ? "ok" : "bad")\">\(escape(code))</span>"
+                + (verdict.detail.map { " (\(escape($0)))" } ?? "") + "</div>"
+        }.joined()
+        cells.append(verdicts + (row.firstDetail.map { "<div class=\"detail\">\(escape($0))</div>" } ?? "") + platforms)
+        cells.append(escape(row.mime ?? "-"))
+        cells.append(row.bytes.map(String.init) ?? "-")
+        let sorted = row.milliseconds.sorted()
+        cells.append(sorted.isEmpty ? "-" : String(format: "%.1f", sorted[sorted.count / 2]))
+        let more = row.payloadCount > row.payloads.count ? " … (\(row.payloadCount) in all)" : ""
+        cells.append(row.payloads.map(String.init).joined(separator: ", ") + more)
+        let classes = ["", "", "", "", "num", "num", ""]
+        return "<tr class=\"url-row\">" + zip(cells, classes).map { cell, cls in
+            cls.isEmpty ? "<td>\(cell)</td>" : "<td class=\"\(cls)\">\(cell)</td>"
+        }.joined() + "</tr>\n"
+    }
+
+    /// A data URI of the attached file, for images browsers decode and that are not too large.
+    private static func thumbnail(_ row: URLRow) -> String? {
+        guard let mime = row.mime?.lowercased(), displayable.contains(mime), let path = row.path,
+            let bytes = row.bytes, bytes <= largestThumbnail,
+            let data = FileManager.default.contents(atPath: path)
+        else { return nil }
+        return "data:\(mime);base64,\(data.base64EncodedString())"
+    }
+
+    private static func table(_ header: [String], _ rows: [[String]]) -> String {
+        var html = "<table><tr>" + header.map { "<th>\(escape($0))</th>" }.joined() + "</tr>\n"
+        for row in rows { html += "<tr>" + row.map { "<td>\(escape($0))</td>" }.joined() + "</tr>\n" }
+        return html + "</table>\n"
+    }
+
+    /// Payloads per latency bucket (powers of two of milliseconds), as SVG bars.
+    private static func histogramSVG(_ histogram: Histogram<UInt64>) -> String {
+        guard histogram.totalCount > 0 else { return "<p>No payloads.</p>\n" }
+        var buckets: [(label: String, count: UInt64)] = []
+        var lower: UInt64 = 0
+        var upper: UInt64 = 1_000  // microseconds: the first bucket is [0, 1 ms]
+        let highest = histogram.max
+        while lower <= highest, buckets.count < 24 {
+            let count = histogram.count(within: lower...upper)
+            buckets.append(("≤\(upper >= 1_000 ? "\(upper / 1_000) ms" : "\(upper) µs")", count))
+            lower = upper + 1
+            upper *= 2
+        }
+        let tallest = max(1, buckets.map(\.count).max() ?? 1)
+        let width = 40, height = 160
+        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(buckets.count * width + 20)\" height=\"\(height + 60)\" role=\"img\" aria-label=\"latency histogram\">\n"
+        for (position, bucket) in buckets.enumerated() {
+            let barHeight = Int(Double(bucket.count) / Double(tallest) * Double(height))
+            let x = 10 + position * width
+            svg += "<rect x=\"\(x + 4)\" y=\"\(10 + height - barHeight)\" width=\"\(width - 8)\" height=\"\(barHeight)\" fill=\"#3b73b9\"><title>\(bucket.count) payloads \(escape(bucket.label))</title></rect>\n"
+            svg += "<text x=\"\(x + width / 2)\" y=\"\(height + 26)\" font-size=\"10\" text-anchor=\"middle\">\(escape(bucket.label))</text>\n"
+            if bucket.count > 0 {
+                svg += "<text x=\"\(x + width / 2)\" y=\"\(6 + height - barHeight)\" font-size=\"10\" text-anchor=\"middle\">\(bucket.count)</text>\n"
+            }
+        }
+        let p50 = Double(histogram.valueAtPercentile(50)) / 1_000, p99 = Double(histogram.valueAtPercentile(99)) / 1_000
+        svg += "<text x=\"10\" y=\"\(height + 50)\" font-size=\"12\">p50 \(String(format: "%.1f", p50)) ms, p99 \(String(format: "%.1f", p99)) ms, max \(String(format: "%.1f", Double(histogram.max) / 1_000)) ms</text>\n"
+        return svg + "</svg>\n"
+    }
+
+    /// Text made safe for HTML content and attribute values.
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count)
+        for character in text.unicodeScalars {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default:
+                if character.value < 0x20 && character != "\n" && character != "\t" {
+                    escaped += "\u{FFFD}"  // not even a character reference may name C0 controls
+                } else {
+                    escaped.unicodeScalars.append(character)
+                }
+            }
+        }
+        return escaped
+    }
+}

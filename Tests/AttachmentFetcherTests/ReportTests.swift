@@ -1,0 +1,74 @@
+import Foundation
+import MockCDN
+import Testing
+
+/// `--report`: one self-contained HTML page, opened in a real headless browser.
+@Suite("Campaign report", .serialized)
+struct ReportTests {
+    static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+
+    /// A batch of every kind of verdict, with its report.
+    static func makeReport(in directory: String) async throws -> (html: String, path: String) {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: Fixture.mediaDirectory)
+        let urls = [
+            server.url("/files/photo.jpg"), server.url("/files/photo.jpg"), server.url("/files/logo.png"),
+            server.url("/files/animated.gif"), server.url("/files/photo.webp"), server.url("/files/tone.mp3"),
+            server.url("/media/gone.png?status=404"), server.url("/media/page.jpg?bytes=900&content_type=text/html").replacingOccurrences(of: ".jpg", with: ".html"),
+            #"javascript:<img src=x onerror=alert(1)>"#, server.url("/files/photo.jpg"),
+        ]
+        let lines = urls.map { url in
+            let escaped = url.replacingOccurrences(of: "\"", with: "\\\"")
+            return #"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(escaped)"}}}"#
+        }
+        let batch = directory + "/batch.jsonl"
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
+        let report = directory + "/report.html"
+        let result = try await CommandRunner.run(
+            "fetch-attachment",
+            ["--batch", batch, "--json", "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android",
+             "--report", report] + Nginx.loopbackFlags)
+        try await server.shutdown()
+        #expect(result.status == 1)  // not every payload attached
+        #expect(result.stderr.contains("report: \(report)"), "\(result.stderr)")
+        return (try String(contentsOfFile: report, encoding: .utf8), report)
+    }
+
+    @Test("The report is one self-contained page: totals, every URL once, thumbnails embedded, payload text escaped")
+    func content() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (html, _) = try await Self.makeReport(in: directory)
+        // Nothing to fetch: no external script, style, image or link.
+        #expect(!html.contains("src=\"http"))
+        #expect(!html.contains("href="))
+        #expect(html.components(separatedBy: "<tr class=\"url-row\">").count - 1 == 8)  // 8 distinct URLs
+        #expect(html.components(separatedBy: "src=\"data:image/").count - 1 == 4)  // jpg, png, gif, webp
+        #expect(html.contains("<h2>On android</h2>") && html.contains("<h2>On ios</h2>"))
+        #expect(html.contains("0, 1, 9"))  // the payloads that use photo.jpg
+        #expect(html.contains("&lt;img src=x onerror=alert(1)&gt;"))
+        #expect(!html.contains("<img src=x"))
+        #expect(html.contains("<svg"))
+    }
+
+    @Test("A headless Chromium renders the report's rows and images", .enabled(if: chromium != nil, "Chromium is not installed"))
+    func rendersInABrowser() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (_, path) = try await Self.makeReport(in: directory)
+        let browser = ["--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files"]
+        let dom = try await CommandRunner.run(Self.chromium!, browser + ["--dump-dom", "file://" + path], timeout: .seconds(90))
+        #expect(dom.stdout.contains(#"data-images-rendered="4""#), "\(dom.stdout.prefix(300)) \(dom.stderr.suffix(500))")
+        #expect(dom.stdout.contains(#"data-rows="8""#))
+        let screenshot = directory + "/report.png"
+        let shot = try await CommandRunner.run(
+            Self.chromium!, browser + ["--screenshot=" + screenshot, "--window-size=1200,1600", "file://" + path], timeout: .seconds(90))
+        let size = (try? FileManager.default.attributesOfItem(atPath: screenshot)[.size] as? Int) ?? 0
+        #expect(size > 20_000, "\(shot.stderr.suffix(500))")  // a page of text, tables and pictures, not a blank one
+        if let keep = ProcessInfo.processInfo.environment["REPORT_SCREENSHOT"] {
+            try? FileManager.default.removeItem(atPath: keep)
+            try FileManager.default.copyItem(atPath: screenshot, toPath: keep)
+        }
+    }
+}
