@@ -130,20 +130,31 @@ public final class AttachmentFetcher: Sendable {
         guard let json = JSONValue.object(from: draft.payload) else {
             return (draft.original(.invalidPayload, "the payload is not a JSON object"), [])
         }
-        if json[path: ["aps", "mutable-content"]]?.isSet != true {
+        let recognized = VendorSchemas.recognize(json)
+        if recognized?.platform != .android, json[path: ["aps", "mutable-content"]]?.isSet != true {
             draft.warnings.append("aps.mutable-content is not 1: iOS would not run a service extension for this payload")
         }
-        guard let (vendor, recognition) = VendorSchemas.recognize(json) else {
+        guard let recognized else {
             return (draft.original(.noAttachment, "no known vendor's attachment keys"), [])
         }
+        let vendor = recognized.vendor
         draft.vendor = vendor
-        switch recognition {
+        // The payload was parsed once, above; its content is read from that parse.
+        let (content, contentWarnings) = ContentReader.read(json, vendor: vendor, platform: recognized.platform)
+        var notification = content
+        if case .internalPush = recognized.recognition { notification.visible = false }
+        draft.notification = notification
+        draft.warnings += contentWarnings
+        switch recognized.recognition {
         case .internalPush(let detail):
             return (draft.original(.internalPush, detail), [])
-        case .noAttachment:
-            return (draft.original(.noAttachment, "the \(vendor) payload names no attachment"), [])
         case .malformed(let detail):
             return (draft.original(.invalidPayload, detail), [])
+        case _ where !notification.visible:
+            return (draft.original(
+                .internalPush, "the \(vendor) \(recognized.platform.rawValue) push shows nothing: no request is made"), [])
+        case .noAttachment:
+            return (draft.original(.noAttachment, "the \(vendor) payload names no attachment"), [])
         case .attachments(let requests):
             let results = await download(requests, deadline: deadline)
             return (draft.finish(with: results), requests.map(\.url))
@@ -244,6 +255,7 @@ private struct OutcomeDraft {
     let payload: Data
     let startedAt: ContinuousClock.Instant
     var vendor: Vendor?
+    var notification: NotificationContent?
     var warnings: [String] = []
 
     init(payload: Data, startedAt: ContinuousClock.Instant) {
@@ -254,7 +266,7 @@ private struct OutcomeDraft {
     func original(_ reason: FallbackReason, _ detail: String) -> Outcome {
         Outcome(
             status: .original, reason: reason, detail: detail, vendor: vendor, attachments: [], warnings: warnings,
-            elapsed: startedAt.duration(to: .now), payload: payload)
+            elapsed: startedAt.duration(to: .now), payload: payload, notification: notification)
     }
 
     /// Attached when at least one attachment is ready (the failures of others become warnings);
@@ -283,7 +295,7 @@ private struct OutcomeDraft {
         }
         return Outcome(
             status: .attached, reason: nil, detail: nil, vendor: vendor, attachments: attachments,
-            warnings: draft.warnings, elapsed: startedAt.duration(to: .now), payload: payload)
+            warnings: draft.warnings, elapsed: startedAt.duration(to: .now), payload: payload, notification: notification)
     }
 
     private static func typeHintWarning(_ claimed: ClaimedType?, _ media: MediaType) -> String? {

@@ -138,11 +138,13 @@ public struct Outcome: Sendable {
     public var elapsed: Duration
     /// The payload exactly as it was handed in, never re-serialised.
     public var payload: Data
+    /// What the push shows and does, read whenever its vendor was recognised; `nil` otherwise.
+    public var notification: NotificationContent?
 
     /// An outcome; prefer reading the ones `AttachmentFetcher.process(_:)` returns.
     public init(
         status: Status, reason: FallbackReason?, detail: String?, vendor: Vendor?, attachments: [Attachment],
-        warnings: [String], elapsed: Duration, payload: Data
+        warnings: [String], elapsed: Duration, payload: Data, notification: NotificationContent? = nil
     ) {
         self.status = status
         self.reason = reason
@@ -152,6 +154,7 @@ public struct Outcome: Sendable {
         self.warnings = warnings
         self.elapsed = elapsed
         self.payload = payload
+        self.notification = notification
     }
 
     /// `elapsed` in milliseconds, as a number with microsecond precision.
@@ -163,13 +166,13 @@ public struct Outcome: Sendable {
 
 extension Outcome: Encodable {
     private enum CodingKeys: String, CodingKey {
-        case status, reason, detail, vendor, attachments, warnings
+        case status, reason, detail, vendor, attachments, warnings, notification
         case elapsedMilliseconds = "elapsed_ms"
     }
 
     /// Encodes the CLI's JSON shape: `status`, `reason` (null when attached), `detail`, `vendor`,
-    /// `attachments` (`url`, `path`, `mime`, `bytes`), `warnings`, `elapsed_ms`. The payload is
-    /// not part of it.
+    /// `attachments` (`url`, `path`, `mime`, `bytes`), `warnings`, `elapsed_ms`, `notification`
+    /// (`NotificationContent`'s object, or null). The payload is not part of it.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(status, forKey: .status)
@@ -179,5 +182,6 @@ extension Outcome: Encodable {
         try container.encode(attachments, forKey: .attachments)
         try container.encode(warnings, forKey: .warnings)
         try container.encode(elapsedMilliseconds, forKey: .elapsedMilliseconds)
+        try container.encode(notification, forKey: .notification)
     }
 }

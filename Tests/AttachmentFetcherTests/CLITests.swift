@@ -34,7 +34,7 @@ struct CLITests {
                 "fetch-attachment", [payloadPath, "--output-dir", output, "--json", "--deadline", "10"])
             #expect(result.status == 0, "\(result.stderr)")
             let object = try jsonObject(result.stdout)
-            #expect(Set(object.keys) == ["status", "reason", "detail", "vendor", "attachments", "warnings", "elapsed_ms"])
+            #expect(Set(object.keys) == ["status", "reason", "detail", "vendor", "attachments", "warnings", "elapsed_ms", "notification"])
             #expect(object["status"] as? String == "attached")
             #expect(object["reason"] is NSNull)
             #expect(object["vendor"] as? String == "braze")
@@ -48,6 +48,45 @@ struct CLITests {
             #expect((object["warnings"] as? [String])?.count == 1)
             #expect(object["elapsed_ms"] is Double || object["elapsed_ms"] is Int)
             #expect(FileManager.default.fileExists(atPath: path))
+        }
+    }
+
+    @Test("--json: the notification object of an Android push, with the contract's fields and types")
+    func jsonNotification() async throws {
+        try await withServer { server, directory in
+            let picture = server.url("/media/a.png?bytes=3000")
+            let payload = #"{"_ab":"true","t":"Sale","a":"50% off","s":"Deals","cid":"camp-1","uri":"myapp://sale","ab_use_webview":"true","ab_nc":"promos","p":"1","sd":"d","ab_bc":"3","ab_iu":"\#(picture)","extra":"{\"promo_id\":\"42\",\"n\":{\"k\":[1,true]}}","ab_a0_a":"ab_uri","ab_a0_t":"Details","ab_a0_uri":"https://example.com/e","ab_a0_id":"details","ab_a1_a":"ab_open","ab_a1_t":"Open"}"#
+            let result = try await CommandRunner.run(
+                "fetch-attachment", ["--json", "--no-cache", "--output-dir", directory], stdin: Data(payload.utf8))
+            #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+            let object = try jsonObject(result.stdout)
+            let notification = try #require(object["notification"] as? [String: Any])
+            #expect(Set(notification.keys) == [
+                "platform", "visible", "title", "subtitle", "body", "badge", "sound", "category", "thread_id", "open_url",
+                "open_in_webview", "buttons", "extras", "campaign_id", "channel", "priority", "summary", "image_url",
+            ])
+            #expect(notification["platform"] as? String == "android")
+            #expect(notification["visible"] as? Bool == true)
+            #expect(notification["title"] as? String == "Sale")
+            #expect(notification["subtitle"] is NSNull)
+            #expect(notification["body"] as? String == "50% off")
+            #expect(notification["badge"] as? [String: Int] == ["set": 3])
+            #expect(notification["sound"] as? String == "default")
+            #expect(notification["category"] is NSNull)
+            #expect(notification["open_url"] as? String == "myapp://sale")
+            #expect(notification["open_in_webview"] as? Bool == true)
+            #expect(notification["campaign_id"] as? String == "camp-1")
+            #expect(notification["priority"] as? Int == 1)
+            #expect(notification["image_url"] as? String == picture)
+            let buttons = try #require(notification["buttons"] as? [[String: Any]])
+            #expect(buttons.count == 2)
+            #expect(buttons.first?["id"] as? String == "details")
+            #expect(buttons.first?["url"] as? String == "https://example.com/e")
+            #expect(buttons.first?["webview"] as? Bool == false)
+            #expect(buttons.last?["url"] is NSNull)
+            let extras = try #require(notification["extras"] as? NSDictionary)
+            #expect(extras == ["promo_id": "42", "n": ["k": [1, true]]] as NSDictionary)
+            #expect((object["attachments"] as? [[String: Any]])?.first?["url"] as? String == picture)
         }
     }
 
