@@ -122,6 +122,28 @@ struct CLITests {
         }
     }
 
+    @Test("Without --json, the notification as a person would see it: texts, badge, sound, buttons, tap, picture")
+    func humanNotification() async throws {
+        try await withServer { server, directory in
+            let payload = #"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_st":"Sub","wzrk_bp":"\#(server.url("/media/a.png?bytes=900"))","wzrk_dl":"myapp://x","wzrk_sound":"true","wzrk_bc":"3","wzrk_acts":"[{\"l\":\"Open\",\"dl\":\"myapp://y\",\"id\":\"open\"},{\"l\":\"Dismiss\",\"id\":\"dismiss\"}]"}"#
+            let shown = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(payload.utf8))
+            #expect(shown.status == 0, "\(shown.stdout)")
+            for line in [
+                "android notification:", "title: T", "subtitle: Sub", "body: B", "badge: 3", "sound: default",
+                "buttons: [Open → myapp://y] [Dismiss]", "tap opens: myapp://x", "picture: \(directory)/",
+            ] {
+                #expect(shown.stdout.contains(line), "\(line) in \(shown.stdout)")
+            }
+            let silent = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory],
+                stdin: Data(#"{"wzrk_pn":"true","wzrk_pn_s":"true","nm":"B"}"#.utf8))
+            #expect(silent.status == 1)
+            #expect(silent.stdout.contains("internal-push"))
+            #expect(silent.stdout.contains("android notification: shows nothing"))
+        }
+    }
+
     @Test("--batch with a file: one outcome per line, in order, whether lines end in \\n, \\r\\n or nothing")
     func batchFileLines() async throws {
         try await withServer { server, directory in
@@ -189,7 +211,9 @@ struct CLITests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let result = try await CommandRunner.run("fetch-attachment", ["demo", "--deadline", "1", "--output-dir", directory])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
-        #expect(result.stdout.contains("19 of 19 examples gave the expected outcome"))
+        #expect(result.stdout.contains("23 of 23 examples gave the expected outcome"))
+        #expect(result.stdout.contains("android notification:"))
+        #expect(result.stdout.contains("android notification: shows nothing"))
     }
 }
 
