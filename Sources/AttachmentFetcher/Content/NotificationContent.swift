@@ -59,9 +59,13 @@ public struct NotificationContent: Sendable, Hashable {
 
     /// Airship's crop of an attachment's thumbnail, each value a fraction (0–1) of the image.
     public struct Crop: Sendable, Hashable {
+        /// The left edge.
         public var x: Double
+        /// The top edge.
         public var y: Double
+        /// The width.
         public var width: Double
+        /// The height.
         public var height: Double
 
         /// A crop rectangle.
@@ -78,9 +82,11 @@ public struct NotificationContent: Sendable, Hashable {
     /// Whether the device shows anything: `false` for silent and internal pushes, and where the
     /// vendor's own rule says the push is not displayed.
     public var visible: Bool
-    /// The title, subtitle and body text (after Airship's `content` override).
+    /// The title (after Airship's `content` override).
     public var title: String?
+    /// The subtitle (iOS; CleverTap's `wzrk_st` on Android).
     public var subtitle: String?
+    /// The body text.
     public var body: String?
     /// What happens to the badge; `nil` leaves it as it is.
     public var badge: Badge?
@@ -101,12 +107,17 @@ public struct NotificationContent: Sendable, Hashable {
     /// The vendor's campaign, send or notification id.
     public var campaignID: String?
 
-    /// Localisation keys and arguments (APNs `*-loc-key` / `*-loc-args`, FCM `*_loc_key` / `*_loc_args`).
+    /// The title's localisation key (APNs `title-loc-key`, FCM `title_loc_key`).
     public var titleLocKey: String?
+    /// The title's localisation arguments.
     public var titleLocArgs: [String]?
+    /// The subtitle's localisation key (APNs `subtitle-loc-key`).
     public var subtitleLocKey: String?
+    /// The subtitle's localisation arguments.
     public var subtitleLocArgs: [String]?
+    /// The body's localisation key (APNs `loc-key`, FCM `body_loc_key`).
     public var bodyLocKey: String?
+    /// The body's localisation arguments.
     public var bodyLocArgs: [String]?
     /// iOS's `interruption-level` (`passive`, `active`, `time-sensitive`, `critical`).
     public var interruptionLevel: String?
@@ -124,11 +135,13 @@ public struct NotificationContent: Sendable, Hashable {
     public var imageURL: String?
     /// Braze's inline-image style on Android (`ab_iip`).
     public var inlineImage: Bool?
-    /// Airship's media options: the attachment shown as the thumbnail, its crop, the moment of a
-    /// video or animation shown, and whether the thumbnail is hidden.
+    /// Airship: the id of the attachment shown as the thumbnail.
     public var thumbnailID: String?
+    /// Airship: the thumbnail's crop.
     public var crop: Crop?
+    /// Airship: the moment (seconds) of a video or animation shown as the thumbnail.
     public var time: Double?
+    /// Airship: whether the thumbnail is hidden.
     public var hidden: Bool?
 
     /// An empty notification of `platform`: nothing to show, no badge, no buttons.

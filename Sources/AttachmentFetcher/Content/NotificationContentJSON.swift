@@ -91,118 +91,110 @@ extension NotificationContent {
     /// Appends the object `encode(to:)` makes, keys sorted, as `JSONEncoder` with `.sortedKeys`
     /// and `.withoutEscapingSlashes` writes it; for `Outcome.appendJSONLine`.
     func appendJSON(to buffer: inout [UInt8]) {
-        var writer = SortedObjectWriter(buffer: buffer)
-        buffer = []
-        if let badge {
-            writer.key("badge")
-            switch badge {
-            case .set(let value): writer.raw(#"{"set":\#(value)}"#)
-            case .increment(let value): writer.raw(#"{"increment":\#(value)}"#)
-            }
-        } else {
-            writer.field("badge", nil as String?)
+        var object = SortedObjectWriter(&buffer)
+        object.key("badge", &buffer)
+        switch badge {
+        case .set(let value)?: buffer.append(contentsOf: #"{"set":\#(value)}"#.utf8)
+        case .increment(let value)?: buffer.append(contentsOf: #"{"increment":\#(value)}"#.utf8)
+        case nil: buffer.append(contentsOf: "null".utf8)
         }
-        writer.field("body", body)
-        writer.optionalArray("body_loc_args", bodyLocArgs)
-        writer.optionalField("body_loc_key", bodyLocKey)
-        writer.key("buttons")
-        writer.buffer.append(UInt8(ascii: "["))
+        object.field("body", body, &buffer)
+        object.optionalArray("body_loc_args", bodyLocArgs, &buffer)
+        object.optionalField("body_loc_key", bodyLocKey, &buffer)
+        object.key("buttons", &buffer)
+        buffer.append(UInt8(ascii: "["))
         for (position, button) in buttons.enumerated() {
-            if position > 0 { writer.buffer.append(UInt8(ascii: ",")) }
-            var inner = SortedObjectWriter(buffer: writer.buffer)
-            inner.field("id", button.id)
-            inner.field("title", button.title)
-            inner.field("url", button.url)
-            inner.flag("webview", button.webview)
-            writer.buffer = inner.finish()
+            if position > 0 { buffer.append(UInt8(ascii: ",")) }
+            var inner = SortedObjectWriter(&buffer)
+            inner.field("id", button.id, &buffer)
+            inner.field("title", button.title, &buffer)
+            inner.field("url", button.url, &buffer)
+            inner.flag("webview", button.webview, &buffer)
+            buffer.append(UInt8(ascii: "}"))
         }
-        writer.buffer.append(UInt8(ascii: "]"))
-        writer.field("campaign_id", campaignID)
-        writer.field("category", category)
-        writer.optionalField("channel", channel)
+        buffer.append(UInt8(ascii: "]"))
+        object.field("campaign_id", campaignID, &buffer)
+        object.field("category", category, &buffer)
+        object.optionalField("channel", channel, &buffer)
         if let crop {
-            writer.key("crop")
-            var inner = SortedObjectWriter(buffer: writer.buffer)
-            inner.number("height", crop.height)
-            inner.number("width", crop.width)
-            inner.number("x", crop.x)
-            inner.number("y", crop.y)
-            writer.buffer = inner.finish()
+            object.key("crop", &buffer)
+            var inner = SortedObjectWriter(&buffer)
+            inner.number("height", crop.height, &buffer)
+            inner.number("width", crop.width, &buffer)
+            inner.number("x", crop.x, &buffer)
+            inner.number("y", crop.y, &buffer)
+            buffer.append(UInt8(ascii: "}"))
         }
-        writer.key("extras")
-        PayloadValue.appendObject(extras, to: &writer.buffer)
-        if let hidden { writer.flag("hidden", hidden) }
-        writer.optionalField("image_url", imageURL)
-        if let inlineImage { writer.flag("inline_image", inlineImage) }
-        writer.optionalField("interruption_level", interruptionLevel)
-        writer.optionalField("large_icon_url", largeIconURL)
-        writer.flag("open_in_webview", openInWebview)
-        writer.field("open_url", openURL)
-        writer.field("platform", platform.rawValue)
-        if let priority { writer.number("priority", Double(priority)) }
-        if let relevanceScore { writer.number("relevance_score", relevanceScore) }
-        writer.field("sound", sound)
-        writer.field("subtitle", subtitle)
-        writer.optionalArray("subtitle_loc_args", subtitleLocArgs)
-        writer.optionalField("subtitle_loc_key", subtitleLocKey)
-        writer.optionalField("summary", summary)
-        writer.field("thread_id", threadID)
-        writer.optionalField("thumbnail_id", thumbnailID)
-        if let time { writer.number("time", time) }
-        writer.field("title", title)
-        writer.optionalArray("title_loc_args", titleLocArgs)
-        writer.optionalField("title_loc_key", titleLocKey)
-        writer.flag("visible", visible)
-        buffer = writer.finish()
+        object.key("extras", &buffer)
+        PayloadValue.appendObject(extras, to: &buffer)
+        if let hidden { object.flag("hidden", hidden, &buffer) }
+        object.optionalField("image_url", imageURL, &buffer)
+        if let inlineImage { object.flag("inline_image", inlineImage, &buffer) }
+        object.optionalField("interruption_level", interruptionLevel, &buffer)
+        object.optionalField("large_icon_url", largeIconURL, &buffer)
+        object.flag("open_in_webview", openInWebview, &buffer)
+        object.field("open_url", openURL, &buffer)
+        object.field("platform", platform.rawValue, &buffer)
+        if let priority { object.number("priority", Double(priority), &buffer) }
+        if let relevanceScore { object.number("relevance_score", relevanceScore, &buffer) }
+        object.field("sound", sound, &buffer)
+        object.field("subtitle", subtitle, &buffer)
+        object.optionalArray("subtitle_loc_args", subtitleLocArgs, &buffer)
+        object.optionalField("subtitle_loc_key", subtitleLocKey, &buffer)
+        object.optionalField("summary", summary, &buffer)
+        object.field("thread_id", threadID, &buffer)
+        object.optionalField("thumbnail_id", thumbnailID, &buffer)
+        if let time { object.number("time", time, &buffer) }
+        object.field("title", title, &buffer)
+        object.optionalArray("title_loc_args", titleLocArgs, &buffer)
+        object.optionalField("title_loc_key", titleLocKey, &buffer)
+        object.flag("visible", visible, &buffer)
+        buffer.append(UInt8(ascii: "}"))
     }
 }
 
-/// Writes one JSON object's members in the order given (the caller gives them sorted).
+/// Writes one JSON object's members, in the order given (the caller gives them sorted), into the
+/// caller's buffer; the caller closes the object.
 private struct SortedObjectWriter {
-    var buffer: [UInt8]
     private var first = true
 
-    init(buffer: [UInt8]) {
-        self.buffer = buffer
-        self.buffer.append(UInt8(ascii: "{"))
-    }
+    /// Opens the object.
+    init(_ buffer: inout [UInt8]) { buffer.append(UInt8(ascii: "{")) }
 
-    mutating func key(_ name: String) {
+    mutating func key(_ name: String, _ buffer: inout [UInt8]) {
         if !first { buffer.append(UInt8(ascii: ",")) }
         first = false
         JSONText.appendString(name, to: &buffer)
         buffer.append(UInt8(ascii: ":"))
     }
 
-    mutating func raw(_ text: String) { buffer.append(contentsOf: text.utf8) }
-
-    mutating func field(_ name: String, _ value: String?) {
-        key(name)
+    mutating func field(_ name: String, _ value: String?, _ buffer: inout [UInt8]) {
+        key(name, &buffer)
         JSONText.appendOptionalString(value, to: &buffer)
     }
 
-    mutating func optionalField(_ name: String, _ value: String?) {
-        if let value { field(name, value) }
+    mutating func optionalField(_ name: String, _ value: String?, _ buffer: inout [UInt8]) {
+        if let value { field(name, value, &buffer) }
     }
 
-    mutating func optionalArray(_ name: String, _ values: [String]?) {
+    mutating func optionalArray(_ name: String, _ values: [String]?, _ buffer: inout [UInt8]) {
         guard let values else { return }
-        key(name)
-        PayloadValue.array(values.map(PayloadValue.string)).appendJSON(to: &buffer)
+        key(name, &buffer)
+        buffer.append(UInt8(ascii: "["))
+        for (position, value) in values.enumerated() {
+            if position > 0 { buffer.append(UInt8(ascii: ",")) }
+            JSONText.appendString(value, to: &buffer)
+        }
+        buffer.append(UInt8(ascii: "]"))
     }
 
-    mutating func flag(_ name: String, _ value: Bool) {
-        key(name)
-        raw(value ? "true" : "false")
+    mutating func flag(_ name: String, _ value: Bool, _ buffer: inout [UInt8]) {
+        key(name, &buffer)
+        buffer.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
-    mutating func number(_ name: String, _ value: Double) {
-        key(name)
+    mutating func number(_ name: String, _ value: Double, _ buffer: inout [UInt8]) {
+        key(name, &buffer)
         JSONText.appendNumber(value, to: &buffer)
-    }
-
-    consuming func finish() -> [UInt8] {
-        buffer.append(UInt8(ascii: "}"))
-        return buffer
     }
 }

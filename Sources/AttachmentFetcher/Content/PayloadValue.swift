@@ -1,10 +1,16 @@
 /// A JSON value taken from a payload, such as a custom extra: any JSON, objects as dictionaries.
 public indirect enum PayloadValue: Sendable, Hashable, Encodable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number.
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([PayloadValue])
+    /// An object (a repeated key keeps its last value).
     case object([String: PayloadValue])
 
     /// The value as JSON: objects as objects, numbers as numbers.
