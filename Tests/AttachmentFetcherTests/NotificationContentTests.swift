@@ -346,5 +346,7 @@ struct NotificationContentTests {
         #expect(read.vendor == .cleverTap && read.platform == .ios && read.pictureURLs == ["https://cdn.example.com/a.png"])
         let noAps = try ReadPayload(#"{"ab":{"att":{"url":"https://cdn.example.com/a.jpg"}}}"#)
         #expect(noAps.vendor == .braze && noAps.platform == .ios && noAps.pictureURLs == ["https://cdn.example.com/a.jpg"])
+        let fcmNoAps = try ReadPayload(#"{"fcm_options":{"image":"https://cdn.example.com/a.jpg"},"gcm.message_id":"1"}"#)
+        #expect(fcmNoAps.vendor == .firebase && fcmNoAps.platform == .ios && fcmNoAps.pictureURLs == ["https://cdn.example.com/a.jpg"])
     }
 }

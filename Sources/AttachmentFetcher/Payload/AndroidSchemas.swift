@@ -121,11 +121,13 @@ struct OneSignalAndroidSchema: VendorSchema {
 }
 
 /// FCM: a device bundle (`gcm.*` / `google.*` keys) or an HTTP v1 message (`notification`,
-/// `android`, or either inside `message`).
+/// `android`, or either inside `message`). A payload with `fcm_options` is an APNs payload that
+/// lacks its `aps`, left to the iOS schema.
 struct FirebaseAndroidSchema: VendorSchema {
     var vendor: Vendor { .firebase }
 
     func recognize(_ payload: JSONObject) -> PayloadRecognition? {
+        guard payload["fcm_options"] == nil else { return nil }
         guard ContentReader.isFirebaseHTTPv1(payload)
             || payload.members.contains(where: { $0.key.hasPrefix("gcm.") || $0.key.hasPrefix("google.") })
         else { return nil }
