@@ -75,7 +75,8 @@ struct OutcomePrinter {
         } else {
             lines.append("    tap opens: the app")
         }
-        for attachment in outcome.attachments { lines.append("    picture: \(attachment.path)") }
+        let label = notification.platform == .android ? "picture" : "attachment"
+        for attachment in outcome.attachments { lines.append("    \(label): \(attachment.path)") }
         if outcome.attachments.isEmpty, let url = notification.imageURL { lines.append("    picture: none (\(url) not attached)") }
         return lines
     }
