@@ -131,27 +131,37 @@ public final class AttachmentFetcher: Sendable {
             return (draft.original(.invalidPayload, "the payload is not a JSON object"), [])
         }
         let recognized = VendorSchemas.recognize(json)
-        // Silent and internal pushes show nothing, with or without an extension: no warning.
-        if json[path: ["aps", "mutable-content"]]?.isSet != true, !json.isSilentPush {
-            if case .internalPush = recognized?.1 {} else {
-                draft.warnings.append("aps.mutable-content is not 1: iOS would not run a service extension for this payload")
-            }
-        }
-        guard let (vendor, recognition) = recognized else {
+        // Android shows a push without an extension; silent and internal pushes and pushes that show
+        // nothing need none: the warning is for visible iOS pushes only (added below).
+        let extensionRuns = json[path: ["aps", "mutable-content"]]?.isSet == true
+        guard let recognized else {
+            if !extensionRuns { draft.warnings.append(Self.noExtensionWarning) }
             return (draft.original(.noAttachment, "no known vendor's attachment keys"), [])
         }
+        let vendor = recognized.vendor
         draft.vendor = vendor
-        switch recognition {
+        // The payload was parsed once, above; its content is read from that parse.
+        let (content, contentWarnings) = ContentReader.read(json, vendor: vendor, platform: recognized.platform)
+        var notification = content
+        if case .internalPush = recognized.recognition { notification.visible = false }
+        draft.notification = notification
+        draft.warnings += contentWarnings
+        switch recognized.recognition {
         case .internalPush(let detail):
             return (draft.original(.internalPush, detail), [])
-        case .noAttachment:
-            return (draft.original(.noAttachment, "the \(vendor) payload names no attachment"), [])
         case .malformed(let detail):
             return (draft.original(.invalidPayload, detail), [])
+        case _ where !notification.visible:
+            return (draft.original(
+                .internalPush, "the \(vendor) \(recognized.platform.rawValue) push shows nothing: no request is made"), [])
+        case .noAttachment:
+            if recognized.platform == .ios, !extensionRuns { draft.warnings.append(Self.noExtensionWarning) }
+            return (draft.original(.noAttachment, "the \(vendor) payload names no attachment"), [])
         case .attachments(let requests):
+            if recognized.platform == .ios, !extensionRuns { draft.warnings.append(Self.noExtensionWarning) }
             let results = await download(requests, deadline: deadline)
-            // Until recognition tells an FCM data map apart, every payload is iOS's.
-            let platforms = configuration.platforms.isEmpty ? [Platform.ios] : configuration.platforms
+            // The payload's own platform judges its files, unless a preflight names platforms.
+            let platforms = configuration.platforms.isEmpty ? [recognized.platform] : configuration.platforms
             let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits) }
             return (
                 draft.finish(with: results, judgedBy: judges, reportingVerdicts: !configuration.platforms.isEmpty),
@@ -159,6 +169,9 @@ public final class AttachmentFetcher: Sendable {
             )
         }
     }
+
+    private static let noExtensionWarning =
+        "aps.mutable-content is not 1: iOS would not run a service extension for this payload"
 
     /// Downloads every requested attachment concurrently.
     private func download(_ requests: [RequestedAttachment], deadline: ContinuousClock.Instant) async -> [AttachmentResult] {
@@ -267,6 +280,7 @@ private struct OutcomeDraft {
     let payload: Data
     let startedAt: ContinuousClock.Instant
     var vendor: Vendor?
+    var notification: NotificationContent?
     var warnings: [String] = []
     /// Each asked-for platform's verdict, when a preflight asks for them.
     var verdicts: [PlatformVerdict] = []
@@ -281,7 +295,8 @@ private struct OutcomeDraft {
     func original(_ reason: FallbackReason, _ detail: String) -> Outcome {
         Outcome(
             status: .original, reason: reason, detail: detail, vendor: vendor, attachments: [], warnings: warnings,
-            elapsed: startedAt.duration(to: .now), payload: payload, failures: failures, verdicts: verdicts)
+            elapsed: startedAt.duration(to: .now), payload: payload, notification: notification, failures: failures,
+            verdicts: verdicts)
     }
 
     /// Attached when at least one attachment is ready (the failures of others become warnings);
@@ -298,8 +313,16 @@ private struct OutcomeDraft {
         var refusals: [Platform: TransferFailure] = [:]
         for attachment in results {
             if let url = attachment.url, url.string.hasPrefix("http:") {
-                draft.warnings.append(
-                    "\(url.string) is plain http: App Transport Security refuses it unless the app allows arbitrary loads or this domain")
+                for judge in judges {
+                    switch judge.platform {
+                    case .ios:
+                        draft.warnings.append(
+                            "\(url.string) is plain http: App Transport Security refuses it unless the app allows arbitrary loads or this domain")
+                    case .android:
+                        draft.warnings.append(
+                            "\(url.string) is plain http: Android 9 (API 28) and later refuse it unless the app allows cleartext traffic")
+                    }
+                }
             }
             switch attachment.result {
             case .success(let file):
@@ -358,8 +381,8 @@ private struct OutcomeDraft {
         }
         return Outcome(
             status: .attached, reason: nil, detail: nil, vendor: vendor, attachments: attachments,
-            warnings: draft.warnings, elapsed: startedAt.duration(to: .now), payload: payload, failures: draft.failures,
-            verdicts: draft.verdicts)
+            warnings: draft.warnings, elapsed: startedAt.duration(to: .now), payload: payload, notification: notification,
+            failures: draft.failures, verdicts: draft.verdicts)
     }
 
 

@@ -154,12 +154,14 @@ public struct Outcome: Sendable {
     /// Each platform's own verdict on the payload's attachments, in the order of
     /// `Configuration.platforms`; empty unless that names platforms (a preflight).
     public var verdicts: [PlatformVerdict]
+    /// What the push shows and does, read whenever its vendor was recognised; `nil` otherwise.
+    public var notification: NotificationContent?
 
     /// An outcome; prefer reading the ones `AttachmentFetcher.process(_:)` returns.
     public init(
         status: Status, reason: FallbackReason?, detail: String?, vendor: Vendor?, attachments: [Attachment],
-        warnings: [String], elapsed: Duration, payload: Data, failures: [AttachmentFailure] = [],
-        verdicts: [PlatformVerdict] = []
+        warnings: [String], elapsed: Duration, payload: Data, notification: NotificationContent? = nil,
+        failures: [AttachmentFailure] = [], verdicts: [PlatformVerdict] = []
     ) {
         self.failures = failures
         self.verdicts = verdicts
@@ -171,6 +173,7 @@ public struct Outcome: Sendable {
         self.warnings = warnings
         self.elapsed = elapsed
         self.payload = payload
+        self.notification = notification
     }
 
     /// `elapsed` in milliseconds, as a number with microsecond precision.
@@ -182,13 +185,13 @@ public struct Outcome: Sendable {
 
 extension Outcome: Encodable {
     private enum CodingKeys: String, CodingKey {
-        case status, reason, detail, vendor, attachments, failures, warnings, verdicts
+        case status, reason, detail, vendor, attachments, failures, warnings, verdicts, notification
         case elapsedMilliseconds = "elapsed_ms"
     }
 
     /// Encodes the CLI's JSON shape: `status`, `reason` (null when attached), `detail`, `vendor`,
-    /// `attachments` (`url`, `path`, `mime`, `bytes`), `warnings`, `elapsed_ms`. The payload is
-    /// not part of it.
+    /// `attachments` (`url`, `path`, `mime`, `bytes`), `warnings`, `elapsed_ms`, `notification`
+    /// (`NotificationContent`'s object, or null). The payload is not part of it.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(status, forKey: .status)
@@ -200,6 +203,7 @@ extension Outcome: Encodable {
         try container.encode(warnings, forKey: .warnings)
         if !verdicts.isEmpty { try container.encode(verdicts, forKey: .verdicts) }
         try container.encode(elapsedMilliseconds, forKey: .elapsedMilliseconds)
+        try container.encode(notification, forKey: .notification)
     }
 }
 

@@ -57,6 +57,12 @@ extension Outcome {
             buffer.append(contentsOf: #","index":"#.utf8)
             buffer.append(contentsOf: String(index).utf8)
         }
+        buffer.append(contentsOf: #","notification":"#.utf8)
+        if let notification {
+            notification.appendJSON(to: &buffer)
+        } else {
+            buffer.append(contentsOf: "null".utf8)
+        }
         buffer.append(contentsOf: #","reason":"#.utf8)
         JSONText.appendOptionalString(reason?.code, to: &buffer)
         buffer.append(contentsOf: #","status":"#.utf8)

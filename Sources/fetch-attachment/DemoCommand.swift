@@ -85,8 +85,8 @@ struct ExamplePayload: Sendable {
 
     func payload(cdn: String) -> String { template.replacingOccurrences(of: "{{CDN}}", with: cdn) }
 
-    /// The vendors' own example shapes (see VENDORS.md), pointed at the mock CDN, plus one
-    /// example per failure the fetcher reports.
+    /// The vendors' own example shapes (see VENDORS.md and CONTENT.md), iOS and Android, pointed at
+    /// the mock CDN, plus one example per failure the fetcher reports.
     static let all: [ExamplePayload] = [
         .init(
             name: "braze-jpeg",
@@ -132,6 +132,22 @@ struct ExamplePayload: Sendable {
             name: "firebase-image",
             template: #"{"aps":{"alert":{"body":"B"},"mutable-content":1},"fcm_options":{"image":"{{CDN}}/media/img.png?bytes=40000"}}"#,
             expected: "attached"),
+        .init(
+            name: "braze-android-picture",
+            template: #"{"_ab":"true","t":"Sale","a":"50% off","s":"Deals","cid":"camp-1","uri":"myapp://sale","sd":"d","ab_bc":"3","ab_iu":"{{CDN}}/media/sale.png?bytes=60000","extra":"{\"promo_id\":\"42\"}","ab_a0_a":"ab_uri","ab_a0_t":"Details","ab_a0_uri":"https://example.com/e","ab_a0_id":"details","ab_a1_a":"ab_none","ab_a1_t":"Close"}"#,
+            expected: "attached"),
+        .init(
+            name: "firebase-http-v1-android",
+            template: #"{"message":{"token":"device-token","notification":{"title":"Your order","body":"is on its way","image":"{{CDN}}/media/parcel.jpg?bytes=50000"},"android":{"notification":{"channel_id":"orders","notification_count":2}},"data":{"order":"7"}}}"#,
+            expected: "attached"),
+        .init(
+            name: "clevertap-android",
+            template: #"{"wzrk_pn":"true","nt":"New in","nm":"Spring collection","wzrk_st":"Shop","wzrk_bp":"{{CDN}}/media/spring.jpg?bytes=40000","wzrk_dl":"myapp://spring","wzrk_sound":"true","wzrk_id":"1700000000_20260101","wzrk_acts":"[{\"l\":\"Open\",\"dl\":\"myapp://spring\",\"id\":\"open\"},{\"l\":\"Later\",\"id\":\"later\"}]"}"#,
+            expected: "attached"),
+        .init(
+            name: "braze-android-silent",
+            template: #"{"_ab":"true","extra":"{\"sync\":\"1\"}","ab_iu":"{{CDN}}/media/never.jpg?bytes=1000"}"#,
+            expected: "internal-push"),
         .init(
             name: "unknown-vendor",
             template: #"{"aps":{"alert":{"body":"B"},"mutable-content":1},"image_url":"{{CDN}}/media/img.jpg"}"#,

@@ -38,7 +38,59 @@ struct OutcomePrinter {
             let reason = outcome.reason.map { "\($0)" } ?? "unknown"
             lines.append("\(label)original content stands: \(reason): \(outcome.detail ?? "") (\(vendor), \(timing))")
         }
+        for failure in outcome.failures where outcome.status == .attached {
+            lines.append("  not attached: \(failure.url): \(failure.reason): \(failure.detail)")
+        }
+        if let notification = outcome.notification { lines += Self.notificationLines(notification, outcome) }
+        for verdict in outcome.verdicts {
+            let name = verdict.platform == .ios ? "iOS" : "Android"
+            switch verdict.status {
+            case .attached:
+                let what = verdict.platform == .android ? "picture" : "attachment"
+                lines.append("  on \(name): shown (\(what) \(outcome.attachments.first?.path ?? ""))")
+            case .original:
+                lines.append("  on \(name): not shown: \(verdict.reason.map { "\($0)" } ?? "unknown"): \(verdict.detail ?? "")")
+            }
+        }
         for warning in outcome.warnings { lines.append("  warning: \(warning)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// What a person would see on the device: the texts, badge, sound, buttons, where a tap goes,
+    /// and the picture's file.
+    static func notificationLines(_ notification: NotificationContent, _ outcome: Outcome) -> [String] {
+        let platform = notification.platform.rawValue
+        guard notification.visible else { return ["  \(platform) notification: shows nothing (silent or internal)"] }
+        var lines = ["  \(platform) notification:"]
+        for (label, text) in [
+            ("title", notification.title ?? notification.titleLocKey.map { "[\($0)]" }),
+            ("subtitle", notification.subtitle ?? notification.subtitleLocKey.map { "[\($0)]" }),
+            ("body", notification.body ?? notification.bodyLocKey.map { "[\($0)]" }), ("summary", notification.summary),
+        ] {
+            if let text { lines.append("    \(label): \(text)") }
+        }
+        switch notification.badge {
+        case .set(let count)?: lines.append("    badge: \(count)")
+        case .increment(let delta)?: lines.append("    badge: \(delta < 0 ? "" : "+")\(delta)")
+        case nil: break
+        }
+        lines.append("    sound: \(notification.sound ?? "none")")
+        if !notification.buttons.isEmpty {
+            let buttons = notification.buttons.map { button in
+                let title = button.title ?? button.id
+                guard let url = button.url else { return "[\(title)]" }
+                return "[\(title) → \(url)\(button.webview ? " in a web view" : "")]"
+            }
+            lines.append("    buttons: \(buttons.joined(separator: " "))")
+        }
+        if let url = notification.openURL {
+            lines.append("    tap opens: \(url)\(notification.openInWebview ? " in a web view" : "")")
+        } else {
+            lines.append("    tap opens: the app")
+        }
+        let label = notification.platform == .android ? "picture" : "attachment"
+        for attachment in outcome.attachments { lines.append("    \(label): \(attachment.path)") }
+        if outcome.attachments.isEmpty, let url = notification.imageURL { lines.append("    picture: none (\(url) not attached)") }
+        return lines
     }
 }

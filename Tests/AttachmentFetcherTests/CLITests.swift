@@ -34,7 +34,7 @@ struct CLITests {
                 "fetch-attachment", [payloadPath, "--output-dir", output, "--json", "--deadline", "10"])
             #expect(result.status == 0, "\(result.stderr)")
             let object = try jsonObject(result.stdout)
-            #expect(Set(object.keys) == ["status", "reason", "detail", "vendor", "attachments", "failures", "warnings", "elapsed_ms"])
+            #expect(Set(object.keys) == ["status", "reason", "detail", "vendor", "attachments", "failures", "warnings", "elapsed_ms", "notification"])
             #expect(object["status"] as? String == "attached")
             #expect(object["reason"] is NSNull)
             #expect(object["vendor"] as? String == "braze")
@@ -51,6 +51,45 @@ struct CLITests {
             #expect(warnings.filter { $0.contains("App Transport Security") }.count == 1)
             #expect(object["elapsed_ms"] is Double || object["elapsed_ms"] is Int)
             #expect(FileManager.default.fileExists(atPath: path))
+        }
+    }
+
+    @Test("--json: the notification object of an Android push, with the contract's fields and types")
+    func jsonNotification() async throws {
+        try await withServer { server, directory in
+            let picture = server.url("/media/a.png?bytes=3000")
+            let payload = #"{"_ab":"true","t":"Sale","a":"50% off","s":"Deals","cid":"camp-1","uri":"myapp://sale","ab_use_webview":"true","ab_nc":"promos","p":"1","sd":"d","ab_bc":"3","ab_iu":"\#(picture)","extra":"{\"promo_id\":\"42\",\"n\":{\"k\":[1,true]}}","ab_a0_a":"ab_uri","ab_a0_t":"Details","ab_a0_uri":"https://example.com/e","ab_a0_id":"details","ab_a1_a":"ab_open","ab_a1_t":"Open"}"#
+            let result = try await CommandRunner.run(
+                "fetch-attachment", ["--json", "--no-cache", "--output-dir", directory], stdin: Data(payload.utf8))
+            #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+            let object = try jsonObject(result.stdout)
+            let notification = try #require(object["notification"] as? [String: Any])
+            #expect(Set(notification.keys) == [
+                "platform", "visible", "title", "subtitle", "body", "badge", "sound", "category", "thread_id", "open_url",
+                "open_in_webview", "buttons", "extras", "campaign_id", "channel", "priority", "summary", "image_url",
+            ])
+            #expect(notification["platform"] as? String == "android")
+            #expect(notification["visible"] as? Bool == true)
+            #expect(notification["title"] as? String == "Sale")
+            #expect(notification["subtitle"] is NSNull)
+            #expect(notification["body"] as? String == "50% off")
+            #expect(notification["badge"] as? [String: Int] == ["set": 3])
+            #expect(notification["sound"] as? String == "default")
+            #expect(notification["category"] is NSNull)
+            #expect(notification["open_url"] as? String == "myapp://sale")
+            #expect(notification["open_in_webview"] as? Bool == true)
+            #expect(notification["campaign_id"] as? String == "camp-1")
+            #expect(notification["priority"] as? Int == 1)
+            #expect(notification["image_url"] as? String == picture)
+            let buttons = try #require(notification["buttons"] as? [[String: Any]])
+            #expect(buttons.count == 2)
+            #expect(buttons.first?["id"] as? String == "details")
+            #expect(buttons.first?["url"] as? String == "https://example.com/e")
+            #expect(buttons.first?["webview"] as? Bool == false)
+            #expect(buttons.last?["url"] is NSNull)
+            let extras = try #require(notification["extras"] as? NSDictionary)
+            #expect(extras == ["promo_id": "42", "n": ["k": [1, true]]] as NSDictionary)
+            #expect((object["attachments"] as? [[String: Any]])?.first?["url"] as? String == picture)
         }
     }
 
@@ -83,6 +122,28 @@ struct CLITests {
                 stdin: Data(#"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#.utf8))
             #expect(silent.status == 1)
             #expect(silent.stdout.contains("internal-push"))
+        }
+    }
+
+    @Test("Without --json, the notification as a person would see it: texts, badge, sound, buttons, tap, picture")
+    func humanNotification() async throws {
+        try await withServer { server, directory in
+            let payload = #"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_st":"Sub","wzrk_bp":"\#(server.url("/media/a.png?bytes=900"))","wzrk_dl":"myapp://x","wzrk_sound":"true","wzrk_bc":"3","wzrk_acts":"[{\"l\":\"Open\",\"dl\":\"myapp://y\",\"id\":\"open\"},{\"l\":\"Dismiss\",\"id\":\"dismiss\"}]"}"#
+            let shown = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(payload.utf8))
+            #expect(shown.status == 0, "\(shown.stdout)")
+            for line in [
+                "android notification:", "title: T", "subtitle: Sub", "body: B", "badge: 3", "sound: default",
+                "buttons: [Open → myapp://y] [Dismiss]", "tap opens: myapp://x", "picture: \(directory)/",
+            ] {
+                #expect(shown.stdout.contains(line), "\(line) in \(shown.stdout)")
+            }
+            let silent = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory],
+                stdin: Data(#"{"wzrk_pn":"true","wzrk_pn_s":"true","nm":"B"}"#.utf8))
+            #expect(silent.status == 1)
+            #expect(silent.stdout.contains("internal-push"))
+            #expect(silent.stdout.contains("android notification: shows nothing"))
         }
     }
 
@@ -153,7 +214,9 @@ struct CLITests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let result = try await CommandRunner.run("fetch-attachment", ["demo", "--deadline", "1", "--output-dir", directory])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
-        #expect(result.stdout.contains("19 of 19 examples gave the expected outcome"))
+        #expect(result.stdout.contains("23 of 23 examples gave the expected outcome"))
+        #expect(result.stdout.contains("android notification:"))
+        #expect(result.stdout.contains("android notification: shows nothing"))
     }
 }
 

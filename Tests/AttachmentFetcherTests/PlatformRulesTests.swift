@@ -94,3 +94,50 @@ struct PlatformRulesTests {
         #expect(unknown.stderr.contains("unknown platform 'windows'"))
     }
 }
+
+@Suite("Platform picture rules for Android payloads")
+struct AndroidPayloadPictureTests {
+    @Test("A Braze Android push's WebP picture is shown on Android and refused on iOS, from one download")
+    func brazeAndroidWebp() async throws {
+        try await Fixture.with { fixture in
+            let payload = Data(#"{"_ab":"true","t":"Sale","a":"50% off","ab_iu":"\#(fixture.server.url("/files/photo.webp"))"}"#.utf8)
+            // The payload's own platform, Android, judges it.
+            let own = await fixture.fetcher.process(payload)
+            #expect(own.status == .attached, "\(own.detail ?? "")")
+            #expect(own.notification?.platform == .android)
+            #expect(own.attachments.first?.mime == "image/webp")
+            #expect(own.verdicts.isEmpty)
+        }
+        try await Fixture.with(configure: { $0.platforms = [.ios, .android] }) { fixture in
+            let payload = Data(#"{"_ab":"true","t":"Sale","a":"50% off","ab_iu":"\#(fixture.server.url("/files/photo.webp"))"}"#.utf8)
+            let both = await fixture.fetcher.process(payload)
+            #expect(both.status == .attached)
+            #expect(both.verdicts.map(\.status) == [.original, .attached])
+            #expect(both.verdicts[0].reason == .unsupportedType)
+            #expect(fixture.server.stats().requests == 1)
+        }
+    }
+
+    @Test("An Android payload's audio is refused: Android shows images only")
+    func androidPayloadAudio() async throws {
+        try await Fixture.with { fixture in
+            let payload = Data(#"{"_ab":"true","t":"T","a":"B","ab_iu":"\#(fixture.server.url("/files/tone.mp3"))"}"#.utf8)
+            let outcome = await fixture.fetcher.process(payload)
+            #expect(outcome.reason == .unsupportedType)
+            #expect(outcome.detail == "detected audio/mpeg, which Android does not accept as a picture (images only)")
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("An Android payload's picture over 1,000,000 bytes is too-large; the same file on iOS is attached")
+    func androidPayloadLimit() async throws {
+        try await Fixture.with { fixture in
+            let url = fixture.server.url("/media/big.jpg?bytes=1000001")
+            let android = await fixture.fetcher.process(Data(#"{"_ab":"true","t":"T","a":"B","ab_iu":"\#(url)"}"#.utf8))
+            #expect(android.reason == .tooLarge)
+            #expect(android.detail == "the body is larger than the Android picture limit, 1000000 bytes")
+            let ios = await fixture.fetcher.process(Payloads.braze(url: url))
+            #expect(ios.status == .attached)
+        }
+    }
+}

@@ -9,7 +9,11 @@ public enum MediaKind: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// The platform a notification is shown on: it decides which files may be its picture.
-public enum Platform: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+public typealias Platform = AttachmentFetcherPlatform
+
+/// The platform a notification is shown on (`Platform`, and `NotificationContent.Platform`),
+/// under a name no user type shadows.
+public enum AttachmentFetcherPlatform: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     /// iOS: `UNNotificationAttachment`'s image, audio and video types.
     case ios
     /// Android: the big picture of an FCM notification, an image only.

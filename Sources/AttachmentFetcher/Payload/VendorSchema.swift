@@ -46,19 +46,58 @@ protocol VendorSchema: Sendable {
     func recognize(_ payload: JSONObject) -> PayloadRecognition?
 }
 
+/// A payload's vendor, the device its shape is for, and what its keys say.
+struct RecognizedPayload: Hashable, Sendable {
+    /// Whose keys the payload uses.
+    var vendor: Vendor
+    /// `ios` for an APNs payload, `android` for an FCM data map or HTTP v1 message: the
+    /// platform whose rules judge the attachment.
+    var platform: NotificationContent.Platform
+    /// What the keys say: internal, attachments (on Android, the one picture), none, malformed.
+    var recognition: PayloadRecognition
+}
+
 /// The vendors recognised, in the order they are tried.
 enum VendorSchemas {
-    /// Every schema.
+    /// Every iOS (APNs) schema.
     static let all: [any VendorSchema] = [
         BrazeSchema(), MoEngageSchema(), AirshipSchema(), OneSignalSchema(), FirebaseSchema(), CleverTapSchema(),
         IterableSchema(), CustomerIOSchema(),
     ]
 
-    /// The first vendor that recognises `payload`, with what it recognised.
-    static func recognize(_ payload: JSONObject) -> (Vendor, PayloadRecognition)? {
-        for schema in all {
-            if let recognition = schema.recognize(payload) { return (schema.vendor, recognition) }
+    /// The vendor that recognises `payload`, with its platform and what it recognised. A payload
+    /// without `aps` is tried against the Android shapes first (`AndroidSchemas`); then, and for
+    /// every payload with `aps`, the iOS schemas by their attachment keys, then the iOS markers of
+    /// pushes that name no attachment (`iOSMarkers`).
+    static func recognize(_ payload: JSONObject) -> RecognizedPayload? {
+        if payload["aps"] == nil {
+            for schema in AndroidSchemas.all {
+                if let recognition = schema.recognize(payload) {
+                    return RecognizedPayload(vendor: schema.vendor, platform: .android, recognition: recognition)
+                }
+            }
         }
+        for schema in all {
+            if let recognition = schema.recognize(payload) {
+                return RecognizedPayload(vendor: schema.vendor, platform: .ios, recognition: recognition)
+            }
+        }
+        return iOSMarkers(payload).map { RecognizedPayload(vendor: $0, platform: .ios, recognition: $1) }
+    }
+
+    /// iOS pushes whose vendor shows only in keys other than the attachment's: Braze's empty
+    /// `ab`, Airship's send id `_` beside its keys, CleverTap's `wzrk_*` keys. None names an
+    /// attachment; Airship's remote-data refresh is internal.
+    static func iOSMarkers(_ payload: JSONObject) -> (Vendor, PayloadRecognition)? {
+        if payload["ab"]?.object != nil { return (.braze, .noAttachment) }
+        if payload["com.urbanairship.remote-data.update"] != nil {
+            return (.airship, .internalPush("Airship remote-data refresh"))
+        }
+        let keys = payload.members.lazy.map(\.key)
+        if payload["_"] != nil, keys.contains(where: { $0.hasPrefix(ContentReader.airshipPrefix) }) {
+            return (.airship, .noAttachment)
+        }
+        if keys.contains(where: { $0.hasPrefix("wzrk_") || $0.hasPrefix("W$") }) { return (.cleverTap, .noAttachment) }
         return nil
     }
 }

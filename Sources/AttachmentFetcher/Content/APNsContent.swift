@@ -1,0 +1,71 @@
+/// The APNs layer every iOS vendor inherits: `aps.alert` (a string, or title / subtitle / body
+/// and their localisation keys), `aps.badge` (absolute), `aps.sound` (a name, or a critical
+/// sound's dictionary), `category`, `thread-id`, `interruption-level`, `relevance-score`.
+/// Every top-level key but `aps` is an extra until the vendor removes its own.
+///
+/// An iOS push is visible when its alert has something to show.
+extension ContentReader {
+    mutating func readAPNs() {
+        setExtras(from: payload) { $0 == "aps" }
+        guard let apsValue = payload["aps"] else { return }
+        guard let aps = object(apsValue, at: "aps") else { return }
+        readAlert(aps["alert"], at: "aps.alert")
+        if let badge = integer(aps["badge"], at: "aps.badge") { content.badge = .set(badge) }
+        readSound(aps["sound"], at: "aps.sound")
+        content.category = text(aps["category"], at: "aps.category")
+        content.threadID = text(aps["thread-id"], at: "aps.thread-id")
+        content.interruptionLevel = text(aps["interruption-level"], at: "aps.interruption-level")
+        content.relevanceScore = number(aps["relevance-score"], at: "aps.relevance-score")
+    }
+
+    /// An APNs alert: a string is the body; a dictionary gives title, subtitle, body and their
+    /// localisation keys and arguments.
+    mutating func readAlert(_ value: JSONValue?, at path: String) {
+        switch value {
+        case nil, .null?: break
+        case .string(let body)?: content.body = body.isEmpty ? nil : body
+        case .object(let alert)?:
+            content.title = text(alert["title"], at: "\(path).title")
+            content.subtitle = text(alert["subtitle"], at: "\(path).subtitle")
+            content.body = text(alert["body"], at: "\(path).body")
+            content.titleLocKey = text(alert["title-loc-key"], at: "\(path).title-loc-key")
+            content.titleLocArgs = strings(alert["title-loc-args"], at: "\(path).title-loc-args")
+            content.subtitleLocKey = text(alert["subtitle-loc-key"], at: "\(path).subtitle-loc-key")
+            content.subtitleLocArgs = strings(alert["subtitle-loc-args"], at: "\(path).subtitle-loc-args")
+            content.bodyLocKey = text(alert["loc-key"], at: "\(path).loc-key")
+            content.bodyLocArgs = strings(alert["loc-args"], at: "\(path).loc-args")
+        default: warnings.append("\(path) is neither a string nor an object")
+        }
+        content.visible = content.hasText
+    }
+
+    /// An APNs sound: a name, or `{critical, name, volume}`.
+    mutating func readSound(_ value: JSONValue?, at path: String) {
+        switch value {
+        case nil, .null?: break
+        case .string(let name)?: content.sound = name.isEmpty ? nil : name
+        case .object(let critical)?: content.sound = text(critical["name"], at: "\(path).name")
+        default: warnings.append("\(path) is neither a string nor an object")
+        }
+    }
+
+    /// The first of `keys` that `actions` (an Airship-style `{actionName: value}` map) opens:
+    /// `(url, webview)`.
+    mutating func airshipActionTarget(_ actions: JSONObject, at path: String) -> (String, Bool)? {
+        for (name, webview) in [
+            ("^d", false), ("deep_link_action", false), ("^u", false), ("open_external_url_action", false),
+            ("^p", true), ("landing_page_action", true),
+        ] {
+            if let url = text(actions[name], at: path.isEmpty ? name : "\(path).\(name)") { return (url, webview) }
+        }
+        return nil
+    }
+}
+
+extension NotificationContent {
+    /// Whether there is a title, subtitle, body or a localisation key for one.
+    var hasText: Bool {
+        title != nil || subtitle != nil || body != nil || titleLocKey != nil || subtitleLocKey != nil
+            || bodyLocKey != nil
+    }
+}

@@ -1,0 +1,99 @@
+/// Airship. iOS: the APNs layer, with `com.urbanairship.media_attachment.content` replacing the
+/// title, subtitle and body it gives; its `thumbnail_id` and `options` (`crop`, `time`,
+/// `hidden`); tap target the top-level actions `^d` / `deep_link_action`, else `^u` /
+/// `open_external_url_action`, else a landing page `^p` (in a web view); buttons
+/// `com.urbanairship.interactive_actions` (button id → actions); send id `_`. Extras are the
+/// top-level keys but `aps`, `_`, `com.urbanairship.*` and action names.
+///
+/// Android (`com.urbanairship.*`): body `com.urbanairship.push.ALERT`, title `.title`, summary
+/// `.summary` (else the style's), picture the JSON-in-string `.style` of type `big_picture`,
+/// tap target the JSON-in-string `.actions`, buttons `.interactive_type` (the group, as
+/// category) and `.interactive_actions`, channel `.notification_channel`, priority `.priority`,
+/// sound `.sound`, send id `.push.PUSH_ID`. Shown only with a non-empty ALERT.
+extension ContentReader {
+    static let airshipPrefix = "com.urbanairship."
+    static let airshipActionNames: Set<String> = [
+        "deep_link_action", "open_external_url_action", "landing_page_action", "wallet_action",
+    ]
+
+    mutating func readAirshipIOS() {
+        readAPNs()
+        setExtras(from: payload) {
+            $0 == "aps" || $0 == "_" || $0.hasPrefix(Self.airshipPrefix) || $0.hasPrefix("^")
+                || Self.airshipActionNames.contains($0)
+        }
+        content.campaignID = text("_")
+        if let target = airshipActionTarget(payload, at: "") {
+            (content.openURL, content.openInWebview) = target
+        }
+        content.buttons = airshipButtons(payload["com.urbanairship.interactive_actions"], at: "com.urbanairship.interactive_actions")
+        let key = "com.urbanairship.media_attachment"
+        guard let media = object(payload[key], at: key) else { return }
+        if let override = object(media["content"], at: "\(key).content") {
+            if override["title"] != nil { content.title = text(override["title"], at: "\(key).content.title") }
+            if override["subtitle"] != nil { content.subtitle = text(override["subtitle"], at: "\(key).content.subtitle") }
+            if override["body"] != nil { content.body = text(override["body"], at: "\(key).content.body") }
+            content.visible = content.hasText
+        }
+        content.thumbnailID = text(media["thumbnail_id"], at: "\(key).thumbnail_id")
+        guard let options = object(media["options"], at: "\(key).options") else { return }
+        if let crop = object(options["crop"], at: "\(key).options.crop") {
+            let values = ["x", "y", "width", "height"].map { number(crop[$0], at: "\(key).options.crop.\($0)") }
+            if let x = values[0], let y = values[1], let width = values[2], let height = values[3] {
+                content.crop = .init(x: x, y: y, width: width, height: height)
+            }
+        }
+        content.time = number(options["time"], at: "\(key).options.time")
+        content.hidden = flag(options["hidden"], at: "\(key).options.hidden")
+    }
+
+    /// `{buttonId: {actionName: value}}`: one button per id, in the payload's order.
+    private mutating func airshipButtons(_ value: JSONValue?, at path: String) -> [NotificationContent.Button] {
+        guard let byID = object(value, at: path) else { return [] }
+        var seen: Set<String> = []
+        var buttons: [NotificationContent.Button] = []
+        for key in byID.members.map(\.key) where seen.insert(key).inserted {
+            let actions = object(byID[key], at: "\(path).\(key)") ?? [:]
+            let target = airshipActionTarget(actions, at: "\(path).\(key)")
+            buttons.append(.init(id: key, url: target?.0, webview: target?.1 ?? false))
+        }
+        return buttons
+    }
+
+    mutating func readAirshipAndroid() {
+        content.body = text("com.urbanairship.push.ALERT")
+        content.visible = content.body != nil
+        content.title = text("com.urbanairship.title")
+        content.summary = text("com.urbanairship.summary")
+        if let style = object(payload["com.urbanairship.style"], at: "com.urbanairship.style") {
+            if content.summary == nil { content.summary = text(style["summary"], at: "com.urbanairship.style.summary") }
+            if text(style["type"], at: "com.urbanairship.style.type") == "big_picture" {
+                content.imageURL = text(style["big_picture"], at: "com.urbanairship.style.big_picture")
+            }
+        }
+        if let actions = object(payload["com.urbanairship.actions"], at: "com.urbanairship.actions"),
+            let target = airshipActionTarget(actions, at: "com.urbanairship.actions")
+        {
+            (content.openURL, content.openInWebview) = target
+        }
+        content.category = text("com.urbanairship.interactive_type")
+        content.buttons = airshipButtons(payload["com.urbanairship.interactive_actions"], at: "com.urbanairship.interactive_actions")
+        content.channel = text("com.urbanairship.notification_channel")
+        // The same key also carries the delivery priority "high", which is no display priority.
+        if let priority = text("com.urbanairship.priority"), let value = Int(priority) {
+            content.priority = min(2, max(-2, value))
+        }
+        content.sound = text("com.urbanairship.sound")
+        content.campaignID = text("com.urbanairship.push.PUSH_ID")
+        setExtras(from: payload) { $0.hasPrefix(Self.airshipPrefix) || $0 == "_uamid" || Self.isFCMKey($0) }
+    }
+
+    /// Airship Android's picture: the `big_picture` of a `big_picture` style.
+    static func airshipAndroidPicture(_ payload: JSONObject) -> String? {
+        var reader = ContentReader(payload, platform: .android)
+        guard let style = reader.object(payload["com.urbanairship.style"], at: "style"),
+            style["type"]?.string == "big_picture", let url = style["big_picture"]?.string, !url.isEmpty
+        else { return nil }
+        return url
+    }
+}

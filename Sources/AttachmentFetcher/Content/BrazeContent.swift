@@ -1,0 +1,93 @@
+/// Braze. iOS: the APNs layer; tap target `ab_uri` / `ab_use_webview`; buttons from Braze's
+/// default categories (`ab_cat_yes_no`…) or `ab.ab_cat` (`a_t`, `a_uri`, `a_use_webview`);
+/// extras are the top-level keys but `aps`, `ab`, `ab_uri`, `ab_use_webview`.
+///
+/// Android (`_ab`): title `t`, body `a`, summary `s`, badge `ab_bc`, sound `sd` (`d` = default),
+/// channel `ab_nc`, priority `p`, category `ab_ct`, large icon `ab_li`, inline image `ab_iip`,
+/// picture `ab_iu` else `extra.appboy_image_url`, tap target `uri` / `ab_use_webview`, buttons
+/// `ab_a*_a` / `_t` / `_uri` / `_use_webview` / `_id`, extras the JSON-in-string `extra`,
+/// campaign `cid`. Shown only with both `t` and `a`.
+extension ContentReader {
+    /// Braze's default iOS categories and their fixed actions.
+    static let brazeCategories: [String: [(String, String)]] = [
+        "ab_cat_accept_decline": [("ab_pb_accept", "Accept"), ("ab_pb_decline", "Decline")],
+        "ab_cat_yes_no": [("ab_pb_yes", "Yes"), ("ab_pb_no", "No")],
+        "ab_cat_confirm_cancel": [("ab_pb_confirm", "Confirm"), ("ab_pb_cancel", "Cancel")],
+        "ab_cat_more": [("ab_pb_more", "More")],
+    ]
+
+    mutating func readBrazeIOS() {
+        readAPNs()
+        setExtras(from: payload) { ["aps", "ab", "ab_uri", "ab_use_webview"].contains($0) }
+        content.openURL = text("ab_uri")
+        content.openInWebview = flag(payload["ab_use_webview"], at: "ab_use_webview") ?? false
+        let ab = object(payload["ab"], at: "ab")
+        // [U] Braze's iOS campaign id is not in any public source; `ab.c` is read where present.
+        content.campaignID = identifier(ab?["c"], at: "ab.c")
+        if let buttons = ab?["ab_cat"] {
+            content.buttons = brazeIOSButtons(buttons)
+        } else if let category = content.category, let actions = Self.brazeCategories[category] {
+            content.buttons = actions.map { NotificationContent.Button(id: $0.0, title: $0.1) }
+        }
+    }
+
+    /// `ab.ab_cat`: an array of buttons, or an object from action id to button.
+    private mutating func brazeIOSButtons(_ value: JSONValue) -> [NotificationContent.Button] {
+        let entries: [(String?, JSONValue)]
+        switch value {
+        case .array(let list): entries = list.map { (nil, $0) }
+        case .object(let byID): entries = byID.sortedByKey.map { ($0.key, $0.value) }
+        default:
+            warnings.append("ab.ab_cat is neither an array nor an object")
+            return []
+        }
+        var buttons: [NotificationContent.Button] = []
+        for (index, (key, entry)) in entries.enumerated() {
+            let path = "ab.ab_cat.\(key ?? String(index))"
+            guard let button = object(entry, at: path) else { continue }
+            let id = identifier(button["a_id"], at: "\(path).a_id") ?? key ?? String(index)
+            buttons.append(
+                .init(
+                    id: id, title: text(button["a_t"], at: "\(path).a_t"), url: text(button["a_uri"], at: "\(path).a_uri"),
+                    webview: flag(button["a_use_webview"], at: "\(path).a_use_webview") ?? false))
+        }
+        return buttons
+    }
+
+    mutating func readBrazeAndroid() {
+        content.title = text("t")
+        content.body = text("a")
+        content.visible = content.title != nil && content.body != nil
+        content.summary = text("s")
+        if let count = integer(payload["ab_bc"], at: "ab_bc") { content.badge = .set(count) }
+        if let sound = text("sd") { content.sound = sound == "d" ? "default" : sound }
+        content.channel = text("ab_nc")
+        content.priority = integer(payload["p"], at: "p").map { min(2, max(-2, $0)) }
+        content.category = text("ab_ct")
+        content.largeIconURL = text("ab_li")
+        if payload["ab_iip"] != nil { content.inlineImage = flag(payload["ab_iip"], at: "ab_iip") ?? true }
+        content.openURL = text("uri")
+        content.openInWebview = flag(payload["ab_use_webview"], at: "ab_use_webview") ?? false
+        content.campaignID = text("cid")
+        let extra = object(payload["extra"], at: "extra") ?? [:]
+        content.imageURL = text("ab_iu") ?? text(extra["appboy_image_url"], at: "extra.appboy_image_url")
+        setExtras(from: extra) { $0 == "appboy_image_url" || $0 == "appboy_uninstall_tracking" }
+        var buttons: [NotificationContent.Button] = []
+        for index in 0..<32 {
+            guard let type = text("ab_a\(index)_a") else { break }
+            buttons.append(
+                .init(
+                    id: text("ab_a\(index)_id") ?? "ab_a\(index)", title: text("ab_a\(index)_t"),
+                    url: type == "ab_uri" ? text("ab_a\(index)_uri") : nil,
+                    webview: type == "ab_uri" && flag(payload["ab_a\(index)_use_webview"], at: "ab_a\(index)_use_webview") == true))
+        }
+        content.buttons = buttons
+    }
+
+    /// Braze Android's picture: `ab_iu`, else `appboy_image_url` in the JSON-in-string `extra`.
+    static func brazeAndroidPicture(_ payload: JSONObject) -> String? {
+        if let url = payload["ab_iu"]?.string, !url.isEmpty { return url }
+        var reader = ContentReader(payload, platform: .android)
+        return reader.object(payload["extra"], at: "extra")?["appboy_image_url"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+    }
+}

@@ -1,0 +1,67 @@
+/// CleverTap. iOS: the APNs layer; tap target `wzrk_dl`; campaign `wzrk_id`; extras are the
+/// top-level keys but `aps` and CleverTap's (`wzrk_*`, `W$*`, `ct_*`).
+///
+/// Android (`wzrk_pn`): title `nt`, body `nm`, subtitle `wzrk_st`, summary `wzrk_nms`, picture
+/// `wzrk_bp` (an http(s) URL), large icon `ico`, tap target `wzrk_dl`, channel `wzrk_cid`,
+/// priority `pr` (`high`, `max`), sound `wzrk_sound` (`true` = default, else a name without
+/// `.mp3` / `.ogg` / `.wav`), count `wzrk_bc` (sets the badge), buttons the JSON-in-string
+/// `wzrk_acts` (`id`, `l`, `dl`), campaign `wzrk_id`. Shown only with a non-empty `nm` and
+/// without `wzrk_pn_s: true`.
+extension ContentReader {
+    static func isCleverTapKey(_ key: String) -> Bool {
+        key.hasPrefix("wzrk_") || key.hasPrefix("W$") || key.hasPrefix("ct_")
+    }
+
+    mutating func readCleverTapIOS() {
+        readAPNs()
+        setExtras(from: payload) { $0 == "aps" || Self.isCleverTapKey($0) }
+        content.openURL = text("wzrk_dl")
+        content.campaignID = text("wzrk_id")
+    }
+
+    mutating func readCleverTapAndroid() {
+        content.title = text("nt")
+        content.body = text("nm")
+        let silent = flag(payload["wzrk_pn_s"], at: "wzrk_pn_s") ?? false
+        content.visible = content.body != nil && !silent
+        content.subtitle = text("wzrk_st")
+        content.summary = text("wzrk_nms")
+        content.imageURL = Self.cleverTapAndroidPicture(payload)
+        content.largeIconURL = text("ico")
+        content.openURL = text("wzrk_dl")
+        content.channel = text("wzrk_cid")
+        switch text("pr") {
+        case "high": content.priority = 1
+        case "max": content.priority = 2
+        default: break
+        }
+        if let sound = payload["wzrk_sound"] {
+            if sound == .bool(true) || sound.string?.lowercased() == "true" {
+                content.sound = "default"
+            } else if sound != .bool(false), let name = text(sound, at: "wzrk_sound"), name.lowercased() != "false" {
+                let stripped = [".mp3", ".ogg", ".wav"].first { name.hasSuffix($0) }.map { String(name.dropLast($0.count)) }
+                content.sound = stripped ?? name
+            }
+        }
+        if let count = integer(payload["wzrk_bc"], at: "wzrk_bc"), count >= 0 { content.badge = .set(count) }
+        content.campaignID = text("wzrk_id")
+        if let actions = array(payload["wzrk_acts"], at: "wzrk_acts") {
+            for (index, entry) in actions.enumerated() {
+                let path = "wzrk_acts[\(index)]"
+                guard let action = object(entry, at: path),
+                    let id = text(action["id"], at: "\(path).id"), let label = text(action["l"], at: "\(path).l")
+                else { continue }
+                content.buttons.append(.init(id: id, title: label, url: text(action["dl"], at: "\(path).dl")))
+            }
+        }
+        setExtras(from: payload) {
+            Self.isCleverTapKey($0) || ["nt", "nm", "pr", "ico", "pf", "alt_text_wzrk_bp"].contains($0) || Self.isFCMKey($0)
+        }
+    }
+
+    /// CleverTap Android's picture: `wzrk_bp` when it starts with `http`.
+    static func cleverTapAndroidPicture(_ payload: JSONObject) -> String? {
+        guard let url = payload["wzrk_bp"]?.string, url.hasPrefix("http") else { return nil }
+        return url
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+
+/// Reads a recognised payload's `NotificationContent`: typed access to the payload's values,
+/// where a value of the wrong type, or a JSON-in-string field that does not parse, is left out
+/// and named in `warnings`.
+struct ContentReader {
+    /// The payload (for an FCM HTTP v1 message, the `message` object when it is wrapped in one).
+    let payload: JSONObject
+    var content: NotificationContent
+    var warnings: [String] = []
+
+    init(_ payload: JSONObject, platform: NotificationContent.Platform) {
+        self.payload = payload
+        content = NotificationContent(platform: platform)
+    }
+
+    /// The content of `payload`, a push of `vendor` shaped for `platform`, and the warnings.
+    static func read(
+        _ payload: JSONObject, vendor: Vendor, platform: NotificationContent.Platform
+    ) -> (NotificationContent, [String]) {
+        var reader = ContentReader(payload, platform: platform)
+        switch (vendor, platform) {
+        case (.braze, .ios): reader.readBrazeIOS()
+        case (.braze, .android): reader.readBrazeAndroid()
+        case (.moengage, .ios): reader.readMoEngageIOS()
+        case (.moengage, .android): reader.readMoEngageAndroid()
+        case (.airship, .ios): reader.readAirshipIOS()
+        case (.airship, .android): reader.readAirshipAndroid()
+        case (.oneSignal, .ios): reader.readOneSignalIOS()
+        case (.oneSignal, .android): reader.readOneSignalAndroid()
+        case (.firebase, .ios): reader.readFirebaseIOS()
+        case (.firebase, .android): reader.readFirebaseAndroid()
+        case (.cleverTap, .ios): reader.readCleverTapIOS()
+        case (.cleverTap, .android): reader.readCleverTapAndroid()
+        case (.iterable, .ios): reader.readIterableIOS()
+        case (.iterable, .android): reader.readIterableAndroid()
+        case (.customerIO, .ios): reader.readCustomerIOIOS()
+        case (.customerIO, .android): reader.readCustomerIOAndroid()
+        default: reader.readAPNs()
+        }
+        return (reader.content, reader.warnings)
+    }
+
+    // MARK: Typed values
+
+    /// A string; `nil` when absent, and a warning when it is another type. An empty string is
+    /// returned as it is.
+    mutating func rawString(_ value: JSONValue?, at path: String) -> String? {
+        guard let value else { return nil }
+        switch value {
+        case .string(let text): return text
+        case .null: return nil
+        default:
+            warnings.append("\(path) is not a string")
+            return nil
+        }
+    }
+
+    /// A string to show: as `rawString`, with an empty string as `nil`.
+    mutating func text(_ value: JSONValue?, at path: String) -> String? {
+        guard let text = rawString(value, at: path), !text.isEmpty else { return nil }
+        return text
+    }
+
+    /// A top-level string to show.
+    mutating func text(_ key: String) -> String? { text(payload[key], at: key) }
+
+    /// An id: a string, or a number written as an integer.
+    mutating func identifier(_ value: JSONValue?, at path: String) -> String? {
+        if case .number(let number)? = value {
+            return PayloadValue.exactInteger(number).map(String.init) ?? number.description
+        }
+        return text(value, at: path)
+    }
+
+    /// An integer: a whole number, or a string holding one (Android's values are all strings).
+    mutating func integer(_ value: JSONValue?, at path: String) -> Int? {
+        switch value {
+        case nil, .null?: return nil
+        case .number(let number)?:
+            if let integer = PayloadValue.exactInteger(number) { return integer }
+        case .string(let text)?:
+            if let integer = Int(text.trimmingCharacters(in: .whitespaces)) { return integer }
+        default: break
+        }
+        warnings.append("\(path) is not an integer")
+        return nil
+    }
+
+    /// A number, or a string holding one.
+    mutating func number(_ value: JSONValue?, at path: String) -> Double? {
+        switch value {
+        case nil, .null?: return nil
+        case .number(let number)?: return number
+        case .string(let text)?:
+            if let number = Double(text), number.isFinite { return number }
+        default: break
+        }
+        warnings.append("\(path) is not a number")
+        return nil
+    }
+
+    /// A flag: `true`/`false`, 1/0, or those as strings.
+    mutating func flag(_ value: JSONValue?, at path: String) -> Bool? {
+        switch value {
+        case nil, .null?: return nil
+        case .bool(let flag)?: return flag
+        case .number(let number)? where number == 0 || number == 1: return number == 1
+        case .string(let text)?:
+            switch text.lowercased() {
+            case "true", "1": return true
+            case "false", "0", "": return false
+            default: break
+            }
+        default: break
+        }
+        warnings.append("\(path) is not a boolean")
+        return nil
+    }
+
+    /// A JSON object, or a string holding one (Android's JSON-in-string fields).
+    mutating func object(_ value: JSONValue?, at path: String) -> JSONObject? {
+        switch decoded(value, at: path) {
+        case nil: return nil
+        case .object(let object)?: return object
+        default:
+            warnings.append("\(path) is not an object")
+            return nil
+        }
+    }
+
+    /// A JSON array, or a string holding one.
+    mutating func array(_ value: JSONValue?, at path: String) -> [JSONValue]? {
+        switch decoded(value, at: path) {
+        case nil: return nil
+        case .array(let array)?: return array
+        default:
+            warnings.append("\(path) is not an array")
+            return nil
+        }
+    }
+
+    /// An array of strings (localisation arguments), or a string holding one.
+    mutating func strings(_ value: JSONValue?, at path: String) -> [String]? {
+        guard let array = array(value, at: path) else { return nil }
+        let strings = array.compactMap { element -> String? in
+            if case .number(let number) = element { return PayloadValue.exactInteger(number).map(String.init) ?? number.description }
+            return element.string
+        }
+        guard strings.count == array.count else {
+            warnings.append("\(path) holds a value that is not a string")
+            return nil
+        }
+        return strings
+    }
+
+    /// `value`, with a string that starts like a JSON object or array decoded; `nil` and a
+    /// warning when such a string does not parse.
+    private mutating func decoded(_ value: JSONValue?, at path: String) -> JSONValue? {
+        guard let value else { return nil }
+        guard case .string(let text) = value else { return value == .null ? nil : value }
+        guard let first = text.utf8.first(where: { $0 != UInt8(ascii: " ") }),
+            first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+        else {
+            if text.isEmpty { return nil }
+            warnings.append("\(path) is not JSON")
+            return nil
+        }
+        do {
+            return try JSONReader.read(Data(text.utf8))
+        } catch {
+            warnings.append("\(path) is not valid JSON: \(error.message) at byte \(error.offset)")
+            return nil
+        }
+    }
+
+    // MARK: Extras
+
+    /// The payload's members whose key `isVendorKey` does not claim, as extras.
+    mutating func setExtras(from object: JSONObject, excluding isVendorKey: (String) -> Bool) {
+        var extras: [String: PayloadValue] = [:]
+        for member in object.members where !isVendorKey(member.key) {
+            extras[member.key] = PayloadValue(member.value)
+        }
+        content.extras = extras
+    }
+
+    /// Keys FCM puts into every Android data map (`google.*`, `gcm.*`, `from`, …): never extras.
+    static func isFCMKey(_ key: String) -> Bool {
+        key.hasPrefix("google.") || key.hasPrefix("gcm.") || key == "from" || key == "message_type"
+            || key == "collapse_key"
+    }
+}

@@ -1,0 +1,29 @@
+/// Customer.io. iOS: the APNs layer; tap target `CIO.push.link`; delivery id `CIO-Delivery-ID`;
+/// extras are the top-level keys but `aps`, `CIO` and the delivery keys.
+///
+/// Android: title `title`, body `body` (else FCM's `gcm.n.title` / `gcm.n.body`), tap target
+/// `link`, picture `image`; extras the other keys. Shown only with both `CIO-Delivery-ID` and
+/// `CIO-Delivery-Token`.
+extension ContentReader {
+    static let customerIODeliveryKeys: Set<String> = ["CIO-Delivery-ID", "CIO-Delivery-Token"]
+
+    mutating func readCustomerIOIOS() {
+        readAPNs()
+        setExtras(from: payload) { $0 == "aps" || $0 == "CIO" || Self.customerIODeliveryKeys.contains($0) }
+        let cio = object(payload["CIO"], at: "CIO")
+        content.openURL = text(object(cio?["push"], at: "CIO.push")?["link"], at: "CIO.push.link")
+        content.campaignID = text("CIO-Delivery-ID")
+    }
+
+    mutating func readCustomerIOAndroid() {
+        content.title = text("title") ?? text("gcm.n.title")
+        content.body = text("body") ?? text("gcm.n.body")
+        content.openURL = text("link")
+        content.imageURL = text("image")
+        content.campaignID = text("CIO-Delivery-ID")
+        content.visible = content.campaignID != nil && text("CIO-Delivery-Token") != nil
+        setExtras(from: payload) {
+            Self.customerIODeliveryKeys.contains($0) || ["title", "body", "link", "image"].contains($0) || Self.isFCMKey($0)
+        }
+    }
+}

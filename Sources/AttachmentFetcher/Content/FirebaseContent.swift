@@ -1,0 +1,103 @@
+/// Firebase Cloud Messaging. iOS: the APNs layer; extras are the top-level keys but `aps`,
+/// `fcm_options` and FCM's `gcm.*` / `google.*`; campaign `google.c.a.c_id`.
+///
+/// Android, as the device sees a notification message: `gcm.n.title`, `gcm.n.body` (and the
+/// legacy `gcm.notification.*`), their `_loc_key` / `_loc_args`, picture `gcm.n.image`, channel
+/// `gcm.n.android_channel_id`, sound `gcm.n.sound2` (else `gcm.n.sound`), count
+/// `gcm.n.notification_count` (sets the badge), priority `gcm.n.notification_priority`, tag
+/// `gcm.n.tag` (as thread), tap target `gcm.n.link_android` else `gcm.n.link`. Shown only with
+/// `gcm.n.e` set and without `gcm.n.noui`. Extras: the keys that are not FCM's.
+///
+/// Android, as an HTTP v1 message (`{message: …}` or its content): `notification{title, body,
+/// image}` overridden by `android.notification{…, channel_id, sound, tag, notification_count,
+/// *_loc_key, *_loc_args, notification_priority}`; extras `data`. Shown when it has text.
+extension ContentReader {
+    mutating func readFirebaseIOS() {
+        readAPNs()
+        setExtras(from: payload) { $0 == "aps" || $0 == "fcm_options" || Self.isFCMKey($0) }
+        content.campaignID = text("google.c.a.c_id")
+    }
+
+    mutating func readFirebaseAndroid() {
+        if Self.isFirebaseHTTPv1(payload) { return readFirebaseHTTPv1() }
+        func key(_ name: String) -> String {
+            payload["gcm.n.\(name)"] == nil && payload["gcm.notification.\(name)"] != nil
+                ? "gcm.notification.\(name)" : "gcm.n.\(name)"
+        }
+        content.title = text(key("title"))
+        content.body = text(key("body"))
+        content.titleLocKey = text(key("title_loc_key"))
+        content.titleLocArgs = strings(payload[key("title_loc_args")], at: key("title_loc_args"))
+        content.bodyLocKey = text(key("body_loc_key"))
+        content.bodyLocArgs = strings(payload[key("body_loc_args")], at: key("body_loc_args"))
+        content.imageURL = text(key("image"))
+        content.channel = text(key("android_channel_id"))
+        content.sound = text(key("sound2")) ?? text(key("sound"))
+        if let count = integer(payload[key("notification_count")], at: key("notification_count")) {
+            content.badge = .set(count)
+        }
+        content.priority = integer(payload[key("notification_priority")], at: key("notification_priority"))
+            .map { min(2, max(-2, $0)) }
+        content.threadID = text(key("tag"))
+        content.openURL = text(key("link_android")) ?? text(key("link"))
+        content.campaignID = text("google.c.a.c_id")
+        let displayed = flag(payload[key("e")], at: key("e")) ?? false
+        let noUI = flag(payload[key("noui")], at: key("noui")) ?? false
+        content.visible = displayed && !noUI
+        setExtras(from: payload) { Self.isFCMKey($0) }
+    }
+
+    /// An HTTP v1 message, or the `message` object of a send request.
+    static func isFirebaseHTTPv1(_ payload: JSONObject) -> Bool {
+        payload["message"]?.object != nil || payload["notification"]?.object != nil
+            || payload["android"]?.object != nil
+    }
+
+    private mutating func readFirebaseHTTPv1() {
+        let message = payload["message"]?.object ?? payload
+        let prefix = payload["message"] == nil ? "" : "message."
+        let common = object(message["notification"], at: "\(prefix)notification") ?? [:]
+        let android = object(message["android"], at: "\(prefix)android") ?? [:]
+        let specific = object(android["notification"], at: "\(prefix)android.notification") ?? [:]
+        func value(_ name: String) -> (JSONValue?, String) {
+            if let value = specific[name] { return (value, "\(prefix)android.notification.\(name)") }
+            return (common[name], "\(prefix)notification.\(name)")
+        }
+        func textValue(_ name: String) -> String? {
+            let (found, path) = value(name)
+            return text(found, at: path)
+        }
+        content.title = textValue("title")
+        content.body = textValue("body")
+        content.imageURL = textValue("image")
+        content.titleLocKey = textValue("title_loc_key")
+        content.bodyLocKey = textValue("body_loc_key")
+        let titleArgs = value("title_loc_args"), bodyArgs = value("body_loc_args")
+        content.titleLocArgs = strings(titleArgs.0, at: titleArgs.1)
+        content.bodyLocArgs = strings(bodyArgs.0, at: bodyArgs.1)
+        content.channel = textValue("channel_id")
+        content.sound = textValue("sound")
+        content.threadID = textValue("tag")
+        let count = value("notification_count")
+        if let count = integer(count.0, at: count.1) { content.badge = .set(count) }
+        content.priority = Self.firebasePriorities[textValue("notification_priority") ?? ""]
+        content.visible = content.hasText
+        setExtras(from: object(message["data"], at: "\(prefix)data") ?? [:]) { _ in false }
+    }
+
+    /// HTTP v1's `NotificationPriority` names as NotificationCompat's −2…2.
+    static let firebasePriorities: [String: Int] = [
+        "PRIORITY_MIN": -2, "PRIORITY_LOW": -1, "PRIORITY_DEFAULT": 0, "PRIORITY_HIGH": 1, "PRIORITY_MAX": 2,
+    ]
+
+    /// FCM Android's picture: `gcm.n.image` (or the legacy `gcm.notification.image`), or an HTTP
+    /// v1 message's `android.notification.image` else `notification.image`.
+    static func firebaseAndroidPicture(_ payload: JSONObject) -> String? {
+        let message = payload["message"]?.object ?? payload
+        let candidates = [
+            payload["gcm.n.image"], payload["gcm.notification.image"],
+            message[path: ["android", "notification", "image"]], message[path: ["notification", "image"]],
+        ]
+        return candidates.lazy.compactMap { $0?.string }.first { !$0.isEmpty }
+    }
+}

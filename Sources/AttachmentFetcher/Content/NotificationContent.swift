@@ -1,0 +1,152 @@
+/// What a push shows and does, read from its vendor's keys: the same shape for every vendor and
+/// for both payload shapes (an APNs payload on iOS, an FCM data map on Android).
+///
+/// `AttachmentFetcher.process(_:)` reads it once per payload whose vendor it recognises
+/// (`Outcome.notification`). The CLI's `--json` writes it as the `"notification"` object: every
+/// field of the contract below is always there (`null` when the payload has none), and the
+/// optional fields (localisation, interruption level, relevance score, channel, priority, summary,
+/// icon and picture URLs, inline-image style, Airship's media options) only when the payload has
+/// them.
+///
+/// Keys a payload holds with the wrong type, and JSON-in-string fields that do not parse, are left
+/// out and named in the outcome's warnings; the rest of the notification stands.
+public struct NotificationContent: Sendable, Hashable {
+    /// Which device a payload is shaped for: an APNs payload (`aps` and the vendor's keys beside
+    /// it) is iOS's; an FCM message (a data map of strings, or an HTTP v1 `notification` /
+    /// `android` object) is Android's.
+    public typealias Platform = AttachmentFetcherPlatform
+
+    /// What a push does to the app icon's badge.
+    public enum Badge: Sendable, Hashable {
+        /// The badge becomes this number (`aps.badge`, Android notification counts); 0 clears it.
+        case set(Int)
+        /// The badge changes by this signed amount (OneSignal's `badge_inc`).
+        case increment(Int)
+
+        /// The badge after this push, given the badge before it: an increment never goes below 0.
+        public func count(from current: Int) -> Int {
+            switch self {
+            case .set(let value): max(0, value)
+            case .increment(let delta):
+                current.addingReportingOverflow(delta).overflow
+                    ? (delta > 0 ? Int.max : 0) : max(0, current + delta)
+            }
+        }
+    }
+
+    /// One action button.
+    public struct Button: Sendable, Hashable {
+        /// The action's identifier, as the app receives it.
+        public var id: String
+        /// The button's text, when the payload gives it.
+        public var title: String?
+        /// What a tap on the button opens; `nil` opens the app (or only dismisses).
+        public var url: String?
+        /// Whether `url` opens in an in-app web view.
+        public var webview: Bool
+
+        /// A button.
+        public init(id: String, title: String? = nil, url: String? = nil, webview: Bool = false) {
+            self.id = id
+            self.title = title
+            self.url = url
+            self.webview = webview
+        }
+    }
+
+    /// Airship's crop of an attachment's thumbnail, each value a fraction (0–1) of the image.
+    public struct Crop: Sendable, Hashable {
+        /// The left edge.
+        public var x: Double
+        /// The top edge.
+        public var y: Double
+        /// The width.
+        public var width: Double
+        /// The height.
+        public var height: Double
+
+        /// A crop rectangle.
+        public init(x: Double, y: Double, width: Double, height: Double) {
+            self.x = x
+            self.y = y
+            self.width = width
+            self.height = height
+        }
+    }
+
+    /// The payload's shape.
+    public var platform: Platform
+    /// Whether the device shows anything: `false` for silent and internal pushes, and where the
+    /// vendor's own rule says the push is not displayed.
+    public var visible: Bool
+    /// The title (after Airship's `content` override).
+    public var title: String?
+    /// The subtitle (iOS; CleverTap's `wzrk_st` on Android).
+    public var subtitle: String?
+    /// The body text.
+    public var body: String?
+    /// What happens to the badge; `nil` leaves it as it is.
+    public var badge: Badge?
+    /// `"default"`, a sound's name (a critical sound's name too), or `nil` for silence.
+    public var sound: String?
+    /// The notification category (iOS) or Android category / button group.
+    public var category: String?
+    /// iOS's `thread-id`; on Android the vendor's group key.
+    public var threadID: String?
+    /// What a tap opens; `nil` opens the app.
+    public var openURL: String?
+    /// Whether `openURL` opens in an in-app web view.
+    public var openInWebview: Bool
+    /// The action buttons, left to right.
+    public var buttons: [Button]
+    /// The vendor's custom key-value pairs, with the vendor's own keys removed.
+    public var extras: [String: PayloadValue]
+    /// The vendor's campaign, send or notification id.
+    public var campaignID: String?
+
+    /// The title's localisation key (APNs `title-loc-key`, FCM `title_loc_key`).
+    public var titleLocKey: String?
+    /// The title's localisation arguments.
+    public var titleLocArgs: [String]?
+    /// The subtitle's localisation key (APNs `subtitle-loc-key`).
+    public var subtitleLocKey: String?
+    /// The subtitle's localisation arguments.
+    public var subtitleLocArgs: [String]?
+    /// The body's localisation key (APNs `loc-key`, FCM `body_loc_key`).
+    public var bodyLocKey: String?
+    /// The body's localisation arguments.
+    public var bodyLocArgs: [String]?
+    /// iOS's `interruption-level` (`passive`, `active`, `time-sensitive`, `critical`).
+    public var interruptionLevel: String?
+    /// iOS's `relevance-score` (0–1).
+    public var relevanceScore: Double?
+    /// The Android notification channel id.
+    public var channel: String?
+    /// Android's notification priority, normalised to NotificationCompat's −2 (min) … 2 (max).
+    public var priority: Int?
+    /// Android's summary line (subText).
+    public var summary: String?
+    /// The URL of Android's large icon.
+    public var largeIconURL: String?
+    /// The URL of Android's big picture (the payload's attachment on Android).
+    public var imageURL: String?
+    /// Braze's inline-image style on Android (`ab_iip`).
+    public var inlineImage: Bool?
+    /// Airship: the id of the attachment shown as the thumbnail.
+    public var thumbnailID: String?
+    /// Airship: the thumbnail's crop.
+    public var crop: Crop?
+    /// Airship: the moment (seconds) of a video or animation shown as the thumbnail.
+    public var time: Double?
+    /// Airship: whether the thumbnail is hidden.
+    public var hidden: Bool?
+
+    /// An empty notification of `platform`: nothing to show, no badge, no buttons.
+    public init(platform: Platform, visible: Bool = false) {
+        self.platform = platform
+        self.visible = visible
+        openInWebview = false
+        buttons = []
+        extras = [:]
+    }
+}

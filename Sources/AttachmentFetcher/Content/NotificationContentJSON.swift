@@ -1,0 +1,200 @@
+extension NotificationContent: Encodable {
+    private enum CodingKeys: String, CodingKey {
+        case platform, visible, title, subtitle, body, badge, sound, category
+        case threadID = "thread_id", openURL = "open_url", openInWebview = "open_in_webview"
+        case buttons, extras, campaignID = "campaign_id"
+        case titleLocKey = "title_loc_key", titleLocArgs = "title_loc_args"
+        case subtitleLocKey = "subtitle_loc_key", subtitleLocArgs = "subtitle_loc_args"
+        case bodyLocKey = "body_loc_key", bodyLocArgs = "body_loc_args"
+        case interruptionLevel = "interruption_level", relevanceScore = "relevance_score"
+        case channel, priority, summary, largeIconURL = "large_icon_url", imageURL = "image_url"
+        case inlineImage = "inline_image", thumbnailID = "thumbnail_id", crop, time, hidden
+    }
+
+    /// The `"notification"` object of the CLI's JSON: the contract's fields always (`null` when
+    /// absent), the optional ones only when present.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(platform, forKey: .platform)
+        try container.encode(visible, forKey: .visible)
+        try container.encode(title, forKey: .title)
+        try container.encode(subtitle, forKey: .subtitle)
+        try container.encode(body, forKey: .body)
+        try container.encode(badge, forKey: .badge)
+        try container.encode(sound, forKey: .sound)
+        try container.encode(category, forKey: .category)
+        try container.encode(threadID, forKey: .threadID)
+        try container.encode(openURL, forKey: .openURL)
+        try container.encode(openInWebview, forKey: .openInWebview)
+        try container.encode(buttons, forKey: .buttons)
+        try container.encode(extras, forKey: .extras)
+        try container.encode(campaignID, forKey: .campaignID)
+        try container.encodeIfPresent(titleLocKey, forKey: .titleLocKey)
+        try container.encodeIfPresent(titleLocArgs, forKey: .titleLocArgs)
+        try container.encodeIfPresent(subtitleLocKey, forKey: .subtitleLocKey)
+        try container.encodeIfPresent(subtitleLocArgs, forKey: .subtitleLocArgs)
+        try container.encodeIfPresent(bodyLocKey, forKey: .bodyLocKey)
+        try container.encodeIfPresent(bodyLocArgs, forKey: .bodyLocArgs)
+        try container.encodeIfPresent(interruptionLevel, forKey: .interruptionLevel)
+        try container.encodeIfPresent(relevanceScore.map(PayloadValue.number), forKey: .relevanceScore)
+        try container.encodeIfPresent(channel, forKey: .channel)
+        try container.encodeIfPresent(priority, forKey: .priority)
+        try container.encodeIfPresent(summary, forKey: .summary)
+        try container.encodeIfPresent(largeIconURL, forKey: .largeIconURL)
+        try container.encodeIfPresent(imageURL, forKey: .imageURL)
+        try container.encodeIfPresent(inlineImage, forKey: .inlineImage)
+        try container.encodeIfPresent(thumbnailID, forKey: .thumbnailID)
+        try container.encodeIfPresent(crop, forKey: .crop)
+        try container.encodeIfPresent(time.map(PayloadValue.number), forKey: .time)
+        try container.encodeIfPresent(hidden, forKey: .hidden)
+    }
+}
+
+extension NotificationContent.Badge: Encodable {
+    /// `{"set": N}` or `{"increment": N}`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .set(let value): try container.encode(["set": value])
+        case .increment(let value): try container.encode(["increment": value])
+        }
+    }
+}
+
+extension NotificationContent.Button: Encodable {
+    private enum CodingKeys: String, CodingKey { case id, title, url, webview }
+
+    /// `{"id", "title", "url", "webview"}`, `null` for an absent title or URL.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(title, forKey: .title)
+        try container.encode(url, forKey: .url)
+        try container.encode(webview, forKey: .webview)
+    }
+}
+
+extension NotificationContent.Crop: Encodable {
+    private enum CodingKeys: String, CodingKey { case x, y, width, height }
+
+    /// `{"x", "y", "width", "height"}`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(PayloadValue.number(x), forKey: .x)
+        try container.encode(PayloadValue.number(y), forKey: .y)
+        try container.encode(PayloadValue.number(width), forKey: .width)
+        try container.encode(PayloadValue.number(height), forKey: .height)
+    }
+}
+
+extension NotificationContent {
+    /// Appends the object `encode(to:)` makes, keys sorted, as `JSONEncoder` with `.sortedKeys`
+    /// and `.withoutEscapingSlashes` writes it; for `Outcome.appendJSONLine`.
+    func appendJSON(to buffer: inout [UInt8]) {
+        var object = SortedObjectWriter(&buffer)
+        object.key("badge", &buffer)
+        switch badge {
+        case .set(let value)?: buffer.append(contentsOf: #"{"set":\#(value)}"#.utf8)
+        case .increment(let value)?: buffer.append(contentsOf: #"{"increment":\#(value)}"#.utf8)
+        case nil: buffer.append(contentsOf: "null".utf8)
+        }
+        object.field("body", body, &buffer)
+        object.optionalArray("body_loc_args", bodyLocArgs, &buffer)
+        object.optionalField("body_loc_key", bodyLocKey, &buffer)
+        object.key("buttons", &buffer)
+        buffer.append(UInt8(ascii: "["))
+        for (position, button) in buttons.enumerated() {
+            if position > 0 { buffer.append(UInt8(ascii: ",")) }
+            var inner = SortedObjectWriter(&buffer)
+            inner.field("id", button.id, &buffer)
+            inner.field("title", button.title, &buffer)
+            inner.field("url", button.url, &buffer)
+            inner.flag("webview", button.webview, &buffer)
+            buffer.append(UInt8(ascii: "}"))
+        }
+        buffer.append(UInt8(ascii: "]"))
+        object.field("campaign_id", campaignID, &buffer)
+        object.field("category", category, &buffer)
+        object.optionalField("channel", channel, &buffer)
+        if let crop {
+            object.key("crop", &buffer)
+            var inner = SortedObjectWriter(&buffer)
+            inner.number("height", crop.height, &buffer)
+            inner.number("width", crop.width, &buffer)
+            inner.number("x", crop.x, &buffer)
+            inner.number("y", crop.y, &buffer)
+            buffer.append(UInt8(ascii: "}"))
+        }
+        object.key("extras", &buffer)
+        PayloadValue.appendObject(extras, to: &buffer)
+        if let hidden { object.flag("hidden", hidden, &buffer) }
+        object.optionalField("image_url", imageURL, &buffer)
+        if let inlineImage { object.flag("inline_image", inlineImage, &buffer) }
+        object.optionalField("interruption_level", interruptionLevel, &buffer)
+        object.optionalField("large_icon_url", largeIconURL, &buffer)
+        object.flag("open_in_webview", openInWebview, &buffer)
+        object.field("open_url", openURL, &buffer)
+        object.field("platform", platform.rawValue, &buffer)
+        if let priority { object.number("priority", Double(priority), &buffer) }
+        if let relevanceScore { object.number("relevance_score", relevanceScore, &buffer) }
+        object.field("sound", sound, &buffer)
+        object.field("subtitle", subtitle, &buffer)
+        object.optionalArray("subtitle_loc_args", subtitleLocArgs, &buffer)
+        object.optionalField("subtitle_loc_key", subtitleLocKey, &buffer)
+        object.optionalField("summary", summary, &buffer)
+        object.field("thread_id", threadID, &buffer)
+        object.optionalField("thumbnail_id", thumbnailID, &buffer)
+        if let time { object.number("time", time, &buffer) }
+        object.field("title", title, &buffer)
+        object.optionalArray("title_loc_args", titleLocArgs, &buffer)
+        object.optionalField("title_loc_key", titleLocKey, &buffer)
+        object.flag("visible", visible, &buffer)
+        buffer.append(UInt8(ascii: "}"))
+    }
+}
+
+/// Writes one JSON object's members, in the order given (the caller gives them sorted), into the
+/// caller's buffer; the caller closes the object.
+private struct SortedObjectWriter {
+    private var first = true
+
+    /// Opens the object.
+    init(_ buffer: inout [UInt8]) { buffer.append(UInt8(ascii: "{")) }
+
+    mutating func key(_ name: String, _ buffer: inout [UInt8]) {
+        if !first { buffer.append(UInt8(ascii: ",")) }
+        first = false
+        JSONText.appendString(name, to: &buffer)
+        buffer.append(UInt8(ascii: ":"))
+    }
+
+    mutating func field(_ name: String, _ value: String?, _ buffer: inout [UInt8]) {
+        key(name, &buffer)
+        JSONText.appendOptionalString(value, to: &buffer)
+    }
+
+    mutating func optionalField(_ name: String, _ value: String?, _ buffer: inout [UInt8]) {
+        if let value { field(name, value, &buffer) }
+    }
+
+    mutating func optionalArray(_ name: String, _ values: [String]?, _ buffer: inout [UInt8]) {
+        guard let values else { return }
+        key(name, &buffer)
+        buffer.append(UInt8(ascii: "["))
+        for (position, value) in values.enumerated() {
+            if position > 0 { buffer.append(UInt8(ascii: ",")) }
+            JSONText.appendString(value, to: &buffer)
+        }
+        buffer.append(UInt8(ascii: "]"))
+    }
+
+    mutating func flag(_ name: String, _ value: Bool, _ buffer: inout [UInt8]) {
+        key(name, &buffer)
+        buffer.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    mutating func number(_ name: String, _ value: Double, _ buffer: inout [UInt8]) {
+        key(name, &buffer)
+        JSONText.appendNumber(value, to: &buffer)
+    }
+}

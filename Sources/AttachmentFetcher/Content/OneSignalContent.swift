@@ -1,0 +1,78 @@
+/// OneSignal. iOS: the APNs layer (or, in the legacy minified form with no `aps.alert`, the
+/// alert `m`, badge `b`, sound `s` and buttons `o`); its data is `os_data` (extras: the
+/// top-level keys but `aps` and `os_data`) or the legacy `custom` (extras: `custom.a`); tap
+/// target `u`; `badge_inc` increments the badge; buttons `buttons` (or `os_data.buttons`, an
+/// array or `{o: [...]}`, or `actionbuttons`), each `{i, n}`, the id defaulting to the text;
+/// notification id `i`.
+///
+/// Android: title `title`, body `alert`, picture `bicon`, large icon `licon`, sound `sound`,
+/// priority `pri` (1–10), group `grp`, channel `chnl.id`, buttons the JSON-in-string `o`, and the
+/// JSON-in-string `custom` (`i`, `u`, extras `a`). Shown only with a non-empty `alert`.
+extension ContentReader {
+    mutating func readOneSignalIOS() {
+        readAPNs()
+        let data: JSONObject?
+        if payload["os_data"] != nil {
+            data = object(payload["os_data"], at: "os_data")
+            setExtras(from: payload) { $0 == "aps" || $0 == "os_data" }
+        } else {
+            data = object(payload["custom"], at: "custom")
+            setExtras(from: object(data?["a"], at: "custom.a") ?? [:]) { _ in false }
+        }
+        let path = payload["os_data"] != nil ? "os_data" : "custom"
+        if payload[path: ["aps", "alert"]] == nil, let minified = payload["m"] {
+            readAlert(minified, at: "m")
+            if let badge = integer(payload["b"], at: "b") { content.badge = .set(badge) }
+            if payload["s"] != nil { readSound(payload["s"], at: "s") }
+        }
+        content.openURL = text(data?["u"], at: "\(path).u")
+        content.campaignID = identifier(data?["i"], at: "\(path).i")
+        if let increment = integer(data?["badge_inc"], at: "\(path).badge_inc") { content.badge = .increment(increment) }
+        if let buttons = payload["buttons"] {
+            content.buttons = oneSignalButtons(buttons, at: "buttons")
+        } else if let buttons = data?["buttons"] {
+            if case .object(let wrapped) = buttons {
+                content.buttons = oneSignalButtons(wrapped["o"], at: "\(path).buttons.o")
+            } else {
+                content.buttons = oneSignalButtons(buttons, at: "\(path).buttons")
+            }
+        } else if let buttons = data?["actionbuttons"] ?? payload["actionbuttons"] {
+            content.buttons = oneSignalButtons(buttons, at: "actionbuttons")
+        } else if let buttons = payload["o"] {
+            content.buttons = oneSignalButtons(buttons, at: "o")
+        }
+    }
+
+    /// `[{i: id, n: text}]`, the id defaulting to the text (OneSignal has no per-button URL).
+    private mutating func oneSignalButtons(_ value: JSONValue?, at path: String) -> [NotificationContent.Button] {
+        guard let list = array(value, at: path) else { return [] }
+        var buttons: [NotificationContent.Button] = []
+        for (index, entry) in list.enumerated() {
+            guard let button = object(entry, at: "\(path)[\(index)]") else { continue }
+            let title = text(button["n"], at: "\(path)[\(index)].n")
+            guard let id = identifier(button["i"], at: "\(path)[\(index)].i") ?? title else { continue }
+            buttons.append(.init(id: id, title: title))
+        }
+        return buttons
+    }
+
+    mutating func readOneSignalAndroid() {
+        content.title = text("title")
+        content.body = text("alert")
+        content.visible = content.body != nil
+        content.imageURL = text("bicon")
+        content.largeIconURL = text("licon")
+        content.sound = text("sound")
+        content.threadID = text("grp")
+        if let priority = integer(payload["pri"], at: "pri") {
+            // OneSignal's 1–10 scale as NotificationCompat's −2…2 (9–10 max, 7–8 high, 5–6 default…).
+            content.priority = min(2, max(-2, (priority - 1) / 2 - 2))
+        }
+        content.channel = text(object(payload["chnl"], at: "chnl")?["id"], at: "chnl.id")
+        let custom = object(payload["custom"], at: "custom")
+        content.openURL = text(custom?["u"], at: "custom.u")
+        content.campaignID = identifier(custom?["i"], at: "custom.i")
+        setExtras(from: object(custom?["a"], at: "custom.a") ?? [:]) { _ in false }
+        content.buttons = oneSignalButtons(payload["o"], at: "o")
+    }
+}

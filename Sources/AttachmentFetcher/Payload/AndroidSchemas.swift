@@ -1,0 +1,136 @@
+/// The Android (FCM data map) shape of each vendor's push: how it is recognised, which pushes
+/// are internal, and which key holds the picture (CONTENT.md, sections 8, 9 and 13). Values are
+/// strings; the picture's key is read where it is a string, and the content reader warns about
+/// any other type.
+///
+/// A payload is tried against these only when it has no `aps`; FCM comes last, since every
+/// vendor's push arrives through FCM and may carry its `google.*` keys.
+enum AndroidSchemas {
+    /// Every Android schema, in the order they are tried.
+    static let all: [any VendorSchema] = [
+        BrazeAndroidSchema(), MoEngageAndroidSchema(), AirshipAndroidSchema(), CleverTapAndroidSchema(),
+        IterableAndroidSchema(), CustomerIOAndroidSchema(), OneSignalAndroidSchema(), FirebaseAndroidSchema(),
+    ]
+
+    /// The one picture `url` names, or `noAttachment`.
+    static func picture(_ url: String?) -> PayloadRecognition {
+        guard let url, !url.isEmpty else { return .noAttachment }
+        return .attachments([RequestedAttachment(url: url, claimedType: nil)])
+    }
+}
+
+/// Braze (`_ab`). Internal: uninstall tracking (top level or in `extra`), content-card sync
+/// (`ab_cd`), feature-flag and banner refreshes (`br_ffr`, `br_br`), test-trigger fetch and
+/// geofence sync.
+struct BrazeAndroidSchema: VendorSchema {
+    var vendor: Vendor { .braze }
+
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
+        guard payload["_ab"] != nil else { return nil }
+        var reader = ContentReader(payload, platform: .android)
+        if payload["appboy_uninstall_tracking"] != nil
+            || reader.object(payload["extra"], at: "extra")?["appboy_uninstall_tracking"] != nil
+        {
+            return .internalPush("Braze uninstall tracking")
+        }
+        for (key, what) in [
+            ("ab_cd", "content-card sync"), ("br_ffr", "feature-flag refresh"), ("br_br", "banners refresh"),
+            ("ab_push_fetch_test_triggers_key", "test-trigger fetch"), ("ab_sync_geos", "geofence sync"),
+        ] where payload[key] != nil {
+            return .internalPush("Braze \(what)")
+        }
+        return AndroidSchemas.picture(ContentReader.brazeAndroidPicture(payload))
+    }
+}
+
+/// MoEngage (`push_from: moengage`, or its mandatory `gcm_campaign_id` with
+/// `gcm_notificationType`). Internal: `gcm_notificationType: gcm_silentNotification`.
+struct MoEngageAndroidSchema: VendorSchema {
+    var vendor: Vendor { .moengage }
+
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
+        guard payload["push_from"]?.string == "moengage"
+            || (payload["gcm_campaign_id"] != nil && payload["gcm_notificationType"] != nil)
+        else { return nil }
+        if payload["gcm_notificationType"]?.string == "gcm_silentNotification" {
+            return .internalPush("MoEngage silent push")
+        }
+        return AndroidSchemas.picture(payload["gcm_image_url"]?.string)
+    }
+}
+
+/// Airship (any `com.urbanairship.*` key). Internal: `com.urbanairship.push.PING` and
+/// `com.urbanairship.remote-data.update`.
+struct AirshipAndroidSchema: VendorSchema {
+    var vendor: Vendor { .airship }
+
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
+        guard payload.members.contains(where: { $0.key.hasPrefix(ContentReader.airshipPrefix) }) else { return nil }
+        if payload["com.urbanairship.push.PING"] != nil { return .internalPush("Airship ping") }
+        if payload["com.urbanairship.remote-data.update"] != nil { return .internalPush("Airship remote-data refresh") }
+        return AndroidSchemas.picture(ContentReader.airshipAndroidPicture(payload))
+    }
+}
+
+/// CleverTap (`wzrk_pn`). Internal: test payloads (`wzrk_inapp`, `wzrk_inbox`, `wzrk_adunit`,
+/// `wzrk_inapp_s3_url`).
+struct CleverTapAndroidSchema: VendorSchema {
+    var vendor: Vendor { .cleverTap }
+
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
+        guard payload["wzrk_pn"] != nil else { return nil }
+        for key in ["wzrk_inapp", "wzrk_inbox", "wzrk_adunit", "wzrk_inapp_s3_url"] where payload[key] != nil {
+            return .internalPush("CleverTap test payload (\(key))")
+        }
+        return AndroidSchemas.picture(ContentReader.cleverTapAndroidPicture(payload))
+    }
+}
+
+/// Iterable (`itbl`, a JSON string). Internal: a ghost push (`itbl.isGhostPush`).
+struct IterableAndroidSchema: VendorSchema {
+    var vendor: Vendor { .iterable }
+
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
+        guard let value = payload["itbl"] else { return nil }
+        var reader = ContentReader(payload, platform: .android)
+        if reader.object(value, at: "itbl")?["isGhostPush"]?.isSet == true { return .internalPush("Iterable ghost push") }
+        return AndroidSchemas.picture(ContentReader.iterableAndroidPicture(payload))
+    }
+}
+
+/// Customer.io (`CIO-Delivery-ID` or `CIO-Delivery-Token`).
+struct CustomerIOAndroidSchema: VendorSchema {
+    var vendor: Vendor { .customerIO }
+
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
+        guard payload["CIO-Delivery-ID"] != nil || payload["CIO-Delivery-Token"] != nil else { return nil }
+        return AndroidSchemas.picture(payload["image"]?.string)
+    }
+}
+
+/// OneSignal (`custom`, a JSON string holding the notification id `i`).
+struct OneSignalAndroidSchema: VendorSchema {
+    var vendor: Vendor { .oneSignal }
+
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
+        guard let custom = payload["custom"] else { return nil }
+        var reader = ContentReader(payload, platform: .android)
+        guard reader.object(custom, at: "custom")?["i"] != nil else { return nil }
+        return AndroidSchemas.picture(payload["bicon"]?.string)
+    }
+}
+
+/// FCM: a device bundle (`gcm.*` / `google.*` keys) or an HTTP v1 message (`notification`,
+/// `android`, or either inside `message`). A payload with `fcm_options` is an APNs payload that
+/// lacks its `aps`, left to the iOS schema.
+struct FirebaseAndroidSchema: VendorSchema {
+    var vendor: Vendor { .firebase }
+
+    func recognize(_ payload: JSONObject) -> PayloadRecognition? {
+        guard payload["fcm_options"] == nil else { return nil }
+        guard ContentReader.isFirebaseHTTPv1(payload)
+            || payload.members.contains(where: { $0.key.hasPrefix("gcm.") || $0.key.hasPrefix("google.") })
+        else { return nil }
+        return AndroidSchemas.picture(ContentReader.firebaseAndroidPicture(payload))
+    }
+}

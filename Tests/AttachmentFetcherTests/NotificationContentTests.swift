@@ -1,0 +1,265 @@
+@testable import AttachmentFetcher
+import Foundation
+import Testing
+
+typealias Button = NotificationContent.Button
+
+/// Every example of CONTENT.md section 11, verbatim, read into the normalised notification.
+@Suite("Notification content: every vendor's iOS and Android examples", .timeLimit(.minutes(1)))
+struct NotificationContentTests {
+    @Test("Braze iOS: alert, badge, sound, ab_uri, extras without Braze's keys, default-category buttons, internal pushes")
+    func brazeIOS() throws {
+        let basic = try ReadPayload(#"{"aps":{"alert":{"title":"Sale","body":"50% off"},"mutable-content":1,"badge":3,"sound":"default"},"ab":{"att":{"url":"https://cdn.example.com/a.jpg","type":"jpg"}},"ab_uri":"myapp://sale","ab_use_webview":false,"promo_id":"42"}"#)
+        let content = try #require(basic.content)
+        #expect(basic.vendor == .braze && basic.platform == .ios)
+        #expect(content.visible && content.title == "Sale" && content.body == "50% off" && content.subtitle == nil)
+        #expect(content.badge == .set(3) && content.sound == "default")
+        #expect(content.openURL == "myapp://sale" && content.openInWebview == false)
+        #expect(content.extras == ["promo_id": .string("42")])
+        #expect(basic.pictureURLs == ["https://cdn.example.com/a.jpg"])
+        #expect(basic.warnings.isEmpty)
+
+        let buttons = try ReadPayload(#"{"aps":{"alert":{"title":"RSVP","body":"Coming?"},"category":"ab_cat_yes_no"},"ab":{}}"#)
+        #expect(buttons.vendor == .braze)
+        #expect(buttons.content?.category == "ab_cat_yes_no")
+        #expect(buttons.content?.buttons == [Button(id: "ab_pb_yes", title: "Yes"), Button(id: "ab_pb_no", title: "No")])
+        #expect(buttons.recognized?.recognition == .noAttachment)
+
+        for text in [
+            #"{"aps":{"content-available":1},"ab":{},"appboy_uninstall_tracking":true}"#,
+            #"{"aps":{"content-available":1},"ab":{"ab_cd":"…"}}"#,
+        ] {
+            let silent = try ReadPayload(text)
+            #expect(silent.vendor == .braze && silent.isInternal && silent.content?.visible == false)
+        }
+    }
+
+    @Test("Braze iOS: the seed document's ab.ab_cat buttons and a null campaign id")
+    func brazeIOSButtons() throws {
+        let read = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"ab":{"c":null,"ab_cat":[{"a_t":"Open","a_uri":"https://example.com/o","a_use_webview":"true"},{"a_id":"later","a_t":"Later"}]},"c":null}"#)
+        #expect(read.content?.buttons == [
+            Button(id: "0", title: "Open", url: "https://example.com/o", webview: true), Button(id: "later", title: "Later"),
+        ])
+        #expect(read.content?.campaignID == nil)
+        #expect(read.content?.extras == ["c": .null])
+        #expect(read.warnings.isEmpty)
+    }
+
+    @Test("Braze Android: t/a/s, badge, sound, channel, priority, picture from ab_iu or extra, buttons, inline image, silent and internal")
+    func brazeAndroid() throws {
+        let visible = try ReadPayload(#"{"_ab":"true","t":"Sale","a":"50% off","s":"Deals","cid":"camp-1","uri":"myapp://sale","ab_use_webview":"false","ab_nc":"promos","p":"1","sd":"d","ab_bc":"3","ab_iu":"https://cdn.example.com/a.jpg","extra":"{\"promo_id\":\"42\"}"}"#)
+        let content = try #require(visible.content)
+        #expect(visible.vendor == .braze && visible.platform == .android)
+        #expect(content.visible && content.title == "Sale" && content.body == "50% off" && content.summary == "Deals")
+        #expect(content.campaignID == "camp-1" && content.openURL == "myapp://sale" && !content.openInWebview)
+        #expect(content.channel == "promos" && content.priority == 1 && content.sound == "default" && content.badge == .set(3))
+        #expect(content.imageURL == "https://cdn.example.com/a.jpg" && content.extras == ["promo_id": .string("42")])
+        #expect(visible.pictureURLs == ["https://cdn.example.com/a.jpg"])
+        #expect(visible.warnings.isEmpty)
+
+        let buttons = try ReadPayload(#"{"_ab":"true","t":"RSVP","a":"Coming?","extra":"{\"appboy_image_url\":\"https://cdn.example.com/b.png\"}","ab_a0_a":"ab_uri","ab_a0_t":"Details","ab_a0_uri":"https://example.com/e","ab_a0_use_webview":"true","ab_a0_id":"details","ab_a1_a":"ab_open","ab_a1_t":"Open","ab_a2_a":"ab_none","ab_a2_t":"Close"}"#)
+        #expect(buttons.pictureURLs == ["https://cdn.example.com/b.png"])
+        #expect(buttons.content?.extras == [:])
+        #expect(buttons.content?.buttons == [
+            Button(id: "details", title: "Details", url: "https://example.com/e", webview: true),
+            Button(id: "ab_a1", title: "Open"), Button(id: "ab_a2", title: "Close"),
+        ])
+
+        let inline = try ReadPayload(#"{"_ab":"true","t":"New","a":"Look","ab_iip":"true","ab_iu":"https://cdn.example.com/c.jpg"}"#)
+        #expect(inline.content?.inlineImage == true && inline.pictureURLs == ["https://cdn.example.com/c.jpg"])
+
+        let silent = try ReadPayload(#"{"_ab":"true","extra":"{\"sync\":\"1\"}"}"#)
+        #expect(silent.vendor == .braze && silent.content?.visible == false && silent.content?.extras == ["sync": .string("1")])
+        #expect(!silent.isInternal)
+
+        let uninstall = try ReadPayload(#"{"_ab":"true","appboy_uninstall_tracking":"true"}"#)
+        #expect(uninstall.vendor == .braze && uninstall.isInternal)
+    }
+
+    @Test("MoEngage: iOS alert and rich landing, app_extra deep link and extras; Android gcm_* keys, buttons, silent")
+    func moengage() throws {
+        let ios = try ReadPayload(#"{"aps":{"alert":{"title":"Message","subtitle":"Subtitle","body":"msg"},"mutable-content":1,"badge":0,"sound":"default","category":"MOE_PUSH_TEMPLATE","interruption-level":"active","relevance-score":0.5},"moengage":{"cid":"000000000000000047845195_L_0","moe_campaign_id":"000000000000000047845195","app_id":"APPID","media-attachment":"https://cdn.example.com/a.jpg","media-type":"image","webUrl":"https://www.example.com/"},"app_extra":{},"moe_push_service":"apns","moe_cid_attr":{"sent_epoch_time":1741850044},"moeFeatures":{"richPush":{"title":"Message","subtitle":"Subtitle","body":"<div>msg</div>","ios":{"category":"MOE_PUSH_TEMPLATE"},"defaultActions":[{"name":"navigate","type":"richLanding","value":"https://www.example.com/"}]}}}"#)
+        let content = try #require(ios.content)
+        #expect(ios.vendor == .moengage && ios.platform == .ios)
+        #expect(content.title == "Message" && content.subtitle == "Subtitle" && content.body == "msg")
+        #expect(content.badge == .set(0) && content.badge?.count(from: 7) == 0)
+        #expect(content.category == "MOE_PUSH_TEMPLATE" && content.interruptionLevel == "active" && content.relevanceScore == 0.5)
+        #expect(content.openURL == "https://www.example.com/" && content.campaignID == "000000000000000047845195_L_0")
+        #expect(content.extras == [:] && ios.pictureURLs == ["https://cdn.example.com/a.jpg"])
+
+        let deepLink = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"}},"moengage":{"cid":"…_L_0","app_id":"APPID"},"app_extra":{"moe_deeplink":"myapp://home","screenData":{"k":"v"}}}"#)
+        #expect(deepLink.content?.openURL == "myapp://home")
+        #expect(deepLink.content?.extras == ["screenData": .object(["k": .string("v")])])
+
+        let android = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"gcm_webNotification","gcm_campaign_id":"000000000000000015056066_L_0","gcm_title":"Title","gcm_alert":"Message","gcm_subtext":"Summary","gcm_image_url":"https://cdn.example.com/a.jpg","gcm_webUrl":"myapp://moe_app/add_to_cart","moe_webUrl":"myapp://moe_app/add_to_cart?key=value","moe_app_id":"APPID","moe_channel_id":"moe_sound_channel","moe_cid_attr":"{…}","key":"value"}"#)
+        let data = try #require(android.content)
+        #expect(android.vendor == .moengage && android.platform == .android && data.visible)
+        #expect(data.title == "Title" && data.body == "Message" && data.summary == "Summary")
+        #expect(data.openURL == "myapp://moe_app/add_to_cart" && data.channel == "moe_sound_channel")
+        #expect(data.campaignID == "000000000000000015056066_L_0" && data.extras == ["key": .string("value")])
+        #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"] && android.warnings.isEmpty)
+
+        let buttons = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"gcm_webNotification","gcm_campaign_id":"…","gcm_title":"T","gcm_alert":"B","gcm_actions":"[{\"action_title\":\"Copy code\",\"action_id\":\"a1\",\"action_tag\":\"…\",\"value\":\"SAVE10\"}]"}"#)
+        #expect(buttons.content?.buttons == [Button(id: "a1", title: "Copy code")])
+
+        let silent = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"gcm_silentNotification","gcm_campaign_id":"…"}"#)
+        #expect(silent.vendor == .moengage && silent.isInternal)
+    }
+
+    @Test("Airship: content override and media options, several media, interactive buttons, remote-data; Android style, actions, buttons, ping")
+    func airship() throws {
+        let ios = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1,"badge":2,"sound":"default"},"_":"send-id","com.urbanairship.metadata":"…","^d":"myapp://x","com.urbanairship.media_attachment":{"url":"https://cdn.example.com/a.jpg","thumbnail_id":"…","options":{"crop":{"x":0,"y":0,"width":1,"height":1},"hidden":false},"content":{"title":"T2","subtitle":"S2","body":"B2"}}}"#)
+        let content = try #require(ios.content)
+        #expect(ios.vendor == .airship && content.title == "T2" && content.subtitle == "S2" && content.body == "B2")
+        #expect(content.badge == .set(2) && content.openURL == "myapp://x" && content.campaignID == "send-id")
+        #expect(content.thumbnailID == "…" && content.crop == .init(x: 0, y: 0, width: 1, height: 1) && content.hidden == false)
+        #expect(content.time == nil && content.extras == [:] && ios.warnings.isEmpty)
+
+        let several = try ReadPayload(#"{"aps":{"alert":"Hi","mutable-content":1},"_":"send-id","com.urbanairship.media_attachment":{"urls":[{"url":"https://cdn.example.com/1.jpg","url_id":"one"},{"url":"https://cdn.example.com/2.jpg","url_id":"two"}],"thumbnail_id":"one"}}"#)
+        #expect(several.content?.body == "Hi" && several.content?.thumbnailID == "one" && several.pictureURLs.count == 2)
+
+        let buttons = try ReadPayload(#"{"aps":{"alert":"Join?","category":"my_yes_no"},"_":"send-id","com.urbanairship.interactive_actions":{"yes":{"^d":"myapp://join"},"no":{"^u":"https://example.com"}}}"#)
+        #expect(buttons.vendor == .airship && buttons.recognized?.recognition == .noAttachment)
+        #expect(buttons.content?.buttons == [Button(id: "yes", url: "myapp://join"), Button(id: "no", url: "https://example.com")])
+
+        let refresh = try ReadPayload(#"{"aps":{"content-available":1},"com.urbanairship.remote-data.update":true}"#)
+        #expect(refresh.vendor == .airship && refresh.isInternal)
+
+        let android = try ReadPayload(#"{"com.urbanairship.push.PUSH_ID":"send-id","com.urbanairship.metadata":"…","com.urbanairship.push.ALERT":"B","com.urbanairship.title":"T","com.urbanairship.summary":"S","com.urbanairship.style":"{\"type\":\"big_picture\",\"big_picture\":\"https://cdn.example.com/a.jpg\",\"title\":\"T\",\"summary\":\"S\"}","com.urbanairship.actions":"{\"^d\":\"myapp://x\"}","com.urbanairship.interactive_type":"ua_yes_no_foreground","com.urbanairship.interactive_actions":"{\"yes\":{\"^d\":\"myapp://yes\"}}","com.urbanairship.notification_channel":"news","com.urbanairship.priority":"1","promo":"42"}"#)
+        let data = try #require(android.content)
+        #expect(android.vendor == .airship && android.platform == .android && data.visible)
+        #expect(data.body == "B" && data.title == "T" && data.summary == "S" && data.openURL == "myapp://x")
+        #expect(data.category == "ua_yes_no_foreground" && data.buttons == [Button(id: "yes", url: "myapp://yes")])
+        #expect(data.channel == "news" && data.priority == 1 && data.campaignID == "send-id" && data.extras == ["promo": .string("42")])
+        #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"] && android.warnings.isEmpty)
+
+        let ping = try ReadPayload(#"{"com.urbanairship.push.PING":"true"}"#)
+        #expect(ping.vendor == .airship && ping.isInternal)
+    }
+
+    @Test("OneSignal: custom and os_data formats, badge_inc, buttons, the minified form; Android custom, o, pri, silent")
+    func oneSignal() throws {
+        let legacy = try ReadPayload(#"{"aps":{"alert":{"title":"T","subtitle":"S","body":"B"},"mutable-content":1,"badge":1,"sound":"default","thread-id":"orders"},"custom":{"i":"notif-uuid","u":"https://example.com","a":{"order":"7"},"badge_inc":1},"buttons":[{"i":"yes","n":"Yes"},{"i":"no","n":"No"}],"att":{"id":"https://cdn.example.com/a.jpg"}}"#)
+        let content = try #require(legacy.content)
+        #expect(legacy.vendor == .oneSignal && content.title == "T" && content.subtitle == "S" && content.body == "B")
+        #expect(content.badge == .increment(1) && content.badge?.count(from: 4) == 5 && content.threadID == "orders")
+        #expect(content.openURL == "https://example.com" && content.campaignID == "notif-uuid")
+        #expect(content.extras == ["order": .string("7")])
+        #expect(content.buttons == [Button(id: "yes", title: "Yes"), Button(id: "no", title: "No")])
+        #expect(legacy.pictureURLs == ["https://cdn.example.com/a.jpg"])
+
+        let osData = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"notif-uuid","u":"myapp://x","ti":"tmpl","tn":"Template","badge_inc":-1,"buttons":[{"i":"fav","n":"Favorite","icon_type":"system","path":"star"}],"att":{"img":"https://cdn.example.com/a.jpg"}},"order":"7"}"#)
+        #expect(osData.content?.badge == .increment(-1) && osData.content?.badge?.count(from: 0) == 0)
+        #expect(osData.content?.openURL == "myapp://x" && osData.content?.extras == ["order": .string("7")])
+        #expect(osData.content?.buttons == [Button(id: "fav", title: "Favorite")])
+
+        let minified = try ReadPayload(#"{"aps":{"content-available":1},"m":{"title":"T","body":"B"},"b":2,"s":"default","o":[{"i":"ok","n":"OK"}],"custom":{"i":"notif-uuid"}}"#)
+        #expect(minified.vendor == .oneSignal && minified.content?.visible == true)
+        #expect(minified.content?.title == "T" && minified.content?.badge == .set(2) && minified.content?.sound == "default")
+        #expect(minified.content?.buttons == [Button(id: "ok", title: "OK")])
+
+        let android = try ReadPayload(#"{"title":"T","alert":"B","bicon":"https://cdn.example.com/a.jpg","licon":"https://cdn.example.com/i.png","sound":"chime","pri":"9","grp":"orders","collapse_key":"order-7","custom":"{\"i\":\"notif-uuid\",\"u\":\"https://example.com\",\"a\":{\"order\":\"7\"}}","o":"[{\"i\":\"yes\",\"n\":\"Yes\",\"p\":\"ic_yes\"},{\"n\":\"Later\"}]"}"#)
+        let data = try #require(android.content)
+        #expect(android.vendor == .oneSignal && android.platform == .android && data.visible)
+        #expect(data.title == "T" && data.body == "B" && data.largeIconURL == "https://cdn.example.com/i.png")
+        #expect(data.sound == "chime" && data.priority == 2 && data.threadID == "orders")
+        #expect(data.openURL == "https://example.com" && data.campaignID == "notif-uuid" && data.extras == ["order": .string("7")])
+        #expect(data.buttons == [Button(id: "yes", title: "Yes"), Button(id: "Later", title: "Later")])
+        #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"] && android.warnings.isEmpty)
+
+        let silent = try ReadPayload(#"{"custom":"{\"i\":\"notif-uuid\",\"a\":{\"sync\":\"1\"}}"}"#)
+        #expect(silent.vendor == .oneSignal && silent.content?.visible == false && silent.content?.extras == ["sync": .string("1")])
+    }
+
+    @Test("FCM: iOS fcm_options; Android device bundle, localisation, no-UI; an HTTP v1 message")
+    func firebase() throws {
+        let ios = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"fcm_options":{"image":"https://cdn.example.com/a.jpg"},"gcm.message_id":"1234567890","google.c.sender.id":"123","custom":"v"}"#)
+        #expect(ios.vendor == .firebase && ios.platform == .ios && ios.content?.title == "T")
+        #expect(ios.content?.extras == ["custom": .string("v")] && ios.pictureURLs == ["https://cdn.example.com/a.jpg"])
+
+        let bundle = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B","gcm.n.image":"https://cdn.example.com/a.jpg","gcm.n.android_channel_id":"news","gcm.n.sound2":"default","gcm.n.notification_count":"3","gcm.n.link_android":"https://example.com","google.message_id":"0:…","custom":"v"}"#)
+        let content = try #require(bundle.content)
+        #expect(bundle.vendor == .firebase && bundle.platform == .android && content.visible)
+        #expect(content.title == "T" && content.body == "B" && content.channel == "news" && content.sound == "default")
+        #expect(content.badge == .set(3) && content.openURL == "https://example.com" && content.extras == ["custom": .string("v")])
+        #expect(bundle.pictureURLs == ["https://cdn.example.com/a.jpg"])
+
+        let localized = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title_loc_key":"welcome_title","gcm.n.body_loc_key":"welcome_body","gcm.n.body_loc_args":"[\"Ann\"]"}"#)
+        #expect(localized.content?.titleLocKey == "welcome_title" && localized.content?.bodyLocKey == "welcome_body")
+        #expect(localized.content?.bodyLocArgs == ["Ann"] && localized.content?.visible == true)
+
+        let noUI = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.noui":"1","google.c.a.e":"1"}"#)
+        #expect(noUI.vendor == .firebase && noUI.content?.visible == false)
+
+        let v1 = try ReadPayload(#"{"message":{"token":"device","notification":{"title":"T","body":"B","image":"https://cdn.example.com/a.jpg"},"android":{"notification":{"channel_id":"news","image":"https://cdn.example.com/b.png","notification_count":2,"notification_priority":"PRIORITY_HIGH"}},"data":{"k":"v"}}}"#)
+        let message = try #require(v1.content)
+        #expect(v1.vendor == .firebase && v1.platform == .android && message.visible)
+        #expect(message.title == "T" && message.body == "B" && message.channel == "news" && message.badge == .set(2))
+        #expect(message.priority == 1 && message.extras == ["k": .string("v")])
+        #expect(v1.pictureURLs == ["https://cdn.example.com/b.png"] && v1.warnings.isEmpty)
+
+        let bare = try ReadPayload(#"{"notification":{"title":"T","image":"https://cdn.example.com/a.jpg"}}"#)
+        #expect(bare.vendor == .firebase && bare.pictureURLs == ["https://cdn.example.com/a.jpg"])
+    }
+
+    @Test("CleverTap: iOS wzrk_dl and extras; Android full, silent flag, empty nm")
+    func cleverTap() throws {
+        let ios = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1,"badge":1},"wzrk_id":"1700000000_20260101","wzrk_pivot":"wzrk_default","wzrk_dl":"myapp://x","ct_mediaUrl":"https://cdn.example.com/a.jpg","ct_mediaType":"image","k":"v"}"#)
+        #expect(ios.vendor == .cleverTap && ios.content?.openURL == "myapp://x" && ios.content?.campaignID == "1700000000_20260101")
+        #expect(ios.content?.badge == .set(1) && ios.content?.extras == ["k": .string("v")])
+
+        let android = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_st":"Sub","wzrk_bp":"https://cdn.example.com/a.jpg","wzrk_nms":"Summary","wzrk_dl":"myapp://x","wzrk_cid":"promos","pr":"high","wzrk_sound":"true","wzrk_bc":"3","wzrk_id":"1700000000_20260101","wzrk_pid":"p-1","wzrk_acts":"[{\"l\":\"Open\",\"dl\":\"myapp://y\",\"id\":\"open\",\"ac\":true},{\"l\":\"Dismiss\",\"id\":\"dismiss\"}]","k":"v"}"#)
+        let content = try #require(android.content)
+        #expect(android.vendor == .cleverTap && android.platform == .android && content.visible)
+        #expect(content.title == "T" && content.body == "B" && content.subtitle == "Sub" && content.summary == "Summary")
+        #expect(content.openURL == "myapp://x" && content.channel == "promos" && content.priority == 1 && content.sound == "default")
+        #expect(content.badge == .set(3) && content.campaignID == "1700000000_20260101" && content.extras == ["k": .string("v")])
+        #expect(content.buttons == [Button(id: "open", title: "Open", url: "myapp://y"), Button(id: "dismiss", title: "Dismiss")])
+        #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"] && android.warnings.isEmpty)
+
+        for text in [#"{"wzrk_pn":"true","wzrk_pn_s":"true","wzrk_id":"…"}"#, #"{"wzrk_pn":"true","nm":"","pf":"240"}"#] {
+            let silent = try ReadPayload(text)
+            #expect(silent.vendor == .cleverTap && silent.content?.visible == false)
+        }
+    }
+
+    @Test("Iterable: iOS itbl actions; ghost pushes; Android itbl as a string; the legacy uri")
+    func iterable() throws {
+        let ios = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1,"badge":1,"sound":"default"},"itbl":{"campaignId":123,"templateId":456,"messageId":"m-1","isGhostPush":false,"attachment-url":"https://cdn.example.com/a.jpg","defaultAction":{"type":"openUrl","data":"https://example.com/x"},"actionButtons":[{"identifier":"open","title":"Open","buttonType":"default","openApp":true,"action":{"type":"openUrl","data":"myapp://x"}},{"identifier":"reply","title":"Reply","buttonType":"textInput","inputTitle":"Send","inputPlaceholder":"Type…","openApp":false,"action":{"type":"reply"}}]},"k":"v"}"#)
+        let content = try #require(ios.content)
+        #expect(ios.vendor == .iterable && content.openURL == "https://example.com/x" && content.campaignID == "123")
+        #expect(content.buttons == [Button(id: "open", title: "Open", url: "myapp://x"), Button(id: "reply", title: "Reply")])
+        #expect(content.extras == ["k": .string("v")] && ios.pictureURLs == ["https://cdn.example.com/a.jpg"])
+
+        let ghost = try ReadPayload(#"{"aps":{"content-available":1},"itbl":{"isGhostPush":true,"campaignId":0,"templateId":0,"messageId":"m-2"},"notificationType":"InAppUpdate"}"#)
+        #expect(ghost.vendor == .iterable && ghost.isInternal)
+
+        let android = try ReadPayload(#"{"title":"T","body":"B","sound":"chime","itbl":"{\"campaignId\":123,\"templateId\":456,\"messageId\":\"m-1\",\"isGhostPush\":false,\"attachment-url\":\"https://cdn.example.com/a.jpg\",\"defaultAction\":{\"type\":\"openUrl\",\"data\":\"https://example.com/x\"},\"actionButtons\":[{\"identifier\":\"open\",\"title\":\"Open\",\"buttonType\":\"default\",\"openApp\":true,\"action\":{\"type\":\"openUrl\",\"data\":\"myapp://x\"}}]}"}"#)
+        let data = try #require(android.content)
+        #expect(android.vendor == .iterable && android.platform == .android && data.visible)
+        #expect(data.title == "T" && data.body == "B" && data.sound == "chime" && data.openURL == "https://example.com/x")
+        #expect(data.buttons == [Button(id: "open", title: "Open", url: "myapp://x")] && data.extras == [:])
+        #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"] && android.warnings.isEmpty)
+
+        let ghostAndroid = try ReadPayload(#"{"itbl":"{\"isGhostPush\":true}","notificationType":"InAppRemove","messageId":"m-2"}"#)
+        #expect(ghostAndroid.vendor == .iterable && ghostAndroid.isInternal)
+
+        let legacy = try ReadPayload(#"{"title":"T","body":"B","uri":"https://example.com/legacy","itbl":"{\"campaignId\":1,\"templateId\":2,\"messageId\":\"m-3\"}"}"#)
+        #expect(legacy.content?.openURL == "https://example.com/legacy" && legacy.content?.campaignID == "1")
+    }
+
+    @Test("Customer.io: iOS CIO.push; Android delivery keys; a push without them is nobody's")
+    func customerIO() throws {
+        let ios = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"CIO":{"push":{"link":"myapp://x","image":"https://cdn.example.com/a.jpg"}},"CIO-Delivery-ID":"dlv-1","CIO-Delivery-Token":"tok-1"}"#)
+        #expect(ios.vendor == .customerIO && ios.content?.openURL == "myapp://x" && ios.content?.extras == [:])
+        #expect(ios.content?.campaignID == "dlv-1" && ios.pictureURLs == ["https://cdn.example.com/a.jpg"])
+
+        let android = try ReadPayload(#"{"title":"T","body":"B","link":"myapp://x","image":"https://cdn.example.com/a.jpg","CIO-Delivery-ID":"dlv-1","CIO-Delivery-Token":"tok-1","k":"v"}"#)
+        #expect(android.vendor == .customerIO && android.platform == .android && android.content?.visible == true)
+        #expect(android.content?.openURL == "myapp://x" && android.content?.extras == ["k": .string("v")])
+        #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"])
+
+        let nobody = try ReadPayload(#"{"title":"T","body":"B"}"#)
+        #expect(nobody.recognized == nil && nobody.content == nil)
+    }
+}

@@ -1,0 +1,178 @@
+@testable import AttachmentFetcher
+import Foundation
+import MockCDN
+import Testing
+
+@Suite("Notification content in outcomes: invisible pushes cost nothing, Android pictures are fetched, JSON", .timeLimit(.minutes(2)))
+struct NotificationOutcomeTests {
+    /// `URL` in a template stands for a picture on the fixture's mock CDN.
+    static func payload(_ template: String, _ url: String) -> Data {
+        Data(template.replacingOccurrences(of: "URL", with: url).utf8)
+    }
+
+    @Test(
+        "A push that shows nothing makes no request, even with a picture: internal-push, visible false",
+        arguments: [
+            ("braze", #"{"_ab":"true","t":"T","ab_iu":"URL"}"#),
+            ("braze", #"{"_ab":"true","appboy_uninstall_tracking":"true","ab_iu":"URL"}"#),
+            ("moengage", #"{"push_from":"moengage","gcm_title":"T","gcm_alert":"B","gcm_image_url":"URL"}"#),
+            ("airship", #"{"com.urbanairship.push.ALERT":"","com.urbanairship.style":"{\"type\":\"big_picture\",\"big_picture\":\"URL\"}"}"#),
+            ("onesignal", #"{"title":"T","bicon":"URL","custom":"{\"i\":\"n\"}"}"#),
+            ("firebase", #"{"gcm.n.title":"T","gcm.n.body":"B","gcm.n.image":"URL"}"#),
+            ("firebase", #"{"gcm.n.e":"1","gcm.n.noui":"1","gcm.n.image":"URL"}"#),
+            ("clevertap", #"{"wzrk_pn":"true","wzrk_pn_s":"true","nm":"B","wzrk_bp":"URL"}"#),
+            ("iterable", #"{"title":"T","itbl":"{\"attachment-url\":\"URL\"}"}"#),
+            ("customerio", #"{"title":"T","body":"B","image":"URL","CIO-Delivery-ID":"d"}"#),
+            ("braze", #"{"aps":{"mutable-content":1},"ab":{"att":{"url":"URL"}}}"#),
+            ("onesignal", #"{"aps":{"mutable-content":1,"badge":1},"att":{"a":"URL"}}"#),
+        ])
+    func invisibleMakesNoRequest(vendor: String, template: String) async throws {
+        try await Fixture.with { fixture in
+            let payload = Self.payload(template, fixture.server.url("/media/p.png?bytes=2000"))
+            let outcome = await fixture.fetcher.process(payload)
+            #expect(outcome.status == .original)
+            #expect(outcome.reason == .internalPush, "\(outcome.detail ?? "")")
+            #expect(outcome.vendor == Vendor(vendor))
+            #expect(outcome.notification?.visible == false)
+            #expect(outcome.payload == payload)
+            #expect(fixture.server.stats().requests == 0)
+            #expect(fixture.server.stats().connectionsAccepted == 0)
+        }
+    }
+
+    @Test(
+        "Each vendor's Android picture is fetched, and the notification says android",
+        arguments: [
+            ("braze", #"{"_ab":"true","t":"T","a":"B","ab_iu":"URL"}"#),
+            ("braze", #"{"_ab":"true","t":"T","a":"B","extra":"{\"appboy_image_url\":\"URL\"}"}"#),
+            ("moengage", #"{"push_from":"moengage","gcm_notificationType":"gcm_webNotification","gcm_campaign_id":"c","gcm_title":"T","gcm_alert":"B","gcm_image_url":"URL"}"#),
+            ("airship", #"{"com.urbanairship.push.ALERT":"B","com.urbanairship.style":"{\"type\":\"big_picture\",\"big_picture\":\"URL\"}"}"#),
+            ("onesignal", #"{"title":"T","alert":"B","bicon":"URL","custom":"{\"i\":\"n\"}"}"#),
+            ("firebase", #"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B","gcm.n.image":"URL"}"#),
+            ("firebase", #"{"message":{"notification":{"title":"T","body":"B","image":"URL"}}}"#),
+            ("firebase", #"{"android":{"notification":{"title":"T","body":"B","image":"URL"}}}"#),
+            ("clevertap", #"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_bp":"URL"}"#),
+            ("iterable", #"{"title":"T","body":"B","itbl":"{\"attachment-url\":\"URL\"}"}"#),
+            ("customerio", #"{"title":"T","body":"B","image":"URL","CIO-Delivery-ID":"d","CIO-Delivery-Token":"t"}"#),
+        ])
+    func androidPicture(vendor: String, template: String) async throws {
+        try await Fixture.with { fixture in
+            let url = fixture.server.url("/media/p.png?bytes=2000")
+            let outcome = await fixture.fetcher.process(Self.payload(template, url))
+            #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
+            #expect(outcome.vendor == Vendor(vendor))
+            #expect(outcome.attachments.map(\.url) == [url])
+            #expect(outcome.notification?.platform == .android)
+            #expect(outcome.notification?.visible == true)
+            #expect(outcome.notification?.imageURL == url)
+            #expect(outcome.notification?.body == "B")
+            // No APNs warning for an Android payload; Android's own about cleartext traffic.
+            #expect(outcome.warningsBesidesPlainHTTP.isEmpty, "\(outcome.warnings)")
+            #expect(outcome.warnings.count == 1 && outcome.warnings[0].contains("cleartext traffic"), "\(outcome.warnings)")
+            #expect(fixture.server.stats().requests == 1)
+        }
+    }
+
+    @Test("Content warnings join the outcome's warnings; the picture is still fetched and the bytes untouched")
+    func warningsInOutcome() async throws {
+        try await Fixture.with { fixture in
+            let payload = Self.payload(
+                #"{"_ab":"true","t":"T","a":"B","ab_bc":"three","extra":"{oops","ab_iu":"URL"}"#,
+                fixture.server.url("/media/p.png?bytes=2000"))
+            let outcome = await fixture.fetcher.process(payload)
+            #expect(outcome.status == .attached)
+            #expect(outcome.warnings.contains("ab_bc is not an integer"))
+            #expect(outcome.warnings.contains { $0.hasPrefix("extra is not valid JSON") })
+            #expect(outcome.notification?.title == "T" && outcome.notification?.badge == nil)
+            #expect(outcome.payload == payload)
+        }
+    }
+
+    @Test("No vendor, no notification; a vendor with no attachment still has one")
+    func notificationPresence() async throws {
+        try await Fixture.with { fixture in
+            let unknown = await fixture.fetcher.process(Data(#"{"aps":{"alert":"x","mutable-content":1}}"#.utf8))
+            #expect(unknown.reason == .noAttachment && unknown.notification == nil)
+            let braze = await fixture.fetcher.process(Data(#"{"aps":{"alert":"x","mutable-content":1},"ab":{"c":"1"}}"#.utf8))
+            #expect(braze.reason == .noAttachment && braze.notification?.body == "x" && braze.notification?.visible == true)
+            let internalPush = await fixture.fetcher.process(Data(#"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#.utf8))
+            #expect(internalPush.reason == .internalPush && internalPush.notification?.visible == false)
+        }
+    }
+
+    static let rich: NotificationContent = {
+        var content = NotificationContent(platform: .android, visible: true)
+        content.title = "Sale \"now\""
+        content.subtitle = "S/ub"
+        content.body = "50% off café 🚀"
+        content.badge = .increment(-2)
+        content.sound = "default"
+        content.category = "cat"
+        content.threadID = "thread"
+        content.openURL = "https://example.com/x?a=1&b=2"
+        content.openInWebview = true
+        content.buttons = [
+            .init(id: "a", title: "A", url: "myapp://a", webview: true), .init(id: "b"),
+        ]
+        content.extras = [
+            "n": .number(42), "f": .number(0.25), "s": .string("v"), "null": .null, "t": .bool(true),
+            "nested": .object(["z": .array([.number(1), .string("x"), .object([:])]), "a": .bool(false)]),
+        ]
+        content.campaignID = "camp"
+        content.titleLocKey = "tk"
+        content.titleLocArgs = ["1", "two"]
+        content.subtitleLocKey = "sk"
+        content.subtitleLocArgs = []
+        content.bodyLocKey = "bk"
+        content.bodyLocArgs = ["x"]
+        content.interruptionLevel = "time-sensitive"
+        content.relevanceScore = 0.5
+        content.channel = "news"
+        content.priority = -1
+        content.summary = "sum"
+        content.largeIconURL = "https://cdn.example.com/i.png"
+        content.imageURL = "https://cdn.example.com/a.jpg"
+        content.inlineImage = true
+        content.thumbnailID = "one"
+        content.crop = .init(x: 0.1, y: 0, width: 1, height: 0.5)
+        content.time = 2.5
+        content.hidden = false
+        return content
+    }()
+
+    static let sparse: NotificationContent = {
+        var content = NotificationContent(platform: .ios)
+        content.badge = .set(0)
+        return content
+    }()
+
+    @Test("The hand-written notification object is JSONEncoder's, byte for byte", arguments: [rich, sparse])
+    func handWrittenMatchesEncoder(content: NotificationContent) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let encoded = String(decoding: try encoder.encode(content), as: UTF8.self)
+        var buffer: [UInt8] = []
+        content.appendJSON(to: &buffer)
+        #expect(String(decoding: buffer, as: UTF8.self) == encoded)
+    }
+
+    @Test("The outcome line carries the notification as JSONEncoder does, with the contract's fields")
+    func outcomeLine() throws {
+        let outcome = Outcome(
+            status: .original, reason: .noAttachment, detail: nil, vendor: .braze, attachments: [], warnings: [],
+            elapsed: .milliseconds(3), payload: Data(), notification: Self.sparse)
+        let direct = try #require(JSONSerialization.jsonObject(with: Data(outcome.jsonLine(index: 2).utf8)) as? [String: Any])
+        let notification = try #require(direct["notification"] as? [String: Any])
+        #expect(Set(notification.keys) == [
+            "platform", "visible", "title", "subtitle", "body", "badge", "sound", "category", "thread_id", "open_url",
+            "open_in_webview", "buttons", "extras", "campaign_id",
+        ])
+        #expect((notification["badge"] as? [String: Int]) == ["set": 0])
+        #expect(notification["title"] is NSNull)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var expected = try #require(JSONSerialization.jsonObject(with: encoder.encode(outcome)) as? [String: Any])
+        expected["index"] = 2
+        #expect(direct as NSDictionary == expected as NSDictionary)
+    }
+}

@@ -1,0 +1,63 @@
+@testable import AttachmentFetcher
+import Foundation
+import Testing
+
+@Suite("Notification content: wrong types, broken JSON-in-string, badge arithmetic, recognition", .timeLimit(.minutes(1)))
+struct NotificationWarningTests {
+    @Test("A value of the wrong type is a warning, and the rest of the notification stands")
+    func wrongTypes() throws {
+        let ios = try ReadPayload(#"{"aps":{"alert":{"title":7,"body":"B"},"badge":"x","sound":5,"mutable-content":1},"ab":{"att":{"url":"https://cdn.example.com/a.jpg"}},"ab_uri":["x"],"k":"v"}"#)
+        #expect(ios.content?.title == nil && ios.content?.body == "B" && ios.content?.badge == nil && ios.content?.sound == nil)
+        #expect(ios.content?.openURL == nil && ios.content?.extras == ["k": .string("v")] && ios.content?.visible == true)
+        #expect(ios.pictureURLs == ["https://cdn.example.com/a.jpg"])
+        for path in ["aps.alert.title", "aps.badge", "aps.sound", "ab_uri"] {
+            #expect(ios.warnings.contains { $0.hasPrefix(path + " ") }, "\(path): \(ios.warnings)")
+        }
+
+        let android = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","ab_bc":"three","p":{"x":1},"ab_iu":"https://cdn.example.com/a.jpg"}"#)
+        #expect(android.content?.title == "T" && android.content?.badge == nil && android.content?.priority == nil)
+        #expect(android.warnings.contains("ab_bc is not an integer") && android.warnings.contains("p is not an integer"))
+        #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"])
+    }
+
+    @Test(
+        "A JSON-in-string field that does not parse is a warning; the rest stands",
+        arguments: [
+            (#"{"_ab":"true","t":"T","a":"B","ab_iu":"https://cdn.example.com/a.jpg","extra":"{\"promo\":"}"#, "extra"),
+            (#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.style":"{big_picture}"}"#, "com.urbanairship.style"),
+            (#"{"title":"T","alert":"B","custom":"{\"i\":\"n\"}","o":"[{\"i\":\"yes\""}"#, "o"),
+            (#"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_acts":"[{\"l\":}]"}"#, "wzrk_acts"),
+            (#"{"title":"T","body":"B","itbl":"{\"defaultAction\":"}"#, "itbl"),
+            (#"{"push_from":"moengage","gcm_notificationType":"n","gcm_campaign_id":"c","gcm_title":"T","gcm_alert":"B","gcm_actions":"[oops]"}"#, "gcm_actions"),
+            (#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B","gcm.n.body_loc_args":"[\"Ann\""}"#, "gcm.n.body_loc_args"),
+        ])
+    func brokenJSONInString(text: String, field: String) throws {
+        let read = try ReadPayload(text)
+        #expect(read.platform == .android)
+        #expect(read.content?.body == "B" && read.content?.visible == true)
+        #expect(read.warnings.contains { $0.hasPrefix("\(field) is not valid JSON") }, "\(read.warnings)")
+    }
+
+    @Test("Badge arithmetic: a set badge is its number, an increment never goes below 0")
+    func badgeArithmetic() {
+        typealias Badge = NotificationContent.Badge
+        #expect(Badge.set(3).count(from: 10) == 3)
+        #expect(Badge.set(0).count(from: 10) == 0)
+        #expect(Badge.set(-2).count(from: 10) == 0)
+        #expect(Badge.increment(1).count(from: 4) == 5)
+        #expect(Badge.increment(-1).count(from: 0) == 0)
+        #expect(Badge.increment(-5).count(from: 3) == 0)
+        #expect(Badge.increment(2).count(from: -3) == 0)
+        #expect(Badge.increment(1).count(from: Int.max) == Int.max)
+    }
+
+    @Test("Payloads recognised today keep their recognition, now on iOS")
+    func iOSRecognitionUnchanged() throws {
+        let read = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"wzrk_pn":true,"ct_mediaUrl":"https://cdn.example.com/a.png","ct_mediaType":"image"}"#)
+        #expect(read.vendor == .cleverTap && read.platform == .ios && read.pictureURLs == ["https://cdn.example.com/a.png"])
+        let noAps = try ReadPayload(#"{"ab":{"att":{"url":"https://cdn.example.com/a.jpg"}}}"#)
+        #expect(noAps.vendor == .braze && noAps.platform == .ios && noAps.pictureURLs == ["https://cdn.example.com/a.jpg"])
+        let fcmNoAps = try ReadPayload(#"{"fcm_options":{"image":"https://cdn.example.com/a.jpg"},"gcm.message_id":"1"}"#)
+        #expect(fcmNoAps.vendor == .firebase && fcmNoAps.platform == .ios && fcmNoAps.pictureURLs == ["https://cdn.example.com/a.jpg"])
+    }
+}
