@@ -24,6 +24,8 @@ final class CampaignReport: Sendable {
         var firstDetail: String?
         /// Each platform's verdict, from the first single-attachment payload that asked for them.
         var platformVerdicts: [PlatformVerdict] = []
+        /// What the first payload that uses the URL shows.
+        var sample: NotificationContent?
     }
 
     private struct State {
@@ -60,6 +62,9 @@ final class CampaignReport: Sendable {
                     state.order.append(url)
                 }
                 update(&state.rows[url]!)
+                if state.rows[url]!.sample == nil, let notification = outcome.notification, notification.visible {
+                    state.rows[url]!.sample = notification
+                }
                 state.rows[url]!.payloadCount += 1
                 if state.rows[url]!.payloads.count < Self.listedPayloads { state.rows[url]!.payloads.append(index) }
                 state.rows[url]!.milliseconds.append(outcome.elapsedMilliseconds)
@@ -103,6 +108,7 @@ final class CampaignReport: Sendable {
             th{background:#f3f3f3}.num{text-align:right}.ok{color:#17692c;font-weight:600}.bad{color:#a31515;font-weight:600}
             .url{max-width:420px;word-break:break-all}img.thumb{max-width:96px;max-height:96px;display:block}
             .detail{color:#666;font-size:12px}
+            .button{display:inline-block;border:1px solid #999;border-radius:4px;padding:0 6px;margin-top:2px;font-size:12px}
             </style></head><body>
             <h1>Campaign report</h1>
 
@@ -121,7 +127,7 @@ final class CampaignReport: Sendable {
         }
         page += "<h2>Latency</h2>\n" + Self.histogramSVG(state.latency)
         page += "<h2>URLs</h2>\n<table id=\"urls\"><tr><th>picture</th><th>URL</th><th>verdict</th><th>type</th>"
-        page += "<th class=\"num\">bytes</th><th class=\"num\">median ms</th><th>payloads</th></tr>\n"
+        page += "<th class=\"num\">bytes</th><th class=\"num\">median ms</th><th>payloads</th><th>a payload shows</th></tr>\n"
         for url in state.order {
             guard let row = state.rows[url] else { continue }
             page += Self.row(row)
@@ -160,10 +166,24 @@ final class CampaignReport: Sendable {
         cells.append(sorted.isEmpty ? "-" : String(format: "%.1f", sorted[sorted.count / 2]))
         let more = row.payloadCount > row.payloads.count ? " … (\(row.payloadCount) in all)" : ""
         cells.append(row.payloads.map(String.init).joined(separator: ", ") + more)
-        let classes = ["", "", "", "", "num", "num", ""]
+        cells.append(row.sample.map(sampleHTML) ?? "")
+        let classes = ["", "", "", "", "num", "num", "", ""]
         return "<tr class=\"url-row\">" + zip(cells, classes).map { cell, cls in
             cls.isEmpty ? "<td>\(cell)</td>" : "<td class=\"\(cls)\">\(cell)</td>"
         }.joined() + "</tr>\n"
+    }
+
+    /// A notification's title, body and buttons, as its platform would show them.
+    private static func sampleHTML(_ notification: NotificationContent) -> String {
+        var html = "<div class=\"detail\">\(escape(notification.platform.rawValue))</div>"
+        if let title = notification.title { html += "<div><b>\(escape(title))</b></div>" }
+        if let subtitle = notification.subtitle { html += "<div>\(escape(subtitle))</div>" }
+        if let body = notification.body { html += "<div>\(escape(body))</div>" }
+        if !notification.buttons.isEmpty {
+            html += "<div>" + notification.buttons.map { "<span class=\"button\">\(escape($0.title ?? $0.id))</span>" }.joined(separator: " ") + "</div>"
+        }
+        if let url = notification.openURL { html += "<div class=\"detail\">tap: \(escape(url))</div>" }
+        return html
     }
 
     /// A data URI of the attached file, for images browsers decode and that are not too large.

@@ -20,7 +20,7 @@ struct ReportTests {
         ]
         let lines = urls.map { url in
             let escaped = url.replacingOccurrences(of: "\"", with: "\\\"")
-            return #"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(escaped)"}}}"#
+            return #"{"aps":{"alert":{"title":"Spring <sale>","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(escaped)"}}}"#
         }
         let batch = directory + "/batch.jsonl"
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
@@ -50,6 +50,7 @@ struct ReportTests {
         #expect(html.contains("&lt;img src=x onerror=alert(1)&gt;"))
         #expect(!html.contains("<img src=x"))
         #expect(html.contains("<svg"))
+        #expect(html.contains("<b>Spring &lt;sale&gt;</b>"))  // a payload's title, escaped
     }
 
     @Test("A headless Chromium renders the report's rows and images", .enabled(if: chromium != nil, "Chromium is not installed"))
