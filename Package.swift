@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.0"),
     ],
     targets: [
         // Thin C shims over libcurl's variadic API (curl_easy_setopt & co.).
@@ -77,6 +78,7 @@ let package = Package(
             dependencies: [
                 "MockCDN",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
         // The URLSession baseline the load test runs: what a Swift developer on Linux would write.
@@ -92,6 +94,8 @@ let package = Package(
                 "AttachmentFetcher",
                 "MockCDN",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
     ]

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AttachmentFetcher
 import Foundation
+import Histogram
 import DequeModule
 import Synchronization
 
@@ -431,11 +432,11 @@ struct BatchSummary {
         for record in records { if let reason = record.reason { byReason[reason.code, default: 0] += 1 } }
         let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
         let rate = seconds > 0 ? Double(records.count) / seconds : 0
-        let latencies = records.map(\.milliseconds).sorted()
+        var latency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
+        for record in records { _ = latency.record(UInt64(max(1, min(3_600_000_000, (record.milliseconds * 1_000).rounded())))) }
         func percentile(_ p: Double) -> String {
-            guard !latencies.isEmpty else { return "-" }
-            let index = min(latencies.count - 1, Int((p * Double(latencies.count)).rounded(.up)) - 1)
-            return String(format: "%.1f", latencies[max(0, index)])
+            guard !records.isEmpty else { return "-" }
+            return String(format: "%.1f", Double(latency.valueAtPercentile(p * 100)) / 1_000)
         }
         var lines = [
             String(format: "batch: %d payloads in %.2f s (%.0f/s): %d attached, %d original", records.count, seconds, rate, attached, records.count - attached)
@@ -445,7 +446,7 @@ struct BatchSummary {
         }
         lines.append(
             "  origin requests \(statistics.originRequests) (conditional \(statistics.conditionalRequests), not modified \(statistics.notModified)), cache hits \(statistics.cacheHits), coalesced \(statistics.coalesced), bytes downloaded \(statistics.bytesDownloaded)")
-        lines.append("  latency ms: p50 \(percentile(0.5))  p90 \(percentile(0.9))  p99 \(percentile(0.99))  max \(latencies.last.map { String(format: "%.1f", $0) } ?? "-")")
+        lines.append("  latency ms: p50 \(percentile(0.5))  p90 \(percentile(0.9))  p99 \(percentile(0.99))  max \(records.isEmpty ? "-" : String(format: "%.1f", Double(latency.max) / 1_000))")
         return lines.joined(separator: "\n")
     }
 }

@@ -1,7 +1,9 @@
 import Foundation
+import Histogram
 import MockCDN
 
-/// Latency percentiles of one run, in milliseconds (from the `elapsed_ms` of our JSON lines).
+/// Latency percentiles of one run, in milliseconds (from the `elapsed_ms` of our JSON lines),
+/// from an HdrHistogram of microseconds (three significant digits).
 struct LatencySummary: Codable, Sendable {
     /// Median.
     var p50: Double
@@ -12,20 +14,26 @@ struct LatencySummary: Codable, Sendable {
     /// The slowest payload.
     var max: Double
 
-    /// Nearest-rank percentiles of `values`; nil when empty.
+    /// The percentiles of `values`; nil when empty.
     init?(_ values: [Double]) {
         guard !values.isEmpty else { return nil }
-        let sorted = values.sorted()
-        p50 = Self.percentile(sorted, 0.50)
-        p90 = Self.percentile(sorted, 0.90)
-        p99 = Self.percentile(sorted, 0.99)
-        max = sorted[sorted.count - 1]
+        let histogram = Self.histogram(values)
+        p50 = Self.percentile(histogram, 0.50)
+        p90 = Self.percentile(histogram, 0.90)
+        p99 = Self.percentile(histogram, 0.99)
+        max = Double(histogram.max) / 1_000
     }
 
-    /// The nearest-rank percentile `p` (0…1) of already sorted values.
-    static func percentile(_ sorted: [Double], _ p: Double) -> Double {
-        let rank = Int((p * Double(sorted.count)).rounded(.up))
-        return sorted[Swift.max(0, Swift.min(sorted.count - 1, rank - 1))]
+    /// The milliseconds of `values`, recorded as microseconds (values below 1 µs count as 1 µs).
+    static func histogram(_ values: [Double]) -> Histogram<UInt64> {
+        var histogram = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
+        for value in values { _ = histogram.record(UInt64(Swift.max(1, Swift.min(3_600_000_000, (value * 1_000).rounded())))) }
+        return histogram
+    }
+
+    /// The percentile `p` (0…1), in milliseconds.
+    static func percentile(_ histogram: Histogram<UInt64>, _ p: Double) -> Double {
+        Double(histogram.valueAtPercentile(p * 100)) / 1_000
     }
 }
 

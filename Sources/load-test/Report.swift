@@ -1,4 +1,5 @@
 import Foundation
+import Histogram
 
 /// Facts about the machine the load test ran on.
 struct MachineInfo: Codable, Sendable {
@@ -147,9 +148,10 @@ enum LatencyPlot {
             }
             points.append("\(f(x(sorted[sorted.count - 1]))),\(f(y(1)))")
             svg += "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"\(points.joined(separator: " "))\"/>\n"
-            // p50 / p90 / p99 markers.
+            // p50 / p90 / p99 markers, as the summary table computes them.
+            let histogram = LatencySummary.histogram(sorted)
             for (label, p) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99)] {
-                let ms = LatencySummary.percentile(sorted, p)
+                let ms = LatencySummary.percentile(histogram, p)
                 svg += "<circle cx=\"\(f(x(ms)))\" cy=\"\(f(y(p)))\" r=\"3\" fill=\"#d62728\"/>\n"
                 // Labels near the right edge go to the left of their marker.
                 let leftSide = x(ms) > left + plotWidth * 0.7

@@ -1,9 +1,13 @@
 import Foundation
+import Subprocess
+import SystemPackage
 
-/// Runs a built executable of this package (found beside the test binary) and collects what
-/// it prints.
+/// Runs a built executable of this package (found beside the test binary), or any program by
+/// absolute path, through swift-subprocess, and collects what it prints.
 struct CommandRunner {
     struct Result {
+        /// The exit status, or the number of the signal that ended the program (as Foundation's
+        /// `Process.terminationStatus` gives it).
         var status: Int32
         var stdout: String
         var stderr: String
@@ -14,44 +18,45 @@ struct CommandRunner {
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
     }
 
-    /// Runs `executable` (a product of this package, or an absolute path) with `arguments`, feeding `stdin`, and waits (at most `timeout`) for it.
+    /// The most either stream may hold before the run fails: tests print far less.
+    static let outputLimit = 256 << 20
+
+    /// Runs `executable` (a product of this package, or an absolute path) with `arguments`,
+    /// feeding `stdin`, and waits for it: at most `timeout`, after which it is killed and the
+    /// result says so.
     static func run(
         _ executable: String, _ arguments: [String], stdin: Data = Data(), environment: [String: String] = [:],
         timeout: Duration = .seconds(60)
     ) async throws -> Result {
-        let process = Process()
-        process.executableURL = executable.hasPrefix("/")
-            ? URL(fileURLWithPath: executable) : productsDirectory.appendingPathComponent(executable)
-        process.arguments = arguments
+        let path = executable.hasPrefix("/") ? executable : productsDirectory.appendingPathComponent(executable).path
         // Never the user's own cache: a fresh XDG_CACHE_HOME unless the test names one.
-        let isolated = ["XDG_CACHE_HOME": NSTemporaryDirectory() + "attachment-fetcher-xdg-" + UUID().uuidString]
-        process.environment = ProcessInfo.processInfo.environment.merging(isolated) { $1 }.merging(environment) { $1 }
-        defer { try? FileManager.default.removeItem(atPath: isolated["XDG_CACHE_HOME"]!) }
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(stdin)
-        try input.fileHandleForWriting.close()
-        // Read both pipes to the end (so a full pipe never blocks the child) on Dispatch threads:
-        // a blocking read on Swift's cooperative pool (two threads here) would stall every other test.
-        async let out = readToEnd(output.fileHandleForReading)
-        async let err = readToEnd(errors.fileHandleForReading)
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while process.isRunning, clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        if process.isRunning { process.terminate() }
-        let (stdout, stderr) = await (out, err)
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
-    }
-
-    private static func readToEnd(_ handle: FileHandle) async -> Data {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: handle.readDataToEndOfFile()) }
+        let isolated = NSTemporaryDirectory() + "attachment-fetcher-xdg-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: isolated) }
+        var overrides: [Subprocess.Environment.Key: String?] = ["XDG_CACHE_HOME": isolated]
+        for (name, value) in environment { overrides[Subprocess.Environment.Key(stringLiteral: name)] = value }
+        let variables = overrides
+        let input = Array(stdin)
+        return try await withThrowingTaskGroup(of: Result?.self) { group in
+            group.addTask {
+                let result = try await Subprocess.run(
+                    .path(FilePath(path)), arguments: Arguments(arguments), environment: .inherit.updating(variables),
+                    input: .array(input), output: .bytes(limit: outputLimit), error: .bytes(limit: outputLimit))
+                let status: Int32
+                switch result.terminationStatus {
+                case .exited(let code): status = code
+                case .signaled(let signal): status = signal
+                }
+                return Result(
+                    status: status, stdout: String(decoding: result.standardOutput, as: UTF8.self),
+                    stderr: String(decoding: result.standardError, as: UTF8.self))
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()  // kills the program if the time ran out first
+            return first ?? Result(status: SIGKILL, stdout: "", stderr: "\(executable) did not end within \(timeout)")
         }
     }
 }
