@@ -6,7 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "AttachmentFetcher", targets: ["AttachmentFetcher"]),
-        .library(name: "MockCDN", targets: ["MockCDN"]),
+        .library(name: "MockCDN", targets: ["MockCDN", "MockCDNTLS"]),
         .executable(name: "fetch-attachment", targets: ["fetch-attachment"]),
         .executable(name: "mock-cdn", targets: ["mock-cdn"]),
         .executable(name: "load-test", targets: ["load-test"]),
@@ -49,6 +49,17 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // HTTPS with HTTP/2 for the mock CDN: a target of its own, so that fetch-attachment, whose
+        // demo needs only plain HTTP, links no TLS stack.
+        .target(
+            name: "MockCDNTLS",
+            dependencies: [
+                "MockCDN",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ]
@@ -68,6 +79,7 @@ let package = Package(
             name: "mock-cdn",
             dependencies: [
                 "MockCDN",
+                "MockCDNTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -77,6 +89,7 @@ let package = Package(
             name: "load-test",
             dependencies: [
                 "MockCDN",
+                "MockCDNTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
@@ -93,6 +106,7 @@ let package = Package(
             dependencies: [
                 "AttachmentFetcher",
                 "MockCDN",
+                "MockCDNTLS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),

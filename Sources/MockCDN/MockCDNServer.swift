@@ -1,8 +1,6 @@
 import NIOCore
 import NIOHTTP1
-import NIOHTTP2
 import NIOPosix
-import NIOSSL
 import Synchronization
 
 /// An HTTP/1.1 keep-alive origin on SwiftNIO that serves deterministic synthetic media and injects faults on request.
@@ -26,42 +24,38 @@ public struct MockCDNServer: Sendable {
     /// Whether the server speaks TLS (and so HTTP/2 where the client offers it).
     public let isTLS: Bool
 
-    /// The certificate a TLS server presents: PEM files, as `openssl req -x509` writes them.
-    public struct TLS: Sendable {
-        /// The certificate chain, leaf first.
-        public var certificateChainPath: String
-        /// The leaf certificate's private key.
-        public var privateKeyPath: String
-
-        /// A certificate from these two PEM files.
-        public init(certificateChainPath: String, privateKeyPath: String) {
-            self.certificateChainPath = certificateChainPath
-            self.privateKeyPath = privateKeyPath
-        }
-    }
-
-    /// Starts listening; `port: 0` picks a free port. With `tls`, the server speaks HTTPS and
-    /// offers `h2` and `http/1.1` by ALPN. With `filesDirectory`, `/files/NAME` serves that
-    /// directory's file NAME as it is (real media made by real encoders); `?encoding=gzip` serves
-    /// `NAME.gz` with `Content-Encoding: gzip` whatever the request asked (`?encoding=deflate`, `NAME.zz`) (as S3 objects uploaded
-    /// gzipped are), and `?chunked=1` leaves out Content-Length.
+    /// Starts listening on plain HTTP/1.1; `port: 0` picks a free port (`MockCDNTLS` adds
+    /// HTTPS with HTTP/2). With `filesDirectory`, `/files/NAME` serves that directory's file NAME
+    /// as it is (real media made by real encoders); `?encoding=gzip` serves `NAME.gz` with
+    /// `Content-Encoding: gzip` whatever the request asked, as S3 objects uploaded gzipped are
+    /// (`?encoding=deflate`: `NAME.zz`), and `?chunked=1` leaves out Content-Length.
     public static func start(
         host: String = "127.0.0.1",
         port: Int = 0,
         eventLoopThreads: Int = System.coreCount,
-        tls: TLS? = nil,
         filesDirectory: String? = nil
     ) async throws -> MockCDNServer {
-        let sslContext = try tls.map { tls in
-            var configuration = TLSConfiguration.makeServerConfiguration(
-                certificateChain: try NIOSSLCertificate.fromPEMFile(tls.certificateChainPath).map { .certificate($0) },
-                privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.privateKeyPath, format: .pem)))
-            configuration.applicationProtocols = ["h2", "http/1.1"]
-            return try NIOSSLContext(configuration: configuration)
-        }
-        let scheme = sslContext == nil ? "http" : "https"
+        try await start(host: host, port: port, eventLoopThreads: eventLoopThreads, filesDirectory: filesDirectory, secure: nil)
+    }
+
+    /// Starts listening, serving each connection through `secure` when given (TLS, then HTTP/2 or
+    /// HTTP/1.1): the seam through which `MockCDNTLS` adds HTTPS, so that a program that needs
+    /// only plain HTTP does not link a TLS stack.
+    package static func start(
+        host: String, port: Int, eventLoopThreads: Int, filesDirectory: String?, secure: SecureServing?
+    ) async throws -> MockCDNServer {
+        let scheme = secure == nil ? "http" : "https"
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, eventLoopThreads))
         let recorder = StatsRecorder()
+        let serving = ServingHandlers(
+            http1: { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(
+                        MockCDNHandler(stats: recorder, scheme: scheme, filesDirectory: filesDirectory))
+                }
+            },
+            makeHandler: { MockCDNHandler(stats: recorder, scheme: scheme, filesDirectory: filesDirectory) })
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 4096)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -69,30 +63,11 @@ public struct MockCDNServer: Sendable {
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
-                @Sendable func serveHTTP1(_ channel: any Channel) -> EventLoopFuture<Void> {
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(MockCDNHandler(stats: recorder, scheme: scheme, filesDirectory: filesDirectory))
-                    }
-                }
-                @Sendable func serveHTTP2(_ channel: any Channel) -> EventLoopFuture<Void> {
-                    channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
-                        stream.eventLoop.makeCompletedFuture {
-                            try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                            try stream.pipeline.syncOperations.addHandler(MockCDNHandler(stats: recorder, scheme: scheme, filesDirectory: filesDirectory))
-                        }
-                    }).map { _ in }
-                }
                 let counted = channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ConnectionCounter(stats: recorder))
-                    if let sslContext {
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
-                    }
                 }
-                guard sslContext != nil else { return counted.flatMap { serveHTTP1(channel) } }
-                return counted.flatMap {
-                    channel.configureHTTP2SecureUpgrade(h2ChannelConfigurator: serveHTTP2, http1ChannelConfigurator: serveHTTP1)
-                }
+                guard let secure else { return counted.flatMap { serving.http1(channel) } }
+                return counted.flatMap { secure.initialize(channel, serving) }
             }
         let channel: any Channel
         do {
@@ -109,7 +84,7 @@ public struct MockCDNServer: Sendable {
             channel: channel,
             recorder: recorder,
             shutDown: ShutdownFlag(),
-            isTLS: sslContext != nil
+            isTLS: secure != nil
         )
     }
 
@@ -166,6 +141,25 @@ public struct MockCDNServer: Sendable {
 }
 
 /// Makes ``MockCDNServer/shutdown()`` idempotent.
+/// How a secure server takes each new connection (TLS, then HTTP/2 or HTTP/1.1 by ALPN), given
+/// how this server serves HTTP/1.1 and each request stream.
+package struct SecureServing: Sendable {
+    package var initialize: @Sendable (_ channel: any Channel, _ serving: ServingHandlers) -> EventLoopFuture<Void>
+
+    package init(initialize: @escaping @Sendable (_ channel: any Channel, _ serving: ServingHandlers) -> EventLoopFuture<Void>) {
+        self.initialize = initialize
+    }
+}
+
+/// What a connection is served with: an HTTP/1.1 pipeline, or a handler per request stream
+/// (behind an HTTP/2-to-HTTP/1 codec).
+package struct ServingHandlers: Sendable {
+    /// Sets up HTTP/1.1 serving on a connection.
+    package let http1: @Sendable (any Channel) -> EventLoopFuture<Void>
+    /// A new handler for one request stream.
+    package let makeHandler: @Sendable () -> any ChannelHandler
+}
+
 private final class ShutdownFlag: Sendable {
     private let done = Mutex(false)
 

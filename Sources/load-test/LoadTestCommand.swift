@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MockCDN
+import MockCDNTLS
 
 /// `load-test`: replays synchronised download spikes against an in-process mock CDN and measures
 /// `fetch-attachment --batch` (and, where a scenario says so, `curl --parallel` and the URLSession

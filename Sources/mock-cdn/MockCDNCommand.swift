@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import MockCDN
+import MockCDNTLS
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import AttachmentFetcher
 import Foundation
 import MockCDN
+import MockCDNTLS
 import Testing
 
 /// The mock CDN over TLS, with a self-signed certificate made by Debian's `openssl`: HTTPS and,
