@@ -57,7 +57,11 @@ public final class AttachmentFetcher: Sendable {
                 maximumConcurrentTransfers: configuration.connectionPool.maximumConcurrentTransfers,
                 maximumRedirects: configuration.maximumRedirects,
                 userAgent: configuration.userAgent,
-                trustedCertificatesFile: configuration.trustedCertificatesFile),
+                trustedCertificatesFile: configuration.trustedCertificatesFile,
+                addressPolicy: configuration.addressPolicy,
+                allowsCredentialsInURLs: configuration.allowsCredentialsInURLs,
+                proxy: configuration.proxy,
+                resolve: configuration.resolve),
             logger: logger, classifier: classifier)
         if let store {
             cache = CachedDownloads(
@@ -144,7 +148,9 @@ public final class AttachmentFetcher: Sendable {
             return (draft.original(.noAttachment, "the \(vendor) payload names no attachment"), [])
         case .malformed(let detail):
             return (draft.original(.invalidPayload, detail), [])
-        case .attachments(let requests):
+        case .attachments(let named):
+            let requests = AttachmentSelection.select(
+                named, limit: configuration.maximumAttachmentsPerPayload, warnings: &draft.warnings)
             let results = await download(requests, deadline: deadline)
             return (draft.finish(with: results), requests.map(\.url))
         }
@@ -174,6 +180,11 @@ public final class AttachmentFetcher: Sendable {
         switch urls.parse(request.url) {
         case .success(let parsed): url = parsed
         case .failure(let failure): return .failure(failure)
+        }
+        if !configuration.allowsCredentialsInURLs, url.hasCredentials {
+            return .failure(
+                TransferFailure(
+                    reason: .invalidURL, detail: "the URL carries credentials (user:pass@), which are not sent"))
         }
         if let cache { return await cache.download(url, deadline: deadline) }
         let directory = configuration.outputDirectory

@@ -31,7 +31,7 @@ struct CLITests {
             try Payloads.braze(url: server.url("/media/a.png?bytes=5000"), type: "jpg").write(to: URL(fileURLWithPath: payloadPath))
             let output = directory + "/out/nested"
             let result = try await CommandRunner.run(
-                "fetch-attachment", [payloadPath, "--output-dir", output, "--json", "--deadline", "10"])
+                "fetch-attachment", [payloadPath, "--output-dir", output, "--json", "--deadline", "10", "--allow-private-networks"])
             #expect(result.status == 0, "\(result.stderr)")
             let object = try jsonObject(result.stdout)
             #expect(Set(object.keys) == ["status", "reason", "detail", "vendor", "attachments", "warnings", "elapsed_ms"])
@@ -57,7 +57,7 @@ struct CLITests {
             let payload = Payloads.braze(url: server.url("/media/a.jpg?status=404"))
             for arguments in [["-"], []] {
                 let result = try await CommandRunner.run(
-                    "fetch-attachment", arguments + ["--json", "--output-dir", directory], stdin: payload)
+                    "fetch-attachment", arguments + ["--json", "--output-dir", directory, "--allow-private-networks"], stdin: payload)
                 #expect(result.status == 1)
                 let object = try jsonObject(result.stdout)
                 #expect(object["status"] as? String == "original")
@@ -71,12 +71,12 @@ struct CLITests {
     func humanSummary() async throws {
         try await withServer { server, directory in
             let attached = try await CommandRunner.run(
-                "fetch-attachment", ["--output-dir", directory],
+                "fetch-attachment", ["--output-dir", directory, "--allow-private-networks"],
                 stdin: Payloads.moengage(url: server.url("/media/a.gif?bytes=900")))
             #expect(attached.status == 0)
             #expect(attached.stdout.contains("attached image/gif, 900 bytes"))
             let silent = try await CommandRunner.run(
-                "fetch-attachment", ["--output-dir", directory],
+                "fetch-attachment", ["--output-dir", directory, "--allow-private-networks"],
                 stdin: Data(#"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#.utf8))
             #expect(silent.status == 1)
             #expect(silent.stdout.contains("internal-push"))
@@ -92,7 +92,7 @@ struct CLITests {
             batch.append(Data(#"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#.utf8))
             try batch.write(to: URL(fileURLWithPath: batchPath))
             let result = try await CommandRunner.run(
-                "fetch-attachment", ["--batch", batchPath, "--json", "--no-cache", "--output-dir", directory + "/out"])
+                "fetch-attachment", ["--batch", batchPath, "--json", "--no-cache", "--output-dir", directory + "/out", "--allow-private-networks"])
             let objects = try result.stdout.split(separator: "\n").map {
                 try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
             }
@@ -120,7 +120,7 @@ struct CLITests {
         try await withServer { server, directory in
             let process = Process()
             process.executableURL = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment")
-            process.arguments = ["--batch", "-", "--json", "--no-cache", "--output-dir", directory + "/out"]
+            process.arguments = ["--batch", "-", "--json", "--no-cache", "--output-dir", directory + "/out", "--allow-private-networks"]
             let input = Pipe(), output = Pipe()
             process.standardInput = input
             process.standardOutput = output
@@ -150,7 +150,7 @@ struct CLITests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let result = try await CommandRunner.run("fetch-attachment", ["demo", "--deadline", "1", "--output-dir", directory])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
-        #expect(result.stdout.contains("19 of 19 examples gave the expected outcome"))
+        #expect(result.stdout.contains("20 of 20 examples gave the expected outcome"))
     }
 }
 

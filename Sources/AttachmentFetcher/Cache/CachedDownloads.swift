@@ -88,9 +88,14 @@ final class CachedDownloads: Sendable {
         let store = self.store
         var pause = Duration.milliseconds(2)
         for _ in 0..<100_000 where ContinuousClock.now < deadline {
-            let (lock, entry) = await BlockingIO.run { () -> (CacheLock?, CachedEntry?) in
-                let lock = store.tryLock(key)
-                return (lock, store.entry(for: key))
+            let (locking, entry) = await BlockingIO.run { () -> (Result<CacheLock?, TransferFailure>, CachedEntry?) in
+                let locking = store.lock(key)
+                return (locking, store.entry(for: key))
+            }
+            let lock: CacheLock?
+            switch locking {
+            case .success(let held): lock = held
+            case .failure(let failure): return .failure(failure)
             }
             if let entry, entry.isFresh() {
                 lock?.unlock()
@@ -195,8 +200,9 @@ final class CachedDownloads: Sendable {
         }
     }
 
-    /// Failures that say something about the origin; deadlines and local storage trouble do not.
-    private static func isRemembered(_ failure: TransferFailure) -> Bool {
+    /// Failures that say something about the origin; deadlines, local storage trouble and running
+    /// out of file descriptors (`resources`) do not.
+    static func isRemembered(_ failure: TransferFailure) -> Bool {
         [.httpStatus, .network, .tooLarge, .unsupportedType, .invalidURL].contains(failure.reason)
     }
 }

@@ -1,0 +1,109 @@
+@testable import AttachmentFetcher
+import Foundation
+import MockCDN
+import Testing
+
+/// The file-descriptor budget: the CLI under a hard limit of 1024 open files (as `ulimit -n
+/// 1024` leaves most shells) must still attach every payload of a campaign, whether it names
+/// 3,000 URLs of one origin or 3,000 origins; and running out is its own reason.
+@Suite("File descriptors: campaigns within ulimit -n 1024", .timeLimit(.minutes(3)))
+struct ResourceTests {
+    /// Runs `fetch-attachment ARGUMENTS` with `ulimit -n LIMIT` (soft and hard).
+    private func runLimited(
+        _ limit: Int, _ arguments: [String], stdin: Data
+    ) async throws -> CommandRunner.Result {
+        let executable = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+        return try await CommandRunner.run(
+            "/bin/bash", ["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", executable] + arguments, stdin: stdin,
+            timeout: .seconds(100))
+    }
+
+    private func outcomes(_ stdout: String) throws -> [[String: Any]] {
+        try stdout.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    @Test("The default concurrency follows the limit, by the documented formula")
+    func concurrencyFormula() {
+        #expect(FileDescriptorBudget.concurrency(forLimit: 1024) == 160)
+        #expect(FileDescriptorBudget.concurrency(forLimit: 6_208) == 1024)
+        #expect(FileDescriptorBudget.concurrency(forLimit: 1_048_576) == 1024)
+        #expect(FileDescriptorBudget.concurrency(forLimit: 256) == 32)
+        #expect(FileDescriptorBudget.concurrency(forLimit: 10) == 1)
+        #expect(FileDescriptorBudget.raiseSoftLimit() >= FileDescriptorBudget.softLimit)
+    }
+
+    @Test(
+        "At ulimit -n 1024, 3,000 distinct URLs on one origin and 3,000 distinct origins all attach (cache on)",
+        arguments: [false, true])
+    func campaignWithinLimit(distinctHosts: Bool) async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let port = server.port
+            var lines = Data()
+            for index in 0..<3_000 {
+                let url = distinctHosts
+                    ? "http://o\(index).cdn.test:\(port)/media/d\(index).png?bytes=600"
+                    : server.url("/media/u\(index).png?bytes=600")
+                lines.append(Payloads.braze(url: url))
+                lines.append(UInt8(ascii: "\n"))
+            }
+            // Every name of the distinct-origin campaign resolves to the mock CDN, and only that
+            // address is allowed.
+            let network = distinctHosts
+                ? ["--resolve", "*:\(port):127.0.0.1", "--allow-network", "127.0.0.1/32"] : ["--allow-private-networks"]
+            let result = try await runLimited(
+                1024,
+                ["--batch", "-", "--json", "--deadline", "60", "--cache-dir", directory + "/cache", "--output-dir", directory + "/out"]
+                    + network,
+                stdin: lines)
+            let objects = try outcomes(result.stdout)
+            #expect(objects.count == 3_000, "\(result.stderr)")
+            let failed = objects.filter { $0["status"] as? String != "attached" }
+            #expect(failed.isEmpty, "\(failed.count) not attached, first: \(failed.first.map { "\($0)" } ?? "")")
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(server.stats().requests == 3_000)
+            try await server.shutdown()
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+    }
+
+    @Test("Out of descriptors is reason resources, never storage or network")
+    func exhaustionIsResources() async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            var lines = Data()
+            for index in 0..<64 {
+                lines.append(Payloads.braze(url: server.url("/media/r\(index).png?bytes=600")))
+                lines.append(UInt8(ascii: "\n"))
+            }
+            // 64 payloads at once, each holding a cache lock while it waits, in 40 descriptors.
+            let result = try await runLimited(
+                40,
+                ["--batch", "-", "--json", "--concurrency", "64", "--allow-private-networks",
+                 "--cache-dir", directory + "/cache", "--output-dir", directory + "/out"],
+                stdin: lines)
+            let reasons = try outcomes(result.stdout).map { $0["reason"] as? String ?? "attached" }
+            #expect(reasons.count == 64, "\(result.stderr)")
+            #expect(reasons.contains("resources"), "\(reasons)")
+            #expect(Set(reasons).isSubset(of: ["attached", "resources"]), "\(reasons)")
+            try await server.shutdown()
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+    }
+
+    @Test("The cache never remembers a resources failure against the URL")
+    func resourcesNotRemembered() {
+        #expect(!CachedDownloads.isRemembered(TransferFailure(reason: .resources, detail: "")))
+        #expect(CachedDownloads.isRemembered(TransferFailure(reason: .network, detail: "")))
+    }
+}
