@@ -9,12 +9,16 @@ import Testing
 @Suite("File descriptors: campaigns within ulimit -n 1024", .timeLimit(.minutes(3)))
 struct ResourceTests {
     /// Runs `fetch-attachment ARGUMENTS` with `ulimit -n LIMIT` (soft and hard).
+    /// The batch goes in a file: `CommandRunner` writes standard input whole before it reads the
+    /// output, which a streamed batch this large would fill first.
     private func runLimited(
-        _ limit: Int, _ arguments: [String], stdin: Data
+        _ limit: Int, _ arguments: [String], batch: Data, in directory: String
     ) async throws -> CommandRunner.Result {
         let executable = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+        let batchPath = directory + "/batch.jsonl"
+        try batch.write(to: URL(fileURLWithPath: batchPath))
         return try await CommandRunner.run(
-            "/bin/bash", ["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", executable] + arguments, stdin: stdin,
+            "/bin/bash", ["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", executable, "--batch", batchPath] + arguments,
             timeout: .seconds(100))
     }
 
@@ -57,9 +61,9 @@ struct ResourceTests {
                 ? ["--resolve", "*:\(port):127.0.0.1", "--allow-network", "127.0.0.1/32"] : ["--allow-private-networks"]
             let result = try await runLimited(
                 1024,
-                ["--batch", "-", "--json", "--deadline", "60", "--cache-dir", directory + "/cache", "--output-dir", directory + "/out"]
+                ["--json", "--deadline", "60", "--cache-dir", directory + "/cache", "--output-dir", directory + "/out"]
                     + network,
-                stdin: lines)
+                batch: lines, in: directory)
             let objects = try outcomes(result.stdout)
             #expect(objects.count == 3_000, "\(result.stderr)")
             let failed = objects.filter { $0["status"] as? String != "attached" }
@@ -87,9 +91,9 @@ struct ResourceTests {
             // 64 payloads at once, each holding a cache lock while it waits, in 40 descriptors.
             let result = try await runLimited(
                 40,
-                ["--batch", "-", "--json", "--concurrency", "64", "--allow-private-networks",
+                ["--json", "--concurrency", "64", "--allow-private-networks",
                  "--cache-dir", directory + "/cache", "--output-dir", directory + "/out"],
-                stdin: lines)
+                batch: lines, in: directory)
             let reasons = try outcomes(result.stdout).map { $0["reason"] as? String ?? "attached" }
             #expect(reasons.count == 64, "\(result.stderr)")
             #expect(reasons.contains("resources"), "\(reasons)")
