@@ -6,7 +6,7 @@ import Testing
 /// The file-descriptor budget: the CLI under a hard limit of 1024 open files (as `ulimit -n
 /// 1024` leaves most shells) must still attach every payload of a campaign, whether it names
 /// 3,000 URLs of one origin or 3,000 origins; and running out is its own reason.
-@Suite("File descriptors: campaigns within ulimit -n 1024", .timeLimit(.minutes(3)))
+@Suite("File descriptors: campaigns within ulimit -n 1024", .serialized, .timeLimit(.minutes(3)))
 struct ResourceTests {
     /// Runs `fetch-attachment ARGUMENTS` with `ulimit -n LIMIT` (soft and hard).
     /// The batch goes in a file: `CommandRunner` writes standard input whole before it reads the

@@ -177,7 +177,8 @@ final class CacheStore: Sendable {
         _ body: DownloadedFile, key: CacheKey, freshness: HTTPFreshness
     ) -> Result<CachedEntry, TransferFailure> {
         guard let digest = Self.sha256(ofFile: body.path) else {
-            return .failure(TransferFailure(reason: .storage, detail: "cannot read \(body.path)"))
+            let reason: FallbackReason = FileDescriptorBudget.isExhaustion(errno) ? .resources : .storage
+            return .failure(TransferFailure(reason: reason, detail: "cannot read \(body.path)"))
         }
         let now = Date()
         let metadata = CacheEntryMetadata(
