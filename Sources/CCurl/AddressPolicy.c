@@ -146,7 +146,12 @@ static curl_socket_t open_guarded_socket(void *data, curlsocktype purpose, struc
         if (guard != NULL) guard->refused += 1;
         return CURL_SOCKET_BAD;
     }
-    curl_socket_t opened = socket(candidate->family, candidate->socktype | SOCK_CLOEXEC, candidate->protocol);
+#ifdef SOCK_CLOEXEC
+    int type = candidate->socktype | SOCK_CLOEXEC;
+#else
+    int type = candidate->socktype;
+#endif
+    curl_socket_t opened = socket(candidate->family, type, candidate->protocol);
     if (opened == CURL_SOCKET_BAD) {
         guard->open_error = errno;
     } else {

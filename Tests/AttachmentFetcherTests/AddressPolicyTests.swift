@@ -193,6 +193,29 @@ struct AddressPolicyTests {
         }
     }
 
+    @Test("An explicit proxy carries the request, and the policy checks the proxy's address")
+    func explicitProxy() async throws {
+        let proxy = try await MockCDNServer.start(eventLoopThreads: 1)
+        do {
+            try await withDefaultPolicy({ $0.proxy = proxy.baseURL }) { fixture in
+                // The proxy is on loopback, which the default policy refuses.
+                let refused = await fixture.fetch("/media/p.jpg?bytes=1000")
+                #expect(refused.reason == .addressRefused, "\(refused.result) \(refused.detail ?? "")")
+                #expect(proxy.stats().connectionsAccepted == 0)
+                // Allowed, the proxy gets the connection, and the origin none.
+                let allowing = try fixture.anotherFetcher { $0.addressPolicy.allowedNetworks = [IPNetwork("127.0.0.1/32")!] }
+                _ = await allowing.process(fixture.braze("/media/p.jpg?bytes=1000"))
+                await allowing.shutdown()
+                #expect(proxy.stats().connectionsAccepted == 1)
+                #expect(fixture.server.stats().connectionsAccepted == 0)
+            }
+        } catch {
+            try? await proxy.shutdown()
+            throw error
+        }
+        try await proxy.shutdown()
+    }
+
     @Test("The credentials check reads the authority only")
     func credentialsInAuthority() throws {
         func has(_ string: String) throws -> Bool { try AttachmentURL.parse(string).get().hasCredentials }

@@ -447,7 +447,11 @@ final class CurlAddressPolicy: @unchecked Sendable {
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         var hints = addrinfo()
         hints.ai_flags = AI_NUMERICHOST
+        #if canImport(Glibc)
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(name, nil, &hints, &list) == 0 else { return [] }
         defer { freeaddrinfo(list) }
