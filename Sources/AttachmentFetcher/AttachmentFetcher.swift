@@ -66,7 +66,8 @@ public final class AttachmentFetcher: Sendable {
         if let store {
             cache = CachedDownloads(
                 store: store, engine: engine, outputDirectory: configuration.outputDirectory,
-                transferBudget: configuration.deadline)
+                transferBudget: configuration.deadline,
+                maximumLeaders: configuration.connectionPool.maximumConcurrentTransfers)
         } else {
             cache = nil
         }
