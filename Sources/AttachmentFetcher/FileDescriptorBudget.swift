@@ -10,8 +10,9 @@ import Darwin
 ///
 /// Every running transfer holds a socket and the temporary file its body streams into, libcurl
 /// keeps as many idle connections for reuse as transfers may run, and with the cache every
-/// payload in flight may hold a lock file. Running out (`EMFILE`, `ENFILE`) fails a payload
-/// with reason `resources`, which the cache never remembers as the origin's fault.
+/// shared transfer holds its URL's lock file (no more of them than transfers may run). Running
+/// out (`EMFILE`, `ENFILE`) fails a payload with reason `resources`, which the cache never
+/// remembers as the origin's fault.
 public enum FileDescriptorBudget {
     /// Descriptors left for everything else: standard streams, libmagic, the engine's wake-up
     /// pipe and poll set, the cache's directories, logs.

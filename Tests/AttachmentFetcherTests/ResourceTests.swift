@@ -6,7 +6,7 @@ import Testing
 /// The file-descriptor budget: the CLI under a hard limit of 1024 open files (as `ulimit -n
 /// 1024` leaves most shells) must still attach every payload of a campaign, whether it names
 /// 3,000 URLs of one origin or 3,000 origins; and running out is its own reason.
-@Suite("File descriptors: campaigns within ulimit -n 1024", .serialized, .timeLimit(.minutes(3)))
+@Suite("File descriptors: campaigns within ulimit -n 1024", .timeLimit(.minutes(3)))
 struct ResourceTests {
     /// Runs `fetch-attachment ARGUMENTS` with `ulimit -n LIMIT` (soft and hard).
     /// The batch goes in a file: `CommandRunner` writes standard input whole before it reads the
@@ -38,10 +38,22 @@ struct ResourceTests {
         #expect(FileDescriptorBudget.raiseSoftLimit() >= FileDescriptorBudget.softLimit)
     }
 
+    /// A campaign of 3,000 payloads under `ulimit -n 1024`.
+    enum Campaign: String, CaseIterable, Sendable {
+        /// 3,000 URLs of one origin, at the default concurrency.
+        case oneOrigin
+        /// 3,000 origins (names pinned to the mock CDN), at the default concurrency.
+        case distinctOrigins
+        /// 3,000 URLs of one origin with `--concurrency 1024`, more than the limit affords:
+        /// payloads beyond the transfers running wait without holding a descriptor.
+        case oneOriginAtConcurrency1024
+    }
+
     @Test(
-        "At ulimit -n 1024, 3,000 distinct URLs on one origin and 3,000 distinct origins all attach (cache on)",
-        arguments: [false, true])
-    func campaignWithinLimit(distinctHosts: Bool) async throws {
+        "At ulimit -n 1024, 3,000 URLs of one origin (at the default and at 1024 payloads in flight) and 3,000 origins all attach (cache on)",
+        arguments: Campaign.allCases)
+    func campaignWithinLimit(campaign: Campaign) async throws {
+        let distinctHosts = campaign == .distinctOrigins
         let server = try await MockCDNServer.start(eventLoopThreads: 1)
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -57,8 +69,9 @@ struct ResourceTests {
             }
             // Every name of the distinct-origin campaign resolves to the mock CDN, and only that
             // address is allowed.
-            let network = distinctHosts
+            var network = distinctHosts
                 ? ["--resolve", "*:\(port):127.0.0.1", "--allow-network", "127.0.0.1/32"] : ["--allow-private-networks"]
+            if campaign == .oneOriginAtConcurrency1024 { network += ["--concurrency", "1024"] }
             let result = try await runLimited(
                 1024,
                 ["--json", "--deadline", "60", "--cache-dir", directory + "/cache", "--output-dir", directory + "/out"]
