@@ -138,6 +138,7 @@ static curl_socket_t open_guarded_socket(void *data, curlsocktype purpose, struc
             guard->hop = hop;
             guard->refused = 0;
             guard->opened = 0;
+            guard->open_error = 0;
         }
     }
     unsigned char address[16];

@@ -657,7 +657,7 @@ private final class EngineLoop: @unchecked Sendable {
         if code == .couldNotConnect, easy.refusedAddresses > 0, easy.openedSockets == 0 {
             return TransferFailure(reason: .addressRefused, detail: Self.addressRefusedDetail)
         }
-        if code == .loginDenied {
+        if code == .loginDenied, !configuration.allowsCredentialsInURLs {
             return TransferFailure(reason: .invalidURL, detail: "a redirect led to a URL with credentials (user:pass@), which are not sent")
         }
         let failure = curlFailure(for: code, of: transfer)

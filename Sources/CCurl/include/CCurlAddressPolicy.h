@@ -42,7 +42,7 @@ typedef struct CCurl_socket_guard {
     unsigned int refused;
     /// Sockets opened for that request's permitted candidates.
     unsigned int opened;
-    /// `errno` of the last `socket()` that failed (EMFILE, ENFILE…), 0 if none did.
+    /// `errno` of that request's last `socket()` that failed (EMFILE, ENFILE…), 0 if none did.
     int open_error;
 } CCurl_socket_guard;
 
