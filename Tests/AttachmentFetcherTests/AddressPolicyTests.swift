@@ -135,6 +135,27 @@ struct AddressPolicyTests {
         }
     }
 
+    @Test("Each resolved candidate is judged alone: a refused one is skipped, a permitted one used; refused means all were")
+    func candidatesJudgedAlone() async throws {
+        let closed = try await MockCDNServer.start(eventLoopThreads: 1)
+        let closedPort = closed.port
+        try await closed.shutdown()
+        try await withDefaultPolicy { fixture in
+            let port = fixture.server.port
+            let fetcher = try fixture.anotherFetcher {
+                $0.addressPolicy.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
+                $0.resolve = ["two.cdn.test:\(port):127.0.0.2,127.0.0.1", "shut.cdn.test:\(closedPort):127.0.0.2,127.0.0.1"]
+            }
+            let attached = await fetcher.process(Payloads.braze(url: "http://two.cdn.test:\(port)/media/c.jpg?bytes=1000"))
+            // A permitted candidate that is closed: a network failure, not a refusal.
+            let closedOutcome = await fetcher.process(Payloads.braze(url: "http://shut.cdn.test:\(closedPort)/media/c.jpg"))
+            await fetcher.shutdown()
+            #expect(attached.status == .attached, "\(attached.result) \(attached.detail ?? "")")
+            #expect(closedOutcome.reason == .network, "\(closedOutcome.result)")
+            #expect(closedOutcome.detail == "could not fetch")
+        }
+    }
+
     @Test("A redirect from an allowed origin to a refused address is refused at the hop: the target sees no connection")
     func redirectToRefusedAddress() async throws {
         let target = try await MockCDNServer.start(host: "::1", eventLoopThreads: 1)
