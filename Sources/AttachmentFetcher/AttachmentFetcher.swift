@@ -57,12 +57,17 @@ public final class AttachmentFetcher: Sendable {
                 maximumConcurrentTransfers: configuration.connectionPool.maximumConcurrentTransfers,
                 maximumRedirects: configuration.maximumRedirects,
                 userAgent: configuration.userAgent,
-                trustedCertificatesFile: configuration.trustedCertificatesFile),
+                trustedCertificatesFile: configuration.trustedCertificatesFile,
+                addressPolicy: configuration.addressPolicy,
+                allowsCredentialsInURLs: configuration.allowsCredentialsInURLs,
+                proxy: configuration.proxy,
+                resolve: configuration.resolve),
             logger: logger, classifier: classifier)
         if let store {
             cache = CachedDownloads(
                 store: store, engine: engine, outputDirectory: configuration.outputDirectory,
-                transferBudget: configuration.deadline)
+                transferBudget: configuration.deadline,
+                maximumLeaders: configuration.connectionPool.maximumConcurrentTransfers)
         } else {
             cache = nil
         }
@@ -157,8 +162,10 @@ public final class AttachmentFetcher: Sendable {
         case .noAttachment:
             if recognized.platform == .ios, !extensionRuns { draft.warnings.append(Self.noExtensionWarning) }
             return (draft.original(.noAttachment, "the \(vendor) payload names no attachment"), [])
-        case .attachments(let requests):
+        case .attachments(let named):
             if recognized.platform == .ios, !extensionRuns { draft.warnings.append(Self.noExtensionWarning) }
+            let requests = AttachmentSelection.select(
+                named, limit: configuration.maximumAttachmentsPerPayload, warnings: &draft.warnings)
             let results = await download(requests, deadline: deadline)
             // The payload's own platform judges its files, unless a preflight names platforms.
             let platforms = configuration.platforms.isEmpty ? [recognized.platform] : configuration.platforms
@@ -200,6 +207,11 @@ public final class AttachmentFetcher: Sendable {
     }
 
     private func download(_ url: AttachmentURL, deadline: ContinuousClock.Instant) async -> Result<DownloadedFile, TransferFailure> {
+        if !configuration.allowsCredentialsInURLs, url.hasCredentials {
+            return .failure(
+                TransferFailure(
+                    reason: .invalidURL, detail: "the URL carries credentials (user:pass@), which are not sent"))
+        }
         if let cache { return await cache.download(url, deadline: deadline) }
         let directory = configuration.outputDirectory
         let result = await engine.download(

@@ -24,9 +24,37 @@ extension AttachmentFetcher {
         /// The `User-Agent` header sent with every request.
         public var userAgent: String
 
-        /// Payloads larger than this are `invalid-payload` without being parsed. Default 1 MiB
-        /// (APNs itself caps payloads at 4 KiB).
+        /// Payloads larger than this are `invalid-payload` without being parsed. Default 4,096
+        /// bytes: APNs' limit for a notification payload (and FCM's for its data), so no payload
+        /// a device can receive is refused.
         public var maximumPayloadBytes: Int
+
+        /// The most attachments one payload may download. The payload's attachment URLs are
+        /// deduplicated in payload order (a URL named twice is fetched once), then the first
+        /// `maximumAttachmentsPerPayload` are fetched; an outcome warning names every URL left
+        /// out. Default 4: a notification shows one attachment (the first) and rarely carries
+        /// more than a few.
+        public var maximumAttachmentsPerPayload: Int
+
+        /// Which addresses downloads may connect to. Default: globally reachable addresses only
+        /// (see `AddressPolicy`).
+        public var addressPolicy: AddressPolicy
+
+        /// Whether attachment URLs (and redirects) may carry credentials (`user:pass@host`).
+        /// Default `false`: such a URL is `invalid-url` and nothing is sent.
+        public var allowsCredentialsInURLs: Bool
+
+        /// The proxy every download goes through (libcurl's `CURLOPT_PROXY`, such as
+        /// `http://proxy.internal:3128`), or `nil` (the default) for none. The environment
+        /// (`http_proxy`, `https_proxy`, `ALL_PROXY`, `no_proxy`) is never read. The address
+        /// policy then checks the proxy's address, not the origin's: the proxy must enforce the
+        /// policy itself.
+        public var proxy: String?
+
+        /// Fixed name resolutions, in curl's `--resolve` form `HOST:PORT:ADDRESS[,ADDRESS…]`
+        /// (`HOST` may be `*` for every name), used instead of DNS (libcurl's `CURLOPT_RESOLVE`).
+        /// The address policy still checks the addresses. Default: none.
+        public var resolve: [String]
 
         /// A PEM file of the certificate authorities that TLS origins are verified against
         /// (libcurl's `CURLOPT_CAINFO`), for a CDN behind a private CA. `nil` (the default): the
@@ -51,7 +79,12 @@ extension AttachmentFetcher {
             connectionPool = ConnectionPool()
             maximumRedirects = 20
             userAgent = "AttachmentFetcher/1.0"
-            maximumPayloadBytes = 1 << 20
+            maximumPayloadBytes = 4096
+            maximumAttachmentsPerPayload = 4
+            addressPolicy = AddressPolicy()
+            allowsCredentialsInURLs = false
+            proxy = nil
+            resolve = []
             trustedCertificatesFile = nil
             cache = nil
         }
@@ -121,11 +154,16 @@ extension AttachmentFetcher {
             /// not count against anything but their payload's deadline. Default 48 (32–64 measured
             /// best on a 2-core machine).
             public var maximumConnectionsPerHost: Int = 48
-            /// Transfers at once across all hosts. Default 1024.
-            public var maximumConcurrentTransfers: Int = 1024
+            /// Transfers at once across all hosts. Default: `FileDescriptorBudget.concurrency()`,
+            /// derived from the process's file-descriptor limit (1024 when it is 6,208 or more;
+            /// 160 at the common soft limit of 1024).
+            public var maximumConcurrentTransfers: Int = FileDescriptorBudget.concurrency()
 
             /// The defaults, or the limits given.
-            public init(maximumConnectionsPerHost: Int = 48, maximumConcurrentTransfers: Int = 1024) {
+            public init(
+                maximumConnectionsPerHost: Int = 48,
+                maximumConcurrentTransfers: Int = FileDescriptorBudget.concurrency()
+            ) {
                 self.maximumConnectionsPerHost = maximumConnectionsPerHost
                 self.maximumConcurrentTransfers = maximumConcurrentTransfers
             }
@@ -141,6 +179,14 @@ extension AttachmentFetcher {
                 throw .invalidConfiguration("connection limits must be positive")
             }
             guard maximumRedirects >= 0 else { throw .invalidConfiguration("maximumRedirects must not be negative") }
+            guard maximumPayloadBytes > 0 else { throw .invalidConfiguration("maximumPayloadBytes must be positive") }
+            guard maximumAttachmentsPerPayload > 0 else {
+                throw .invalidConfiguration("maximumAttachmentsPerPayload must be positive")
+            }
+            for entry in resolve where !Self.isResolveEntry(entry) {
+                throw .invalidConfiguration("resolve entry '\(entry)' is not HOST:PORT:ADDRESS")
+            }
+            if let proxy, proxy.isEmpty { throw .invalidConfiguration("proxy is empty (nil means no proxy)") }
             if let trustedCertificatesFile, !FileManager.default.isReadableFile(atPath: trustedCertificatesFile) {
                 throw .invalidConfiguration("trustedCertificatesFile \(trustedCertificatesFile) is not a readable file")
             }

@@ -16,7 +16,8 @@ public struct FallbackReason: Hashable, Sendable, Codable, CustomStringConvertib
     /// An internal or silent vendor push (uninstall tracking, geofence sync, silent push):
     /// nothing to show, and no network request is made.
     public static let internalPush = FallbackReason("internal-push")
-    /// The attachment URL is not an absolute http(s) URL, or a redirect led to another scheme.
+    /// The attachment URL is not an absolute http(s) URL, carries credentials (`user:pass@`)
+    /// that the configuration does not allow, or a redirect led to another scheme.
     public static let invalidURL = FallbackReason("invalid-url")
     /// The origin answered with a status other than 2xx, or redirected too often.
     public static let httpStatus = FallbackReason("http-status")
@@ -30,11 +31,18 @@ public struct FallbackReason: Hashable, Sendable, Codable, CustomStringConvertib
     public static let unsupportedType = FallbackReason("unsupported-type")
     /// The file could not be written, closed or renamed in the output directory.
     public static let storage = FallbackReason("storage")
+    /// The address policy (`Configuration.addressPolicy`) refused every address the attachment's
+    /// host (or a redirect's) resolved to: loopback, private, link-local, reserved… Nothing was
+    /// sent. The detail is always the same, whatever the address.
+    public static let addressRefused = FallbackReason("address-refused")
+    /// The process or the system ran out of file descriptors (`EMFILE`, `ENFILE`) for a socket,
+    /// a temporary file or a cache lock: a local shortage, never remembered against the origin.
+    public static let resources = FallbackReason("resources")
 
     /// Every reason, in a stable order.
     public static let all: [FallbackReason] = [
         .invalidPayload, .noAttachment, .internalPush, .invalidURL, .httpStatus, .network, .deadline,
-        .tooLarge, .unsupportedType, .storage,
+        .tooLarge, .unsupportedType, .storage, .addressRefused, .resources,
     ]
 
     public var description: String { code }

@@ -36,6 +36,9 @@ struct DemoCommand: AsyncParsableCommand {
             outputDirectory: directory, deadline: DeadlineOption.duration(deadline))
         configuration.userAgent = "fetch-attachment-demo"
         configuration.cache = .init(directory: directory + "/.cache")
+        // The mock CDN's loopback address, and only it, joins the public addresses: the
+        // example that points at another loopback address shows the refusal.
+        configuration.addressPolicy.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
         let results: [(ExamplePayload, Outcome)]
         do {
             results = try await withAttachmentFetcher(configuration: configuration) { fetcher in
@@ -176,6 +179,10 @@ struct ExamplePayload: Sendable {
             name: "braze-12MB-image",
             template: #"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"{{CDN}}/media/huge.jpg?bytes=12000000"}}}"#,
             expected: "too-large"),
+        .init(
+            name: "braze-internal-address",
+            template: #"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"http://[::1]:9/latest/meta-data/x.jpg"}}}"#,
+            expected: "address-refused"),
         .init(
             name: "braze-html-as-jpeg",
             template: #"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"{{CDN}}/media/page.html?content_type=image/jpeg","type":"jpg"}}}"#,

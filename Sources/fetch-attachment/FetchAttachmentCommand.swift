@@ -1,4 +1,5 @@
 import ArgumentParser
+import AttachmentFetcher
 
 /// `fetch-attachment`: turns push payloads into notification attachments.
 @main
@@ -13,4 +14,21 @@ struct FetchAttachmentCommand: AsyncParsableCommand {
         subcommands: [FetchCommand.self, CacheCommand.self, DemoCommand.self],
         defaultSubcommand: FetchCommand.self
     )
+
+    /// Raises the open-file limit before anything else (see `FileDescriptorBudget`), then parses
+    /// and runs the command as ArgumentParser's own `main` does. The default concurrency is
+    /// derived from the raised limit.
+    static func main() async {
+        FileDescriptorBudget.raiseSoftLimit()
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

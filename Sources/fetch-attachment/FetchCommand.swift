@@ -17,8 +17,8 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Process a campaign: one JSON payload per line of FILE ('-' for standard input).", valueName: "file"))
     var batch: String?
 
-    @Option(help: "With --batch: how many payloads are processed at once.")
-    var concurrency: Int = 1024
+    @Option(help: "With --batch: how many payloads are processed at once. Default: from the open-file limit, (limit - 64) / 6, at most 1024 (160 at a limit of 1024).")
+    var concurrency: Int = FileDescriptorBudget.concurrency()
 
     @Option(help: ArgumentHelp("With --batch: write a self-contained HTML campaign report to FILE.", valueName: "file"))
     var report: String?
@@ -96,7 +96,10 @@ struct FetchOptions: ParsableArguments {
 
     @OptionGroup var cache: CacheOptions
 
+    @OptionGroup(title: "Network") var network: NetworkOptions
+
     func validate() throws {
+        try network.validate()
         try DeadlineOption.validate(deadline, maximum: 3_600)
         if let outputDirectory, outputDirectory.isEmpty {
             throw ValidationError("--output-dir must not be empty")
@@ -117,6 +120,7 @@ struct FetchOptions: ParsableArguments {
         configuration.trustedCertificatesFile = cacert
         configuration.platforms = (try? platforms()) ?? []
         configuration.maximumRedirects = maximumRedirects
+        network.apply(to: &configuration)
         return configuration
     }
 

@@ -511,6 +511,8 @@ struct Harness: Sendable {
             executable: tools.fetchAttachment,
             arguments: [
                 "--batch", batch, "--json", "--output-dir", directory.output, "--deadline", String(deadline),
+                // The mock CDN is on loopback, which the default address policy refuses.
+                "--allow-private-networks",
             ] + cache.arguments + (settings.batchConcurrency.map { ["--concurrency", String($0)] } ?? [])
                 + (settings.trustedCertificate.map { ["--cacert", $0] } ?? []),
             stdoutPath: directory.stdout, stderrPath: directory.stderr, timeout: timeout)

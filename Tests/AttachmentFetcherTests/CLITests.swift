@@ -31,7 +31,7 @@ struct CLITests {
             try Payloads.braze(url: server.url("/media/a.png?bytes=5000"), type: "jpg").write(to: URL(fileURLWithPath: payloadPath))
             let output = directory + "/out/nested"
             let result = try await CommandRunner.run(
-                "fetch-attachment", [payloadPath, "--output-dir", output, "--json", "--deadline", "10"])
+                "fetch-attachment", [payloadPath, "--output-dir", output, "--json", "--deadline", "10", "--allow-private-networks"])
             #expect(result.status == 0, "\(result.stderr)")
             let object = try jsonObject(result.stdout)
             #expect(Set(object.keys) == ["status", "reason", "detail", "vendor", "attachments", "failures", "warnings", "elapsed_ms", "notification"])
@@ -60,7 +60,7 @@ struct CLITests {
             let picture = server.url("/media/a.png?bytes=3000")
             let payload = #"{"_ab":"true","t":"Sale","a":"50% off","s":"Deals","cid":"camp-1","uri":"myapp://sale","ab_use_webview":"true","ab_nc":"promos","p":"1","sd":"d","ab_bc":"3","ab_iu":"\#(picture)","extra":"{\"promo_id\":\"42\",\"n\":{\"k\":[1,true]}}","ab_a0_a":"ab_uri","ab_a0_t":"Details","ab_a0_uri":"https://example.com/e","ab_a0_id":"details","ab_a1_a":"ab_open","ab_a1_t":"Open"}"#
             let result = try await CommandRunner.run(
-                "fetch-attachment", ["--json", "--no-cache", "--output-dir", directory], stdin: Data(payload.utf8))
+                "fetch-attachment", ["--json", "--no-cache", "--output-dir", directory, "--allow-private-networks"], stdin: Data(payload.utf8))
             #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
             let object = try jsonObject(result.stdout)
             let notification = try #require(object["notification"] as? [String: Any])
@@ -99,7 +99,7 @@ struct CLITests {
             let payload = Payloads.braze(url: server.url("/media/a.jpg?status=404"))
             for arguments in [["-"], []] {
                 let result = try await CommandRunner.run(
-                    "fetch-attachment", arguments + ["--json", "--output-dir", directory], stdin: payload)
+                    "fetch-attachment", arguments + ["--json", "--output-dir", directory, "--allow-private-networks"], stdin: payload)
                 #expect(result.status == 1)
                 let object = try jsonObject(result.stdout)
                 #expect(object["status"] as? String == "original")
@@ -113,12 +113,12 @@ struct CLITests {
     func humanSummary() async throws {
         try await withServer { server, directory in
             let attached = try await CommandRunner.run(
-                "fetch-attachment", ["--output-dir", directory],
+                "fetch-attachment", ["--output-dir", directory, "--allow-private-networks"],
                 stdin: Payloads.moengage(url: server.url("/media/a.gif?bytes=900")))
             #expect(attached.status == 0)
             #expect(attached.stdout.contains("attached image/gif, 900 bytes"))
             let silent = try await CommandRunner.run(
-                "fetch-attachment", ["--output-dir", directory],
+                "fetch-attachment", ["--output-dir", directory, "--allow-private-networks"],
                 stdin: Data(#"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#.utf8))
             #expect(silent.status == 1)
             #expect(silent.stdout.contains("internal-push"))
@@ -130,7 +130,7 @@ struct CLITests {
         try await withServer { server, directory in
             let payload = #"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_st":"Sub","wzrk_bp":"\#(server.url("/media/a.png?bytes=900"))","wzrk_dl":"myapp://x","wzrk_sound":"true","wzrk_bc":"3","wzrk_acts":"[{\"l\":\"Open\",\"dl\":\"myapp://y\",\"id\":\"open\"},{\"l\":\"Dismiss\",\"id\":\"dismiss\"}]"}"#
             let shown = try await CommandRunner.run(
-                "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(payload.utf8))
+                "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks"], stdin: Data(payload.utf8))
             #expect(shown.status == 0, "\(shown.stdout)")
             for line in [
                 "android notification:", "title: T", "subtitle: Sub", "body: B", "badge: 3", "sound: default",
@@ -156,7 +156,7 @@ struct CLITests {
             batch.append(Data(#"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#.utf8))
             try batch.write(to: URL(fileURLWithPath: batchPath))
             let result = try await CommandRunner.run(
-                "fetch-attachment", ["--batch", batchPath, "--json", "--no-cache", "--output-dir", directory + "/out"])
+                "fetch-attachment", ["--batch", batchPath, "--json", "--no-cache", "--output-dir", directory + "/out", "--allow-private-networks"])
             let objects = try result.stdout.split(separator: "\n").map {
                 try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
             }
@@ -184,7 +184,7 @@ struct CLITests {
         try await withServer { server, directory in
             let process = Process()
             process.executableURL = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment")
-            process.arguments = ["--batch", "-", "--json", "--no-cache", "--output-dir", directory + "/out"]
+            process.arguments = ["--batch", "-", "--json", "--no-cache", "--output-dir", directory + "/out", "--allow-private-networks"]
             let input = Pipe(), output = Pipe()
             process.standardInput = input
             process.standardOutput = output
@@ -214,7 +214,7 @@ struct CLITests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let result = try await CommandRunner.run("fetch-attachment", ["demo", "--deadline", "1", "--output-dir", directory])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
-        #expect(result.stdout.contains("23 of 23 examples gave the expected outcome"))
+        #expect(result.stdout.contains("24 of 24 examples gave the expected outcome"))
         #expect(result.stdout.contains("android notification:"))
         #expect(result.stdout.contains("android notification: shows nothing"))
     }

@@ -201,10 +201,10 @@ struct CacheTests {
             let cacheDirectory = try #require(fixture.cacheDirectory)
             let payload = fixture.braze("/media/shared.mp4?bytes=2000000&delay_ms=300")
             async let first = CommandRunner.run(
-                "fetch-attachment", ["--json", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/p1"],
+                "fetch-attachment", ["--json", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/p1", "--allow-private-networks"],
                 stdin: payload)
             async let second = CommandRunner.run(
-                "fetch-attachment", ["--json", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/p2"],
+                "fetch-attachment", ["--json", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/p2", "--allow-private-networks"],
                 stdin: payload)
             let (a, b) = try await (first, second)
             #expect(a.status == 0, "\(a.stdout) \(a.stderr)")
@@ -220,7 +220,7 @@ struct CacheTests {
             let payload = fixture.braze("/media/killed.jpg?bytes=400000&stall_after=100000")
             let process = Process()
             process.executableURL = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment")
-            process.arguments = ["-", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/killed", "--deadline", "30"]
+            process.arguments = ["-", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/killed", "--deadline", "30", "--allow-private-networks"]
             let input = Pipe()
             process.standardInput = input
             process.standardOutput = FileHandle.nullDevice
@@ -266,7 +266,7 @@ struct CacheTests {
             }
             let result = try await CommandRunner.run(
                 "fetch-attachment",
-                ["--batch", "-", "--json", "--concurrency", "7", "--cache-dir", try #require(fixture.cacheDirectory), "--output-dir", fixture.directory + "/batch"],
+                ["--batch", "-", "--json", "--concurrency", "7", "--cache-dir", try #require(fixture.cacheDirectory), "--output-dir", fixture.directory + "/batch", "--allow-private-networks"],
                 stdin: Data((lines.joined(separator: "\n") + "\n").utf8))
             #expect(result.status == 1)
             let objects = try result.stdout.split(separator: "\n").map {

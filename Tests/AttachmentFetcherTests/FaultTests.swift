@@ -89,7 +89,7 @@ struct FaultTests {
     func reasonCodes() {
         #expect(FallbackReason.all.map(\.code) == [
             "invalid-payload", "no-attachment", "internal-push", "invalid-url", "http-status", "network", "deadline",
-            "too-large", "unsupported-type", "storage",
+            "too-large", "unsupported-type", "storage", "address-refused", "resources",
         ])
     }
 

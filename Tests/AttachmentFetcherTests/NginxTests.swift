@@ -89,8 +89,8 @@ struct Nginx: Sendable {
     let httpsPort: Int
     let process: Process
 
-    /// Flags every run against a loopback origin passes.
-    static let loopbackFlags: [String] = []
+    /// Flags every run against a loopback origin passes: private addresses are refused by default.
+    static let loopbackFlags = ["--allow-private-networks"]
 
     static let binary = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].first {
         FileManager.default.isExecutableFile(atPath: $0)

@@ -177,7 +177,8 @@ final class CacheStore: Sendable {
         _ body: DownloadedFile, key: CacheKey, freshness: HTTPFreshness
     ) -> Result<CachedEntry, TransferFailure> {
         guard let digest = Self.sha256(ofFile: body.path) else {
-            return .failure(TransferFailure(reason: .storage, detail: "cannot read \(body.path)"))
+            let reason: FallbackReason = FileDescriptorBudget.isExhaustion(errno) ? .resources : .storage
+            return .failure(TransferFailure(reason: reason, detail: "cannot read \(body.path)"))
         }
         let now = Date()
         let metadata = CacheEntryMetadata(
@@ -233,7 +234,20 @@ final class CacheStore: Sendable {
     /// Takes `key`'s lock without waiting; `nil` when another holder has it. The lock is an
     /// `flock` on `locks/<key>.lock`, so it dies with its process.
     func tryLock(_ key: CacheKey) -> CacheLock? {
-        CacheLock(path: "\(locksDirectory)/\(key.hex).lock")
+        try? lock(key).get()
+    }
+
+    /// `tryLock`, telling a lock held elsewhere (`nil`) from running out of file descriptors
+    /// (`resources`), which waiting would not cure.
+    func lock(_ key: CacheKey) -> Result<CacheLock?, TransferFailure> {
+        let path = "\(locksDirectory)/\(key.hex).lock"
+        var openError: Int32 = 0
+        if let lock = CacheLock(path: path, openError: &openError) { return .success(lock) }
+        if FileDescriptorBudget.isExhaustion(openError) {
+            return .failure(
+                TransferFailure(reason: .resources, detail: "cannot open \(path): \(String(cString: strerror(openError)))"))
+        }
+        return .success(nil)
     }
 
     // MARK: Maintenance
@@ -300,6 +314,9 @@ final class CacheStore: Sendable {
         do {
             let data = try JSONEncoder().encode(metadata)
             guard FileManager.default.createFile(atPath: temporary, contents: data) else {
+                if FileDescriptorBudget.isExhaustion(errno) {
+                    return TransferFailure(reason: .resources, detail: "cannot write \(temporary): \(Self.lastError)")
+                }
                 return TransferFailure(reason: .storage, detail: "cannot write \(temporary)")
             }
         } catch {
@@ -405,10 +422,14 @@ final class CacheStore: Sendable {
 final class CacheLock: Sendable {
     private let descriptor: Int32
 
-    /// Takes the lock at `path` without waiting; `nil` when it is held elsewhere or cannot be made.
-    init?(path: String) {
+    /// Takes the lock at `path` without waiting; `nil` when it is held elsewhere or cannot be
+    /// made (then `openError` is the `errno` of the failed `open`).
+    init?(path: String, openError: inout Int32) {
         let descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return nil }
+        guard descriptor >= 0 else {
+            openError = errno
+            return nil
+        }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
             return nil

@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 import Synchronization
 
@@ -23,8 +24,16 @@ final class CachedDownloads: Sendable {
     let coalesced = Atomic<Int>(0)
     /// Revalidations answered `304 Not Modified`.
     let notModified = Atomic<Int>(0)
+    /// Shared transfers that may hold their URL's lock (an open file) at once: as many as the
+    /// engine runs transfers, so that however many payloads are in flight, waiting leaders hold
+    /// no descriptor (see `FileDescriptorBudget`).
+    private let leaderSlots: AsyncSlots
 
-    init(store: CacheStore, engine: TransferEngine, outputDirectory: String, transferBudget: Duration) {
+    init(
+        store: CacheStore, engine: TransferEngine, outputDirectory: String, transferBudget: Duration,
+        maximumLeaders: Int
+    ) {
+        leaderSlots = AsyncSlots(maximumLeaders)
         self.store = store
         self.engine = engine
         self.outputDirectory = outputDirectory
@@ -71,7 +80,10 @@ final class CachedDownloads: Sendable {
     // MARK: The shared transfer
 
     private func lead(_ shared: SharedDownload, key: CacheKey, url: AttachmentURL) async {
-        let result = await fetch(key: key, url: url, deadline: .now.advanced(by: transferBudget))
+        let deadline = ContinuousClock.now.advanced(by: transferBudget)
+        await leaderSlots.acquire()
+        let result = await fetch(key: key, url: url, deadline: deadline)
+        leaderSlots.release()
         if case .failure(let failure) = result, Self.isRemembered(failure), store.configuration.failureMemory > .zero {
             let until = ContinuousClock.now.advanced(by: store.configuration.failureMemory)
             failures.withLock { $0[key] = (failure, until) }
@@ -88,9 +100,14 @@ final class CachedDownloads: Sendable {
         let store = self.store
         var pause = Duration.milliseconds(2)
         for _ in 0..<100_000 where ContinuousClock.now < deadline {
-            let (lock, entry) = await BlockingIO.run { () -> (CacheLock?, CachedEntry?) in
-                let lock = store.tryLock(key)
-                return (lock, store.entry(for: key))
+            let (locking, entry) = await BlockingIO.run { () -> (Result<CacheLock?, TransferFailure>, CachedEntry?) in
+                let locking = store.lock(key)
+                return (locking, store.entry(for: key))
+            }
+            let lock: CacheLock?
+            switch locking {
+            case .success(let held): lock = held
+            case .failure(let failure): return .failure(failure)
             }
             if let entry, entry.isFresh() {
                 lock?.unlock()
@@ -195,8 +212,9 @@ final class CachedDownloads: Sendable {
         }
     }
 
-    /// Failures that say something about the origin; deadlines and local storage trouble do not.
-    private static func isRemembered(_ failure: TransferFailure) -> Bool {
+    /// Failures that say something about the origin; deadlines, local storage trouble and running
+    /// out of file descriptors (`resources`) do not.
+    static func isRemembered(_ failure: TransferFailure) -> Bool {
         [.httpStatus, .network, .tooLarge, .unsupportedType, .invalidURL].contains(failure.reason)
     }
 }
@@ -288,5 +306,41 @@ final class SharedDownload: Sendable {
             }
             waiter?.resume(returning: nil)
         }
+    }
+}
+
+/// A counting semaphore for tasks: `acquire()` waits, without blocking a thread, until one of
+/// `limit` slots is free; waiters are served in order.
+final class AsyncSlots: Sendable {
+    private struct State {
+        var available: Int
+        var waiters = Deque<CheckedContinuation<Void, Never>>()
+    }
+
+    private let state: Mutex<State>
+
+    init(_ limit: Int) { state = Mutex(State(available: max(1, limit))) }
+
+    func acquire() async {
+        await withCheckedContinuation { continuation in
+            let granted = state.withLock { state -> Bool in
+                guard state.available > 0 else {
+                    state.waiters.append(continuation)
+                    return false
+                }
+                state.available -= 1
+                return true
+            }
+            if granted { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if let waiter = state.waiters.popFirst() { return waiter }
+            state.available += 1
+            return nil
+        }
+        next?.resume()
     }
 }

@@ -56,7 +56,11 @@ enum AttachmentFiles {
             try FileManager.default.copyItem(atPath: source, toPath: temporary)
         } catch {
             TemporaryFiles.remove(temporary)
-            return .failure(TransferFailure(reason: .storage, detail: "cannot copy \(source): \(error.localizedDescription)"))
+            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+            let exhausted = underlying?.domain == NSPOSIXErrorDomain && FileDescriptorBudget.isExhaustion(Int32(underlying!.code))
+            return .failure(
+                TransferFailure(
+                    reason: exhausted ? .resources : .storage, detail: "cannot copy \(source): \(error.localizedDescription)"))
         }
         guard rename(temporary, destination) == 0 else {
             let failure = TransferFailure(reason: .storage, detail: "cannot rename \(temporary) to \(destination): \(String(cString: strerror(errno)))")

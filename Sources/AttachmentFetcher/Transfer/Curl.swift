@@ -32,6 +32,8 @@ struct CurlCode: Hashable, Sendable, CustomStringConvertible {
     static let sendError = CurlCode(CURLE_SEND_ERROR)
     static let receiveError = CurlCode(CURLE_RECV_ERROR)
     static let badContentEncoding = CurlCode(CURLE_BAD_CONTENT_ENCODING)
+    static let couldNotConnect = CurlCode(CURLE_COULDNT_CONNECT)
+    static let loginDenied = CurlCode(CURLE_LOGIN_DENIED)
 
     /// libcurl's own one-line explanation of the code.
     var description: String { String(cString: curl_easy_strerror(CURLcode(rawValue))) }
@@ -159,6 +161,12 @@ final class CurlEasy {
     fileprivate let handle: UnsafeMutableRawPointer
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var requestHeaders: UnsafeMutablePointer<curl_slist>?
+    /// The data of the socket-opening callback: the address policy and what it refused.
+    private let socketGuard: UnsafeMutablePointer<CCurl_socket_guard>
+    /// The policy `socketGuard` points into, kept alive while the handle may use it.
+    private var policy: CurlAddressPolicy?
+    /// A list option's strings (`CURLOPT_RESOLVE`), kept alive while the handle may read them.
+    private var lists: [CurlStringList] = []
     /// The sink that receives this handle's response.
     let sink: CurlResponseSink
 
@@ -170,6 +178,8 @@ final class CurlEasy {
         sink = CurlResponseSink(sniffBytes: sniffBytes)
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        socketGuard = .allocate(capacity: 1)
+        socketGuard.initialize(to: CCurl_socket_guard(policy: nil, handle: handle, hop: 0, refused: 0, opened: 0, open_error: 0))
         installCallbacks()
     }
 
@@ -177,6 +187,7 @@ final class CurlEasy {
         curl_easy_cleanup(handle)
         curl_slist_free_all(requestHeaders)
         errorBuffer.deallocate()
+        socketGuard.deallocate()
     }
 
     /// Makes the handle as good as new for another transfer (`curl_easy_reset`: every option
@@ -188,10 +199,15 @@ final class CurlEasy {
         requestHeaders = nil
         errorBuffer[0] = 0
         sink.reset()
+        socketGuard.pointee = CCurl_socket_guard(policy: nil, handle: handle, hop: 0, refused: 0, opened: 0, open_error: 0)
+        policy = nil
+        lists = []
         installCallbacks()
     }
 
     private func installCallbacks() {
+        // Every socket goes through the address policy; with no policy set, none opens.
+        _ = CCurl_easy_install_socket_guard(handle, socketGuard)
         let context = Unmanaged.passUnretained(sink).toOpaque()
         _ = CCurl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = CCurl_easy_setopt_write_function(handle, curlWriteCallback)
@@ -206,6 +222,30 @@ final class CurlEasy {
         guard !lines.isEmpty else { return }
         for line in lines { requestHeaders = curl_slist_append(requestHeaders, line) }
         _ = CCurl_easy_setopt_pointer(handle, CURLOPT_HTTPHEADER, requestHeaders)
+    }
+
+    /// Checks every address this handle's next transfer connects to against `policy`.
+    func guardConnections(with policy: CurlAddressPolicy) {
+        self.policy = policy
+        socketGuard.pointee = CCurl_socket_guard(policy: policy.pointer, handle: handle, hop: 0, refused: 0, opened: 0, open_error: 0)
+    }
+
+    /// How many candidate addresses the policy refused during this transfer.
+    var refusedAddresses: Int { Int(socketGuard.pointee.refused) }
+
+    /// How many sockets this transfer opened (to permitted addresses).
+    var openedSockets: Int { Int(socketGuard.pointee.opened) }
+
+    /// The `errno` of the last socket that could not be opened during this transfer, if any.
+    var socketOpenError: Int32? {
+        let error = socketGuard.pointee.open_error
+        return error == 0 ? nil : error
+    }
+
+    /// Sets a string-list option (`CURLOPT_RESOLVE`); the handle keeps `list` alive.
+    func set(_ option: CURLoption, _ list: CurlStringList) {
+        lists.append(list)
+        _ = CCurl_easy_setopt_pointer(handle, option, list.head)
     }
 
     /// A number to find this handle by when the multi handle reports it done.
@@ -358,5 +398,121 @@ final class CurlMulti: @unchecked Sendable {
     /// Ends a `poll` early. Safe from any thread.
     func wakeup() {
         _ = curl_multi_wakeup(handle)
+    }
+}
+
+/// A `curl_slist` of strings, freed with the last reference.
+final class CurlStringList: @unchecked Sendable {
+    fileprivate let head: UnsafeMutablePointer<curl_slist>?
+
+    init(_ strings: [String]) {
+        var head: UnsafeMutablePointer<curl_slist>?
+        for string in strings { head = curl_slist_append(head, string) }
+        self.head = head
+    }
+
+    deinit { curl_slist_free_all(head) }
+}
+
+/// `Configuration.AddressPolicy` in the form the C socket callback reads
+/// (`CCurl_address_policy`), immutable once made; easy handles point at it while they use it.
+final class CurlAddressPolicy: @unchecked Sendable {
+    fileprivate let pointer: UnsafeMutablePointer<CCurl_address_policy>
+    private let networks: UnsafeMutableBufferPointer<CCurl_network>
+
+    init(_ policy: AttachmentFetcher.Configuration.AddressPolicy) {
+        networks = .allocate(capacity: max(1, policy.allowedNetworks.count))
+        for (index, network) in policy.allowedNetworks.enumerated() {
+            var entry = CCurl_network()
+            withUnsafeMutableBytes(of: &entry.address) { $0.copyBytes(from: network.bytes) }
+            entry.prefix_length = UInt32(network.mappedPrefixLength)
+            networks[index] = entry
+        }
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(
+            to: CCurl_address_policy(
+                allow_private_networks: policy.allowsPrivateNetworks ? 1 : 0,
+                allowed: UnsafePointer(networks.baseAddress), allowed_count: policy.allowedNetworks.count))
+    }
+
+    deinit {
+        pointer.deallocate()
+        networks.deallocate()
+    }
+
+    /// Whether a connection to `address` (16 bytes, IPv4 written IPv4-mapped) would be made.
+    func permits(_ address: [UInt8]) -> Bool {
+        precondition(address.count == 16)
+        return address.withUnsafeBufferPointer { CCurl_address_policy_permits(pointer, $0.baseAddress) } != 0
+    }
+
+    /// Whether `address` (16 bytes, IPv4 written IPv4-mapped) is globally reachable.
+    static func isGlobal(_ address: [UInt8]) -> Bool {
+        precondition(address.count == 16)
+        return address.withUnsafeBufferPointer { CCurl_address_is_global($0.baseAddress) } != 0
+    }
+
+    /// The addresses `getaddrinfo` makes of a numeric host, as libcurl would resolve it (legacy
+    /// IPv4 forms such as `127.1` and `0x7f.1` included), each in the 16-byte form; none when
+    /// `host` is not numeric. Brackets around an IPv6 address are removed first.
+    static func numericAddresses(of host: String) -> [[UInt8]] {
+        var name = host
+        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        var hints = addrinfo()
+        hints.ai_flags = AI_NUMERICHOST
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(name, nil, &hints, &list) == 0 else { return [] }
+        defer { freeaddrinfo(list) }
+        var addresses: [[UInt8]] = []
+        var next = list
+        while let info = next {
+            next = info.pointee.ai_next
+            guard let raw = info.pointee.ai_addr else { continue }
+            switch Int32(info.pointee.ai_family) {
+            case AF_INET:
+                let v4 = UnsafeRawPointer(raw).loadUnaligned(as: sockaddr_in.self)
+                addresses.append(mapped(withUnsafeBytes(of: v4.sin_addr) { Array($0) }))
+            case AF_INET6:
+                let v6 = UnsafeRawPointer(raw).loadUnaligned(as: sockaddr_in6.self)
+                addresses.append(withUnsafeBytes(of: v6.sin6_addr) { Array($0) })
+            default: continue
+            }
+        }
+        return addresses
+    }
+
+    /// An address in standard notation only (`inet_pton`: a dotted quad, or RFC 4291 IPv6), in
+    /// the 16-byte form; `nil` otherwise.
+    static func standardAddress(_ text: String) -> (bytes: [UInt8], isIPv4: Bool)? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            return (mapped(withUnsafeBytes(of: v4) { Array($0) }), true)
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 {
+            return (withUnsafeBytes(of: v6) { Array($0) }, false)
+        }
+        return nil
+    }
+
+    /// The text of a 16-byte address (`inet_ntop`), as IPv4 when `asIPv4`.
+    static func text(of bytes: [UInt8], asIPv4: Bool) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let written: UnsafePointer<CChar>? = bytes.withUnsafeBytes { source in
+            asIPv4
+                ? inet_ntop(AF_INET, source.baseAddress! + 12, &buffer, socklen_t(buffer.count))
+                : inet_ntop(AF_INET6, source.baseAddress!, &buffer, socklen_t(buffer.count))
+        }
+        guard written != nil else { return "?" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func mapped(_ v4: [UInt8]) -> [UInt8] {
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] + v4
     }
 }

@@ -100,6 +100,14 @@ final class TransferEngine: Sendable {
         var trustedCertificatesFile: String?
         /// How many leading bytes libmagic looks at.
         var sniffBytes = 4096
+        /// Which addresses connections may be made to.
+        var addressPolicy = AttachmentFetcher.Configuration.AddressPolicy()
+        /// Whether URLs (and redirects) may carry `user:pass@`.
+        var allowsCredentialsInURLs = false
+        /// The explicit proxy, or `nil` for none (the environment's is never used).
+        var proxy: String?
+        /// `CURLOPT_RESOLVE` entries.
+        var resolve: [String] = []
     }
 
     private let multi: CurlMulti
@@ -344,11 +352,17 @@ private final class EngineLoop: @unchecked Sendable {
     private var queuesMayAdvance = false
     /// First bytes waiting to go to the classifier at the end of this turn of the loop.
     private var classificationJobs: [ClassificationJob<TransferAttempt>] = []
+    /// The address policy every handle's sockets are checked against.
+    private let addressPolicy: CurlAddressPolicy
+    /// The fixed name resolutions, made once and shared by every handle.
+    private let resolveList: CurlStringList?
 
     init(
         multi: CurlMulti, mailbox: Mailbox, classifier: MediaClassifier, configuration: TransferEngine.Configuration,
         counters: TransferCounters, logger: Logger
     ) {
+        addressPolicy = CurlAddressPolicy(configuration.addressPolicy)
+        resolveList = configuration.resolve.isEmpty ? nil : CurlStringList(configuration.resolve)
         self.multi = multi
         self.mailbox = mailbox
         self.classifier = classifier
@@ -477,6 +491,19 @@ private final class EngineLoop: @unchecked Sendable {
         easy.set(CURLOPT_SSL_VERIFYPEER, true)
         easy.set(CURLOPT_SSL_VERIFYHOST, 2)
         if let file = configuration.trustedCertificatesFile { easy.set(CURLOPT_CAINFO, file) }
+        // A proxy only when configured: an empty CURLOPT_PROXY (and NOPROXY "*") makes libcurl
+        // ignore http_proxy, https_proxy and ALL_PROXY, which would route around the address policy.
+        if let proxy = configuration.proxy {
+            easy.set(CURLOPT_PROXY, proxy)
+            easy.set(CURLOPT_NOPROXY, "")
+        } else {
+            easy.set(CURLOPT_PROXY, "")
+            easy.set(CURLOPT_NOPROXY, "*")
+        }
+        // Credentials in the URL or a redirect's: refused by libcurl itself (CURLE_LOGIN_DENIED).
+        easy.set(CURLOPT_DISALLOW_USERNAME_IN_URL, !configuration.allowsCredentialsInURLs)
+        if let resolveList { easy.set(CURLOPT_RESOLVE, resolveList) }
+        easy.guardConnections(with: addressPolicy)
         easy.setRequestHeaders(request.headers)
 
         let temporaryPath = TemporaryFiles.path(in: request.temporaryDirectory)
@@ -487,7 +514,10 @@ private final class EngineLoop: @unchecked Sendable {
                 permissions: [.ownerReadWrite, .groupRead, .otherRead])
         } catch {
             live[ticket.id] = nil
-            ticket.finish(.failure(TransferFailure(reason: .storage, detail: "cannot create \(temporaryPath): \(error)")))
+            recycle(easy)
+            let reason: FallbackReason =
+                (error as? Errno).map { FileDescriptorBudget.isExhaustion($0.rawValue) } == true ? .resources : .storage
+            ticket.finish(.failure(TransferFailure(reason: reason, detail: "cannot create \(temporaryPath): \(error)")))
             return
         }
         let transfer = ActiveTransfer(
@@ -618,7 +648,37 @@ private final class EngineLoop: @unchecked Sendable {
         return transfer.ticket.request.place(body).map { .file($0) }
     }
 
+    /// The one detail of every `address-refused` failure: it tells nothing of the address.
+    static let addressRefusedDetail = "the address policy refused every address of the host"
+    /// While the address policy is in force, the detail of every network failure: libcurl's
+    /// messages (connection refused, timed out, an empty reply…) would tell a closed port from a
+    /// filtered or a serving one.
+    static let uniformNetworkDetail = "could not fetch"
+
     private func failure(for code: CurlCode, of transfer: ActiveTransfer) -> TransferFailure {
+        let easy = transfer.easy
+        if let error = easy.socketOpenError, FileDescriptorBudget.isExhaustion(error), code == .couldNotConnect {
+            return TransferFailure(reason: .resources, detail: "cannot open a socket: \(String(cString: strerror(error)))")
+        }
+        // Refused only when no candidate was permitted: a permitted one that failed to connect
+        // is a network failure like any other.
+        if code == .couldNotConnect, easy.refusedAddresses > 0, easy.openedSockets == 0 {
+            return TransferFailure(reason: .addressRefused, detail: Self.addressRefusedDetail)
+        }
+        if code == .loginDenied, !configuration.allowsCredentialsInURLs {
+            return TransferFailure(reason: .invalidURL, detail: "a redirect led to a URL with credentials (user:pass@), which are not sent")
+        }
+        let failure = curlFailure(for: code, of: transfer)
+        guard configuration.addressPolicy.hidesNetworkDetails else { return failure }
+        switch failure.reason {
+        case .network: return TransferFailure(reason: .network, detail: Self.uniformNetworkDetail)
+        case .deadline where code == .operationTimedOut:
+            return TransferFailure(reason: .deadline, detail: Self.uniformNetworkDetail + " before the deadline")
+        default: return failure
+        }
+    }
+
+    private func curlFailure(for code: CurlCode, of transfer: ActiveTransfer) -> TransferFailure {
         let easy = transfer.easy
         let message = easy.errorMessage(for: code)
         switch code {

@@ -4,6 +4,7 @@
 // Type-checking macros would wrap the variadic calls below; the shims are the type check.
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
+#include "CCurlAddressPolicy.h"
 
 // libcurl's setopt/getinfo calls are C variadic functions, which Swift cannot call.
 // Each shim below fixes one argument type so Swift sees an ordinary typed function.

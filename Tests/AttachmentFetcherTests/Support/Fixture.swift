@@ -26,6 +26,8 @@ struct Fixture: Sendable {
         let directory = root + "/out"
         var configuration = AttachmentFetcher.Configuration(outputDirectory: directory, deadline: deadline)
         if cached { configuration.cache = .init(directory: root + "/cache") }
+        // The mock CDN is on loopback, which the default address policy refuses.
+        configuration.addressPolicy.allowsPrivateNetworks = true
         configure(&configuration)
         let fetcher: AttachmentFetcher
         do {

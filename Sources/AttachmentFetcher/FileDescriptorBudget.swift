@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The process's file-descriptor budget (`RLIMIT_NOFILE`), and the concurrency it affords.
+///
+/// Every running transfer holds a socket and the temporary file its body streams into, libcurl
+/// keeps as many idle connections for reuse as transfers may run, and with the cache every
+/// shared transfer holds its URL's lock file (no more of them than transfers may run). Running
+/// out (`EMFILE`, `ENFILE`) fails a payload with reason `resources`, which the cache never
+/// remembers as the origin's fault.
+public enum FileDescriptorBudget {
+    /// Descriptors left for everything else: standard streams, libmagic, the engine's wake-up
+    /// pipe and poll set, the cache's directories, logs.
+    public static let reserve = 64
+
+    /// Descriptors one unit of concurrency may need: a socket, a temporary file, an idle
+    /// connection kept for reuse, a cache lock, and two to spare for a payload with more than
+    /// one attachment.
+    public static let descriptorsPerTransfer = 6
+
+    /// The concurrency ceiling when descriptors are plentiful.
+    public static let maximumConcurrency = 1024
+
+    /// The soft limit on open files now; `Int.max` when unlimited.
+    public static var softLimit: Int {
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { return 1024 }
+        return limit.rlim_cur == unlimited ? Int.max : Int(clamping: limit.rlim_cur)
+    }
+
+    /// Raises the soft limit on open files to the hard limit, as Go's runtime does at start-up,
+    /// and returns the soft limit in force afterwards. The hard limit is the administrator's
+    /// ceiling; the soft limit's usual 1024 exists only for programs that still use `select(2)`,
+    /// which libcurl's multi interface (`poll`) does not. Call it once, early, before descriptors
+    /// are handed to other threads; the `fetch-attachment` command does.
+    @discardableResult
+    public static func raiseSoftLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { return softLimit }
+        var target = limit.rlim_max
+        #if canImport(Darwin)
+        // Darwin reports an unlimited hard limit but refuses a soft limit above OPEN_MAX.
+        target = min(target, rlim_t(OPEN_MAX))
+        #endif
+        if limit.rlim_cur != unlimited, limit.rlim_cur < target {
+            limit.rlim_cur = target
+            _ = setrlimit(resource, &limit)
+        }
+        return softLimit
+    }
+
+    /// The default number of transfers at once (and of payloads a batch keeps in flight) for a
+    /// soft limit of `limit` descriptors: `(limit − reserve) / descriptorsPerTransfer`, at least
+    /// 1 and at most `maximumConcurrency`. At the common soft limit of 1024 that is 160; from
+    /// 6,208 descriptors on it is 1024.
+    public static func concurrency(forLimit limit: Int) -> Int {
+        let available = limit > reserve ? limit - reserve : 0
+        return min(maximumConcurrency, max(1, available / descriptorsPerTransfer))
+    }
+
+    /// `concurrency(forLimit:)` of the soft limit now.
+    public static func concurrency() -> Int { concurrency(forLimit: softLimit) }
+
+    /// Whether `error` (an `errno`) says the process or the system ran out of descriptors.
+    static func isExhaustion(_ error: Int32) -> Bool { error == EMFILE || error == ENFILE }
+
+    #if canImport(Darwin)
+    private static let unlimited = RLIM_INFINITY
+    #else
+    /// `RLIM_INFINITY`, which Swift does not import from Glibc (its macro is `-1`).
+    private static let unlimited = rlim_t.max
+    #endif
+
+    #if canImport(Glibc)
+    private static let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    private static let resource = RLIMIT_NOFILE
+    #endif
+}

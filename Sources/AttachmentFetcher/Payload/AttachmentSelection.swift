@@ -1,0 +1,28 @@
+/// Which of a payload's attachments are fetched: each URL once, at most a configured number.
+enum AttachmentSelection {
+    /// The first `limit` distinct URLs of `requests`, in payload order (a URL named again is
+    /// dropped, keeping its first type hint). Every URL dropped is named in a warning: one for
+    /// repeats, one for those past the limit, each URL cut to 200 characters.
+    static func select(
+        _ requests: [RequestedAttachment], limit: Int, warnings: inout [String]
+    ) -> [RequestedAttachment] {
+        var seen = Set<String>()
+        var distinct: [RequestedAttachment] = []
+        var repeated: [String] = []
+        for request in requests {
+            if seen.insert(request.url).inserted { distinct.append(request) } else { repeated.append(request.url) }
+        }
+        if !repeated.isEmpty {
+            warnings.append("attachment URLs named more than once, fetched once: \(list(repeated))")
+        }
+        guard distinct.count > limit else { return distinct }
+        let dropped = distinct[limit...].map(\.url)
+        warnings.append(
+            "\(dropped.count) attachment\(dropped.count == 1 ? "" : "s") past the limit of \(limit) per payload not fetched: \(list(dropped))")
+        return Array(distinct.prefix(limit))
+    }
+
+    private static func list(_ urls: [String]) -> String {
+        urls.map { $0.count > 200 ? String($0.prefix(200)) + "…" : $0 }.joined(separator: " ")
+    }
+}

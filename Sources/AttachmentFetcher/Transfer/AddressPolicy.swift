@@ -1,0 +1,123 @@
+extension AttachmentFetcher.Configuration {
+    /// Which addresses downloads may connect to: a defence against payloads that point the
+    /// fetcher at internal services (server-side request forgery).
+    ///
+    /// The policy is checked where libcurl opens each connection's socket, after name resolution,
+    /// for every candidate address of the first request and of every redirect hop: no spelling
+    /// of an address (`127.1`, `2130706433`, `0x7f.1`, `[::ffff:127.0.0.1]`), no DNS answer and no
+    /// redirect gets around it, and a refused address never receives a packet. IPv4-mapped
+    /// (`::ffff:0:0/96`), NAT64 (`64:ff9b::/96`) and 6to4 (`2002::/16`) addresses are judged by
+    /// the IPv4 address inside.
+    ///
+    /// By default only globally reachable addresses are allowed: not unspecified, loopback,
+    /// private (RFC 1918, CGNAT `100.64.0.0/10`, `fc00::/7`), link-local (`169.254.0.0/16`, where
+    /// cloud metadata services live, `fe80::/10`), multicast, documentation, benchmarking or
+    /// reserved (every entry of IANA's IPv4 and IPv6 special-purpose registries whose "Globally
+    /// Reachable" is false, and everything outside IPv6's `2000::/3`). A download refused
+    /// outright gets reason `address-refused`; while private networks are not allowed, network
+    /// failures say no more than "could not fetch", so the fetcher cannot serve as a port scanner.
+    public struct AddressPolicy: Sendable, Hashable {
+        /// Allow every address, private, loopback and link-local included (for a CDN on the
+        /// local network, tests, demos). Default `false`.
+        public var allowsPrivateNetworks: Bool
+        /// Networks allowed although they are not globally reachable, such as `10.20.0.0/16`
+        /// for an internal CDN. Default: none.
+        public var allowedNetworks: [IPNetwork]
+
+        /// Globally reachable addresses, plus `allowedNetworks`; everything with
+        /// `allowsPrivateNetworks`.
+        public init(allowsPrivateNetworks: Bool = false, allowedNetworks: [IPNetwork] = []) {
+            self.allowsPrivateNetworks = allowsPrivateNetworks
+            self.allowedNetworks = allowedNetworks
+        }
+
+        /// Whether the policy is in force, hiding network details (private networks not allowed).
+        var hidesNetworkDetails: Bool { !allowsPrivateNetworks }
+
+        /// Whether a connection to the numeric address `host` ("127.1", "::1", "0x7f.1") would be
+        /// made, after the resolution libcurl would do (`getaddrinfo` with `AI_NUMERICHOST`);
+        /// `nil` when `host` is not a numeric address.
+        func permits(numericHost host: String) -> Bool? {
+            let addresses = CurlAddressPolicy.numericAddresses(of: host)
+            guard !addresses.isEmpty else { return nil }
+            let policy = CurlAddressPolicy(self)
+            return addresses.allSatisfy { policy.permits($0) }
+        }
+    }
+}
+
+/// An IP network in CIDR notation (`10.0.0.0/8`, `fd00::/8`, `127.0.0.1/32`), or a single
+/// address (`192.0.2.7`, a /32; `::1`, a /128).
+public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
+    /// The network's address, with the bits past the prefix cleared: 16 bytes, an IPv4 address
+    /// written IPv4-mapped (`::ffff:a.b.c.d`).
+    let bytes: [UInt8]
+    /// The prefix length in those 128 bits (an IPv4 /n is 96 + n).
+    let mappedPrefixLength: Int
+    /// Whether the network was written as IPv4.
+    public let isIPv4: Bool
+
+    /// The prefix length as written: 0–32 for IPv4, 0–128 for IPv6.
+    public var prefixLength: Int { isIPv4 ? mappedPrefixLength - 96 : mappedPrefixLength }
+
+    /// Parses `text`; `nil` when it is not an address in standard notation (dotted quad, or
+    /// RFC 4291 IPv6 without brackets) with an optional `/prefix` in range. Bits past the prefix
+    /// are ignored: `192.168.1.10/24` is `192.168.1.0/24`.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let parsed = CurlAddressPolicy.standardAddress(String(parts[0])) else { return nil }
+        let maximum = parsed.isIPv4 ? 32 : 128
+        var prefix = maximum
+        if parts.count == 2 {
+            guard !parts[1].isEmpty, parts[1].allSatisfy(\.isASCII), parts[1].allSatisfy(\.isNumber),
+                let value = Int(parts[1]), value <= maximum
+            else { return nil }
+            prefix = value
+        }
+        isIPv4 = parsed.isIPv4
+        mappedPrefixLength = parsed.isIPv4 ? prefix + 96 : prefix
+        var bytes = parsed.bytes
+        for index in 0..<16 {
+            let kept = min(8, max(0, mappedPrefixLength - index * 8))
+            bytes[index] &= kept == 0 ? 0 : UInt8(truncatingIfNeeded: 0xFF << (8 - kept))
+        }
+        self.bytes = bytes
+    }
+
+    /// The network in CIDR notation, such as `10.0.0.0/8`.
+    public var description: String {
+        "\(CurlAddressPolicy.text(of: bytes, asIPv4: isIPv4))/\(prefixLength)"
+    }
+}
+
+extension AttachmentURL {
+    /// Whether the URL carries credentials: an `@` in its authority (`user:pass@host`), which
+    /// libcurl would send as HTTP authentication. A backslash ends the authority too, as some
+    /// parsers take it for a slash: the check errs towards refusing.
+    var hasCredentials: Bool {
+        guard let schemeEnd = string.utf8.firstIndex(of: UInt8(ascii: ":")) else { return false }
+        let afterScheme = string.utf8[string.utf8.index(after: schemeEnd)...].drop { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") }
+        for byte in afterScheme {
+            switch byte {
+            case UInt8(ascii: "@"): return true
+            case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "\\"): return false
+            default: continue
+            }
+        }
+        return false
+    }
+}
+
+extension AttachmentFetcher.Configuration {
+    /// Whether `entry` has curl's `--resolve` shape, `HOST:PORT:ADDRESS[,ADDRESS…]` (a leading
+    /// `+` or `-` as libcurl allows): a host, a port number, and at least one address.
+    public static func isResolveEntry(_ entry: String) -> Bool {
+        var text = Substring(entry)
+        if text.first == "+" || text.first == "-" { text = text.dropFirst() }
+        let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), (0...65_535).contains(port) else {
+            return false
+        }
+        return entry.first == "-" || !parts[2].isEmpty
+    }
+}

@@ -1,1 +1,0 @@
-// Intentionally empty: the shims are static inline functions in include/CCurl.h.

@@ -1,0 +1,47 @@
+import ArgumentParser
+import AttachmentFetcher
+
+/// Where downloads may go: the address policy, credentials in URLs, a proxy, fixed name
+/// resolutions, and how many attachments one payload may fetch.
+struct NetworkOptions: ParsableArguments {
+    @Flag(name: .customLong("allow-private-networks"), help: "Allow connections to every address: loopback, private, link-local… (by default only globally reachable addresses are fetched from).")
+    var allowPrivateNetworks = false
+
+    @Option(name: .customLong("allow-network"), help: ArgumentHelp("Also allow this network although it is not public, such as 10.20.0.0/16 or fd00:1::/32 (repeatable).", valueName: "cidr"))
+    var allowedNetworks: [String] = []
+
+    @Flag(name: .customLong("allow-url-credentials"), help: "Allow URLs with credentials (user:pass@host); by default they are invalid-url and nothing is sent.")
+    var allowURLCredentials = false
+
+    @Option(help: ArgumentHelp("Send every download through this proxy (the environment's http_proxy and the like are never used). The address policy then checks the proxy's address: the proxy must enforce it.", valueName: "url"))
+    var proxy: String?
+
+    @Option(help: ArgumentHelp("Resolve HOST:PORT to ADDRESS instead of asking DNS, as curl's --resolve ('*' as HOST for every name; repeatable). The address policy still applies.", valueName: "host:port:address"))
+    var resolve: [String] = []
+
+    @Option(name: .customLong("max-attachments"), help: "The most attachments one payload may fetch (distinct URLs, in payload order; default 4).")
+    var maximumAttachments: Int?
+
+    func validate() throws {
+        for network in allowedNetworks where IPNetwork(network) == nil {
+            throw ValidationError("--allow-network '\(network)' is not an address or network such as 10.0.0.0/8 or fd00::/8")
+        }
+        if let proxy, proxy.isEmpty { throw ValidationError("--proxy must not be empty") }
+        for entry in resolve where !AttachmentFetcher.Configuration.isResolveEntry(entry) {
+            throw ValidationError("--resolve '\(entry)' is not HOST:PORT:ADDRESS")
+        }
+        if let maximumAttachments, maximumAttachments < 1 {
+            throw ValidationError("--max-attachments must be at least 1")
+        }
+    }
+
+    /// Writes the options into `configuration`.
+    func apply(to configuration: inout AttachmentFetcher.Configuration) {
+        configuration.addressPolicy = .init(
+            allowsPrivateNetworks: allowPrivateNetworks, allowedNetworks: allowedNetworks.compactMap(IPNetwork.init))
+        configuration.allowsCredentialsInURLs = allowURLCredentials
+        configuration.proxy = proxy
+        configuration.resolve = resolve
+        if let maximumAttachments { configuration.maximumAttachmentsPerPayload = maximumAttachments }
+    }
+}

@@ -1,0 +1,304 @@
+@testable import AttachmentFetcher
+import Foundation
+import MockCDN
+import Testing
+
+/// The address policy: the classifier over spellings and range edges (no connection is made
+/// for these), then end to end against mock CDNs on loopback, which the default policy refuses
+/// before any connection: the listener must see none.
+@Suite("Address policy: internal addresses refused where the connection is made", .timeLimit(.minutes(2)))
+struct AddressPolicyTests {
+    typealias Policy = AttachmentFetcher.Configuration.AddressPolicy
+
+    /// Spellings and range edges that are not globally reachable. Only classified, never
+    /// connected to.
+    static let refused = [
+        // Loopback in every spelling getaddrinfo (and libcurl's URL parser) accepts.
+        "127.0.0.1", "127.1", "2130706433", "0x7f.1", "0177.0.0.1", "0x7f000001", "127.255.255.255",
+        "::ffff:127.0.0.1", "[::ffff:127.0.0.1]", "::ffff:7f00:1", "::1", "[::1]", "::127.0.0.1",
+        // Cloud metadata: plain, decimal, hex, octal, dotted hex; AWS IPv6; Alibaba (CGNAT).
+        "169.254.169.254", "2852039166", "0xa9fea9fe", "0251.0376.0251.0376", "0xa9.0xfe.0xa9.0xfe",
+        "fd00:ec2::254", "100.100.100.200",
+        // Private, shared, this-network, unspecified, and their edges.
+        "10.0.0.5", "10.255.255.255", "172.16.0.0", "172.31.255.255", "192.168.0.1", "192.168.255.255",
+        "100.64.0.0", "100.127.255.255", "0.0.0.0", "0.1.2.3", "::", "169.254.0.0", "169.254.255.255",
+        // IETF protocol assignments, documentation, benchmarking, 6to4 relay, multicast, reserved, broadcast.
+        "192.0.0.1", "192.0.0.8", "192.0.0.255", "192.0.2.1", "198.51.100.7", "203.0.113.9", "198.18.0.0",
+        "198.19.255.255", "192.88.99.1", "224.0.0.1", "239.255.255.255", "240.0.0.1", "255.255.255.255",
+        // IPv6: link-local, site-local, unique local, multicast, documentation, discard, Teredo,
+        // benchmarking, NAT64 local-use, SRv6.
+        "fe80::1", "febf:ffff::1", "fec0::1", "fc00::1", "fdff:ffff::1", "ff02::1", "2001:db8::1", "3fff::1",
+        "100::1", "2001::1", "2001:2::1", "64:ff9b:1::1", "5f00::1",
+        // Loopback and metadata wrapped: NAT64 well-known prefix, 6to4.
+        "64:ff9b::7f00:1", "64:ff9b::127.0.0.1", "64:ff9b::a9fe:a9fe", "2002:7f00:1::", "2002:a9fe:a9fe::1",
+        "2002:a00:5::1", "2002:c0a8:101::1",
+    ]
+
+    /// Globally reachable addresses right past the edges of refused ranges.
+    static let allowed = [
+        "100.63.255.255", "100.128.0.0", "9.255.255.255", "11.0.0.0", "172.15.255.255", "172.32.0.0",
+        "192.167.255.255", "192.169.0.0", "169.253.255.255", "169.255.0.0", "198.17.255.255", "198.20.0.0",
+        "192.0.0.9", "192.0.0.10", "192.0.1.0", "1.0.0.0", "8.8.8.8", "223.255.255.255", "126.255.255.255",
+        "128.0.0.0", "::ffff:8.8.8.8", "2606:4700:4700::1111", "2001:4860:4860::8888", "2001:1::1",
+        "2001:20::1", "2001:3::1", "2001:200::1", "64:ff9b::808:808", "2002:808:808::1", "2620:4f:8000::1",
+        "3fff:1000::1", "2000::1", "3ffe:ffff::1",
+    ]
+
+    @Test("The default policy refuses every non-global spelling and range edge", arguments: refused)
+    func refusedAddress(host: String) {
+        #expect(Policy().permits(numericHost: host) == false)
+    }
+
+    @Test("The default policy allows global addresses right past the edges", arguments: allowed)
+    func allowedAddress(host: String) {
+        #expect(Policy().permits(numericHost: host) == true)
+    }
+
+    @Test("An allow-list opens exactly its networks; allowsPrivateNetworks opens everything")
+    func allowList() throws {
+        let policy = Policy(allowedNetworks: [try #require(IPNetwork("10.20.0.0/16")), try #require(IPNetwork("::1"))])
+        #expect(policy.permits(numericHost: "10.20.0.0") == true)
+        #expect(policy.permits(numericHost: "10.20.255.255") == true)
+        #expect(policy.permits(numericHost: "::ffff:10.20.1.1") == true)
+        #expect(policy.permits(numericHost: "10.21.0.0") == false)
+        #expect(policy.permits(numericHost: "10.19.255.255") == false)
+        #expect(policy.permits(numericHost: "::1") == true)
+        #expect(policy.permits(numericHost: "127.0.0.1") == false)
+        #expect(policy.permits(numericHost: "8.8.8.8") == true)
+        let open = Policy(allowsPrivateNetworks: true)
+        for host in ["127.0.0.1", "169.254.169.254", "::1", "fd00:ec2::254"] {
+            #expect(open.permits(numericHost: host) == true)
+        }
+        #expect(Policy().permits(numericHost: "cdn.example.test") == nil)
+    }
+
+    @Test("Networks parse from standard notation only, host bits cleared")
+    func networkParsing() {
+        #expect(IPNetwork("10.0.0.0/8")?.description == "10.0.0.0/8")
+        #expect(IPNetwork("192.168.1.10/24")?.description == "192.168.1.0/24")
+        #expect(IPNetwork("127.0.0.1")?.description == "127.0.0.1/32")
+        #expect(IPNetwork("fd00:ec2::254/32")?.description == "fd00:ec2::/32")
+        #expect(IPNetwork("::1")?.description == "::1/128")
+        #expect(IPNetwork("0.0.0.0/0")?.prefixLength == 0)
+        for bad in ["", "10.0.0.0/33", "::/129", "10.0.0.0/", "10.0.0.0/-1", "127.1", "0x7f.1", "host", "[::1]", "10.0.0.0/8/8", "10.0.0.0/ 8"] {
+            #expect(IPNetwork(bad) == nil, "\(bad)")
+        }
+    }
+
+    // MARK: End to end, on loopback
+
+    /// A fixture whose fetcher has the default policy (plus `configure`).
+    private func withDefaultPolicy<R: Sendable>(
+        _ configure: @escaping (inout AttachmentFetcher.Configuration) -> Void = { _ in },
+        _ body: (Fixture) async throws -> R
+    ) async throws -> R {
+        try await Fixture.with(configure: { configuration in
+            configuration.addressPolicy = Policy()
+            configure(&configuration)
+        }, body)
+    }
+
+    @Test("Loopback in any spelling is refused before connecting: address-refused, one detail, zero connections")
+    func loopbackSpellingsRefused() async throws {
+        try await withDefaultPolicy { fixture in
+            let port = fixture.server.port
+            let hosts = ["127.0.0.1", "127.1", "2130706433", "0x7f.1", "0177.0.0.1", "[::ffff:127.0.0.1]", "localhost"]
+            for host in hosts {
+                let outcome = await fixture.fetcher.process(Payloads.braze(url: "http://\(host):\(port)/media/x.jpg?bytes=1000"))
+                #expect(outcome.reason == .addressRefused, "\(host): \(outcome.result) \(outcome.detail ?? "")")
+                #expect(outcome.detail == "the address policy refused every address of the host")
+            }
+            #expect(fixture.server.stats().connectionsAccepted == 0)
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("A public-looking name resolving to loopback is refused; allow-listing the address lets it through")
+    func nameResolvingToLoopback() async throws {
+        try await withDefaultPolicy { fixture in
+            let port = fixture.server.port
+            let url = "http://media.cdn.test:\(port)/media/x.jpg?bytes=1000"
+            let refusing = try fixture.anotherFetcher { $0.resolve = ["media.cdn.test:\(port):127.0.0.1"] }
+            let outcome = await refusing.process(Payloads.braze(url: url))
+            await refusing.shutdown()
+            #expect(outcome.reason == .addressRefused, "\(outcome.detail ?? "")")
+            #expect(fixture.server.stats().connectionsAccepted == 0)
+
+            let allowing = try fixture.anotherFetcher {
+                $0.resolve = ["media.cdn.test:\(port):127.0.0.1"]
+                $0.addressPolicy.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
+            }
+            let allowed = await allowing.process(Payloads.braze(url: url))
+            await allowing.shutdown()
+            #expect(allowed.status == .attached, "\(allowed.result) \(allowed.detail ?? "")")
+            #expect(fixture.server.stats().requests == 1)
+        }
+    }
+
+    @Test("Each resolved candidate is judged alone: a refused one is skipped, a permitted one used; refused means all were")
+    func candidatesJudgedAlone() async throws {
+        let closed = try await MockCDNServer.start(eventLoopThreads: 1)
+        let closedPort = closed.port
+        try await closed.shutdown()
+        try await withDefaultPolicy { fixture in
+            let port = fixture.server.port
+            let fetcher = try fixture.anotherFetcher {
+                $0.addressPolicy.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
+                $0.resolve = ["two.cdn.test:\(port):127.0.0.2,127.0.0.1", "shut.cdn.test:\(closedPort):127.0.0.2,127.0.0.1"]
+            }
+            let attached = await fetcher.process(Payloads.braze(url: "http://two.cdn.test:\(port)/media/c.jpg?bytes=1000"))
+            // A permitted candidate that is closed: a network failure, not a refusal.
+            let closedOutcome = await fetcher.process(Payloads.braze(url: "http://shut.cdn.test:\(closedPort)/media/c.jpg"))
+            await fetcher.shutdown()
+            #expect(attached.status == .attached, "\(attached.result) \(attached.detail ?? "")")
+            #expect(closedOutcome.reason == .network, "\(closedOutcome.result)")
+            #expect(closedOutcome.detail == "could not fetch")
+        }
+    }
+
+    @Test("A redirect from an allowed origin to a refused address is refused at the hop: the target sees no connection")
+    func redirectToRefusedAddress() async throws {
+        let target = try await MockCDNServer.start(host: "::1", eventLoopThreads: 1)
+        do {
+            try await withDefaultPolicy({ $0.addressPolicy.allowedNetworks = [IPNetwork("127.0.0.1/32")!] }) { fixture in
+                let hop = target.url("/media/inside.jpg?bytes=1000")
+                let encoded = hop.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+                let outcome = await fixture.fetch("/media/moved.jpg?redirect_to=\(encoded)")
+                #expect(outcome.reason == .addressRefused, "\(outcome.result) \(outcome.detail ?? "")")
+                #expect(fixture.server.stats().requests == 1)
+                #expect(target.stats().connectionsAccepted == 0)
+                #expect(fixture.filesLeft().isEmpty)
+                // The origin itself is allowed: the allow-list, not luck, let the first hop through.
+                #expect(await fixture.fetch("/media/direct.jpg?bytes=1000").status == .attached)
+            }
+        } catch {
+            try? await target.shutdown()
+            throw error
+        }
+        try await target.shutdown()
+    }
+
+    @Test("With the policy in force a network failure says only 'could not fetch'; opened up, libcurl's text")
+    func uniformNetworkDetail() async throws {
+        try await withDefaultPolicy({ $0.addressPolicy.allowedNetworks = [IPNetwork("127.0.0.1/32")!] }) { fixture in
+            let outcome = await fixture.fetch("/media/cut.jpg?bytes=200000&reset_after=10000")
+            #expect(outcome.reason == .network)
+            #expect(outcome.detail == "could not fetch")
+        }
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetch("/media/cut.jpg?bytes=200000&reset_after=10000")
+            #expect(outcome.reason == .network)
+            #expect(outcome.detail != "could not fetch")
+        }
+    }
+
+    @Test("URLs with credentials are invalid-url and send nothing, unless allowed; a redirect to one too")
+    func credentialsRefused() async throws {
+        try await Fixture.with { fixture in
+            let port = fixture.server.port
+            for url in ["http://user:pass@127.0.0.1:\(port)/media/x.jpg", "http://user@127.0.0.1:\(port)/media/x.jpg"] {
+                let outcome = await fixture.fetcher.process(Payloads.braze(url: url))
+                #expect(outcome.reason == .invalidURL)
+                #expect(outcome.detail?.contains("credentials") == true)
+            }
+            #expect(fixture.server.stats().connectionsAccepted == 0)
+            let hop = "http://user:pass@127.0.0.1:\(port)/media/y.jpg".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let redirected = await fixture.fetch("/media/moved.jpg?redirect_to=\(hop)")
+            #expect(redirected.reason == .invalidURL, "\(redirected.detail ?? "")")
+            #expect(fixture.server.stats().requests == 1)
+
+            let allowing = try fixture.anotherFetcher { $0.allowsCredentialsInURLs = true }
+            let allowed = await allowing.process(Payloads.braze(url: "http://user:pass@127.0.0.1:\(port)/media/x.jpg?bytes=1000"))
+            await allowing.shutdown()
+            #expect(allowed.status == .attached, "\(allowed.detail ?? "")")
+        }
+    }
+
+    @Test("An explicit proxy carries the request, and the policy checks the proxy's address")
+    func explicitProxy() async throws {
+        let proxy = try await MockCDNServer.start(eventLoopThreads: 1)
+        do {
+            try await withDefaultPolicy({ $0.proxy = proxy.baseURL }) { fixture in
+                // The proxy is on loopback, which the default policy refuses.
+                let refused = await fixture.fetch("/media/p.jpg?bytes=1000")
+                #expect(refused.reason == .addressRefused, "\(refused.result) \(refused.detail ?? "")")
+                #expect(proxy.stats().connectionsAccepted == 0)
+                // Allowed, the proxy gets the connection, and the origin none.
+                let allowing = try fixture.anotherFetcher { $0.addressPolicy.allowedNetworks = [IPNetwork("127.0.0.1/32")!] }
+                _ = await allowing.process(fixture.braze("/media/p.jpg?bytes=1000"))
+                await allowing.shutdown()
+                #expect(proxy.stats().connectionsAccepted == 1)
+                #expect(fixture.server.stats().connectionsAccepted == 0)
+            }
+        } catch {
+            try? await proxy.shutdown()
+            throw error
+        }
+        try await proxy.shutdown()
+    }
+
+    @Test("The credentials check reads the authority only")
+    func credentialsInAuthority() throws {
+        func has(_ string: String) throws -> Bool { try AttachmentURL.parse(string).get().hasCredentials }
+        #expect(try has("http://a:b@cdn.test/x.jpg"))
+        #expect(try has("https://a@cdn.test/x.jpg"))
+        #expect(try !has("http://cdn.test/a@b.jpg"))
+        #expect(try !has("http://cdn.test/x.jpg?u=a@b"))
+        #expect(try !has("http://cdn.test:8080/x.jpg#a@b"))
+    }
+}
+
+@Suite("The CLI's address policy and proxy", .timeLimit(.minutes(2)))
+struct AddressPolicyCLITests {
+    @Test("By default the CLI refuses a loopback origin; --allow-private-networks and --allow-network open it")
+    func cliPolicy() async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let payload = Payloads.braze(url: server.url("/media/a.png?bytes=3000"))
+            let base = ["--json", "--no-cache", "--output-dir", directory]
+            let refused = try await CommandRunner.run("fetch-attachment", base, stdin: payload)
+            #expect(refused.status == 1)
+            #expect(refused.stdout.contains(#""reason":"address-refused""#), "\(refused.stdout)")
+            #expect(server.stats().connectionsAccepted == 0)
+            for extra in [["--allow-private-networks"], ["--allow-network", "127.0.0.0/8"]] {
+                let result = try await CommandRunner.run("fetch-attachment", base + extra, stdin: payload)
+                #expect(result.status == 0, "\(extra): \(result.stdout) \(result.stderr)")
+            }
+            let bad = try await CommandRunner.run("fetch-attachment", base + ["--allow-network", "127.1/8"], stdin: payload)
+            #expect(bad.status == 64)
+            #expect(bad.stderr.contains("--allow-network"))
+            try await server.shutdown()
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+    }
+
+    @Test("Proxy variables in the environment are ignored: the proxy they name gets nothing")
+    func environmentProxyIgnored() async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let proxy = try await MockCDNServer.start(eventLoopThreads: 1)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let environment = [
+                "http_proxy": proxy.baseURL, "HTTP_PROXY": proxy.baseURL, "https_proxy": proxy.baseURL,
+                "ALL_PROXY": proxy.baseURL, "all_proxy": proxy.baseURL, "no_proxy": "", "NO_PROXY": "",
+            ]
+            let result = try await CommandRunner.run(
+                "fetch-attachment", ["--json", "--no-cache", "--output-dir", directory, "--allow-private-networks"],
+                stdin: Payloads.braze(url: server.url("/media/a.png?bytes=3000")), environment: environment)
+            #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+            #expect(server.stats().requests == 1)
+            #expect(proxy.stats().connectionsAccepted == 0)
+            try await server.shutdown()
+            try await proxy.shutdown()
+        } catch {
+            try? await server.shutdown()
+            try? await proxy.shutdown()
+            throw error
+        }
+    }
+}

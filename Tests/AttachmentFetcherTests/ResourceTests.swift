@@ -1,0 +1,135 @@
+@testable import AttachmentFetcher
+import Foundation
+import MockCDN
+import Testing
+
+/// The file-descriptor budget: the CLI under a hard limit of 1024 open files (as `ulimit -n
+/// 1024` leaves most shells) must still attach every payload of a campaign, whether it names
+/// 3,000 URLs of one origin or 3,000 origins; and running out is its own reason.
+@Suite("File descriptors: campaigns within ulimit -n 1024", .timeLimit(.minutes(3)))
+struct ResourceTests {
+    /// Runs `fetch-attachment ARGUMENTS` with `ulimit -n LIMIT` (soft and hard).
+    /// The batch goes in a file: `CommandRunner` writes standard input whole before it reads the
+    /// output, which a streamed batch this large would fill first.
+    private func runLimited(
+        _ limit: Int, _ arguments: [String], batch: Data, in directory: String
+    ) async throws -> CommandRunner.Result {
+        let executable = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+        let batchPath = directory + "/batch.jsonl"
+        try batch.write(to: URL(fileURLWithPath: batchPath))
+        return try await CommandRunner.run(
+            "/bin/bash", ["-c", "ulimit -n \(limit) && exec \"$0\" \"$@\"", executable, "--batch", batchPath] + arguments,
+            timeout: .seconds(100))
+    }
+
+    private func outcomes(_ stdout: String) throws -> [[String: Any]] {
+        try stdout.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    @Test("The default concurrency follows the limit, by the documented formula")
+    func concurrencyFormula() {
+        #expect(FileDescriptorBudget.concurrency(forLimit: 1024) == 160)
+        #expect(FileDescriptorBudget.concurrency(forLimit: 6_208) == 1024)
+        #expect(FileDescriptorBudget.concurrency(forLimit: 1_048_576) == 1024)
+        #expect(FileDescriptorBudget.concurrency(forLimit: 256) == 32)
+        #expect(FileDescriptorBudget.concurrency(forLimit: 10) == 1)
+        #expect(FileDescriptorBudget.raiseSoftLimit() >= FileDescriptorBudget.softLimit)
+    }
+
+    /// A campaign of 3,000 payloads under `ulimit -n 1024`.
+    enum Campaign: String, CaseIterable, Sendable {
+        /// 3,000 URLs of one origin, at the default concurrency.
+        case oneOrigin
+        /// 3,000 origins (names pinned to the mock CDN), at the default concurrency.
+        case distinctOrigins
+        /// 3,000 URLs of one origin with `--concurrency 1024`, more than the limit affords:
+        /// payloads beyond the transfers running wait without holding a descriptor.
+        case oneOriginAtConcurrency1024
+    }
+
+    @Test(
+        "At ulimit -n 1024, 3,000 URLs of one origin (at the default and at 1024 payloads in flight) and 3,000 origins all attach (cache on)",
+        arguments: Campaign.allCases)
+    func campaignWithinLimit(campaign: Campaign) async throws {
+        let distinctHosts = campaign == .distinctOrigins
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let port = server.port
+            var lines = Data()
+            for index in 0..<3_000 {
+                let url = distinctHosts
+                    ? "http://o\(index).cdn.test:\(port)/media/d\(index).png?bytes=600"
+                    : server.url("/media/u\(index).png?bytes=600")
+                lines.append(Payloads.braze(url: url))
+                lines.append(UInt8(ascii: "\n"))
+            }
+            // Every name of the distinct-origin campaign resolves to the mock CDN, and only that
+            // address is allowed.
+            var network = distinctHosts
+                ? ["--resolve", "*:\(port):127.0.0.1", "--allow-network", "127.0.0.1/32"] : ["--allow-private-networks"]
+            if campaign == .oneOriginAtConcurrency1024 { network += ["--concurrency", "1024"] }
+            let result = try await runLimited(
+                1024,
+                ["--json", "--deadline", "60", "--cache-dir", directory + "/cache", "--output-dir", directory + "/out"]
+                    + network,
+                batch: lines, in: directory)
+            let objects = try outcomes(result.stdout)
+            #expect(objects.count == 3_000, "\(result.stderr)")
+            let failed = objects.filter { $0["status"] as? String != "attached" }
+            #expect(failed.isEmpty, "\(failed.count) not attached, first: \(failed.first.map { "\($0)" } ?? "")")
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(server.stats().requests == 3_000)
+            try await server.shutdown()
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+    }
+
+    @Test("Out of descriptors is reason resources, never storage or network", arguments: [true, false])
+    func exhaustionIsResources(cached: Bool) async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            var lines = Data()
+            for index in 0..<200 {
+                lines.append(Payloads.braze(url: server.url("/media/r\(index).png?bytes=600")))
+                lines.append(UInt8(ascii: "\n"))
+            }
+            // A limit of 200 affords 22 transfers at once; the shell holds 161 of the 200
+            // descriptors open across the exec, as other parts of a process might, so that the
+            // fetcher runs out.
+            let executable = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+            let batchPath = directory + "/batch.jsonl"
+            try lines.write(to: URL(fileURLWithPath: batchPath))
+            let script = "ulimit -n 200 && for i in $(seq 10 170); do eval \"exec $i</dev/null\"; done; exec \"$0\" \"$@\""
+            let cache = cached ? ["--cache-dir", directory + "/cache"] : ["--no-cache"]
+            let result = try await CommandRunner.run(
+                "/bin/bash",
+                [
+                    "-c", script, executable, "--batch", batchPath, "--json", "--allow-private-networks",
+                    "--output-dir", directory + "/out",
+                ] + cache,
+                timeout: .seconds(60))
+            let reasons = try outcomes(result.stdout).map { $0["reason"] as? String ?? "attached" }
+            #expect(reasons.count == 200, "\(result.stderr)")
+            #expect(reasons.contains("resources"), "\(reasons)")
+            #expect(Set(reasons).isSubset(of: ["attached", "resources"]), "\(Set(reasons))")
+            try await server.shutdown()
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+    }
+
+    @Test("The cache never remembers a resources failure against the URL")
+    func resourcesNotRemembered() {
+        #expect(!CachedDownloads.isRemembered(TransferFailure(reason: .resources, detail: "")))
+        #expect(CachedDownloads.isRemembered(TransferFailure(reason: .network, detail: "")))
+    }
+}
