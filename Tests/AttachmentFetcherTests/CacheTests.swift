@@ -306,4 +306,38 @@ struct CacheTests {
             #expect(bad.status == 64)
         }
     }
+
+    @Test("Inspecting a cache that is not there creates nothing")
+    func inspectionCreatesNothing() async throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let typo = root + "/typo/x"
+        for command in ["stats", "prune", "clear"] {
+            let result = try await CommandRunner.run("fetch-attachment", ["cache", command, "--cache-dir", typo])
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: root + "/typo"))
+        let stats = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", typo])
+        #expect(stats.stdout.contains("no cache at \(typo)"))
+    }
+
+    @Test("cache stats counts the default output directory, and cache clear empties it")
+    func defaultOutputDirectoryIsManaged() async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let home = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let environment = ["XDG_CACHE_HOME": home]
+        let payload = Payloads.braze(url: server.url("/media/keep.png?bytes=3000"))
+        let fetched = try await CommandRunner.run(
+            "fetch-attachment", ["--allow-private-networks"], stdin: payload, environment: environment)
+        try await server.shutdown()
+        #expect(fetched.status == 0, "\(fetched.stderr)")
+        let attachments = home + "/attachment-fetcher/attachments"
+        #expect((try FileManager.default.contentsOfDirectory(atPath: attachments)).count == 1)
+        let stats = try await CommandRunner.run("fetch-attachment", ["cache", "stats"], environment: environment)
+        #expect(stats.stdout.contains("attachments: 1 files, 3000 bytes in \(attachments)"), "\(stats.stdout)")
+        let clear = try await CommandRunner.run("fetch-attachment", ["cache", "clear"], environment: environment)
+        #expect(clear.stdout.contains("removed 1 entries and 1 attachment files"), "\(clear.stdout)")
+        #expect((try FileManager.default.contentsOfDirectory(atPath: attachments)).isEmpty)
+    }
 }
