@@ -3,7 +3,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// An HTTP/1.1 keep-alive origin on SwiftNIO that serves deterministic synthetic media and injects faults on request.
 /// Given a certificate (``TLS``) it serves HTTPS instead and offers HTTP/2 by ALPN, as CDNs do: each HTTP/2
@@ -163,11 +163,11 @@ public struct MockCDNServer: Sendable {
 
 /// Makes ``MockCDNServer/shutdown()`` idempotent.
 private final class ShutdownFlag: Sendable {
-    private let done = Mutex(false)
+    private let done = NIOLockedValueBox(false)
 
     /// True for the first caller only.
     func claim() -> Bool {
-        done.withLock { done in
+        done.withLockedValue { done in
             defer { done = true }
             return !done
         }

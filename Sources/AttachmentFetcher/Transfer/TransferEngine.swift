@@ -184,7 +184,7 @@ private final class Mailbox: Sendable {
         case closed
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Queues `command` and says whether the engine needs waking.
     func post(_ command: Command) -> Delivery {
@@ -213,7 +213,7 @@ private final class ExitSignal: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func signal() {
         let waiters = state.withLock { state in
@@ -251,7 +251,7 @@ final class TransferTicket: Sendable {
     let id: UInt64
     /// What to download.
     let request: TransferRequest
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(id: UInt64, request: TransferRequest) {
         self.id = id
