@@ -10,7 +10,7 @@ struct OutcomePrinter {
     func print(_ outcome: Outcome, index: Int? = nil) {
         var line: [UInt8] = []
         appendLine(outcome, index: index, to: &line)
-        FileHandle.standardOutput.write(Data(line))
+        StandardStreams.output.write(line)
     }
 
     /// What `print` prints, line break included, appended to `buffer`.
@@ -23,7 +23,8 @@ struct OutcomePrinter {
         buffer.append(UInt8(ascii: "\n"))
     }
 
-    /// A few lines for a person.
+    /// A few lines for a person; what came from the payload or the origin is escaped (see
+    /// `TerminalText`).
     static func summary(_ outcome: Outcome, label: String = "") -> String {
         let vendor = outcome.vendor.map { "\($0)" } ?? "unknown vendor"
         let timing = String(format: "%.1f ms", outcome.elapsedMilliseconds)
@@ -31,14 +32,14 @@ struct OutcomePrinter {
         switch outcome.status {
         case .attached:
             for attachment in outcome.attachments {
-                lines.append("\(label)attached \(attachment.mime), \(attachment.bytes) bytes: \(attachment.path)")
-                lines.append("  from \(attachment.url) (\(vendor), \(timing))")
+                lines.append("\(label)attached \(attachment.mime), \(attachment.bytes) bytes: \(TerminalText.escaped(attachment.path))")
+                lines.append("  from \(TerminalText.escaped(attachment.url)) (\(vendor), \(timing))")
             }
         case .original:
             let reason = outcome.reason.map { "\($0)" } ?? "unknown"
-            lines.append("\(label)original content stands: \(reason): \(outcome.detail ?? "") (\(vendor), \(timing))")
+            lines.append("\(label)original content stands: \(reason): \(TerminalText.escaped(outcome.detail ?? "")) (\(vendor), \(timing))")
         }
-        for warning in outcome.warnings { lines.append("  warning: \(warning)") }
+        for warning in outcome.warnings { lines.append("  warning: \(TerminalText.escaped(warning))") }
         return lines.joined(separator: "\n")
     }
 }

@@ -1,0 +1,216 @@
+import Foundation
+import Testing
+
+/// fetch-attachment on hostile input and hostile surroundings: endless or huge input, closed or
+/// full output streams, control characters in what it prints, command lines at their edges. Each
+/// test runs the built binary, most through `/bin/sh` (for pipes from `yes`, redirections to
+/// `/dev/full` and arguments that are not UTF-8).
+@Suite("fetch-attachment: bounded input, loud failures", .timeLimit(.minutes(3)))
+struct CLIRobustnessTests {
+    /// An internal push: an outcome without any network request.
+    static let silentPush = #"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#
+
+    /// The exit status for a failed write on standard output or standard error.
+    static let writeErrorStatus: Int32 = 74
+
+    /// Runs `script` with `sh -c`, `$0` being the fetch-attachment binary and `$D` a fresh
+    /// directory (removed afterwards), and returns its result with the binary's peak resident set
+    /// size in KiB (from its test hook).
+    private func shell(
+        _ script: String, stdin: Data = Data(), timeout: Duration = .seconds(90)
+    ) async throws -> (result: CommandRunner.Result, peakKiB: Int?) {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let peakFile = directory + "/peak-rss"
+        let binary = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+        let result = try await CommandRunner.run(
+            "/bin/sh", ["-c", script, binary], stdin: stdin,
+            environment: ["FETCH_ATTACHMENT_PEAK_RSS_FILE": peakFile, "D": directory], timeout: timeout)
+        let peak = (try? String(contentsOfFile: peakFile, encoding: .utf8)).flatMap {
+            Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        return (result, peak)
+    }
+
+    private func jsonLines(_ text: String) throws -> [[String: Any]] {
+        try text.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any], "\($0.prefix(300))")
+        }
+    }
+
+    /// The peak resident set size the binary may reach on any input: what it needs for a
+    /// small payload (32–38 MiB measured in debug builds, the 64 MiB line included), with room, and well
+    /// below the 64 MiB lines and the larger inputs below.
+    static let peakBoundKiB = 48 * 1024
+
+    // MARK: Bounded input
+
+    @Test("`yes | fetch-attachment -` stops reading after the payload limit: invalid-payload, exit 1, bounded memory")
+    func endlessStandardInput() async throws {
+        // The virtual memory limit only keeps an unbounded reader from taking the machine down.
+        let (result, peak) = try await shell(#"ulimit -v 4194304; yes | "$0" - --json --no-cache --output-dir "$D/out""#)
+        #expect(result.status == 1, "\(result.stderr)")
+        let objects = try jsonLines(result.stdout)
+        #expect(objects.count == 1)
+        #expect(objects.first?["reason"] as? String == "invalid-payload")
+        #expect((objects.first?["detail"] as? String)?.contains("more than") == true, "\(objects)")
+        let peakKiB = try #require(peak)
+        #expect(peakKiB < Self.peakBoundKiB)
+    }
+
+    @Test("A payload file larger than the limit is read no further than the limit")
+    func largePayloadFile() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/big.json"
+        try Data(repeating: UInt8(ascii: " "), count: 64 << 20).write(to: URL(fileURLWithPath: path))
+        let (result, peak) = try await shell(#""$0" '\#(path)' --json --no-cache --output-dir '\#(directory)/out'"#)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(try jsonLines(result.stdout).first?["reason"] as? String == "invalid-payload")
+        #expect(try #require(peak) < Self.peakBoundKiB)
+    }
+
+    /// A batch of: a silent push, a 64 MiB line, a silent push, a line that is not JSON.
+    private func batchWithHugeLine(at path: String) throws {
+        let handle = try #require(FileHandle(forWritingAtPath: path) ?? {
+            FileManager.default.createFile(atPath: path, contents: nil)
+            return FileHandle(forWritingAtPath: path)
+        }())
+        defer { try? handle.close() }
+        try handle.write(contentsOf: Data((Self.silentPush + "\n").utf8))
+        let chunk = Data(repeating: UInt8(ascii: "x"), count: 1 << 20)
+        for _ in 0..<64 { try handle.write(contentsOf: chunk) }
+        try handle.write(contentsOf: Data(("\n" + Self.silentPush + "\r\nnot json\n").utf8))
+    }
+
+    @Test(
+        "A 64 MiB line in a batch is its own invalid-payload outcome, skipped as it streams; order and indices kept",
+        arguments: ["file", "pipe"])
+    func hugeBatchLine(source: String) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/batch.jsonl"
+        try batchWithHugeLine(at: path)
+        // From a pipe, not a redirection: that would be a regular file again.
+        let command = source == "file" ? #""$0" --batch '\#(path)'"# : #"cat '\#(path)' | "$0" --batch -"#
+        let (result, peak) = try await shell(
+            "ulimit -v 4194304; " + command + " --json --no-cache --output-dir '\(directory)/out'")
+        #expect(result.status == 1, "\(result.stderr)")
+        let objects = try jsonLines(result.stdout)
+        #expect(objects.map { $0["index"] as? Int } == [0, 1, 2, 3])
+        #expect(objects.map { $0["reason"] as? String } == ["internal-push", "invalid-payload", "internal-push", "invalid-payload"])
+        #expect((objects.dropFirst().first?["detail"] as? String)?.contains("more than") == true)
+        #expect(try #require(peak) < Self.peakBoundKiB)
+    }
+
+    @Test("A line that does not end (256 MiB without a line break, from a pipe) does not grow memory; the next line is read")
+    func unendingLine() async throws {
+        let (result, peak) = try await shell(
+            #"ulimit -v 4194304; { head -c 268435456 /dev/zero; printf '\n%s\n' '\#(Self.silentPush)'; } | "$0" --batch - --json --no-cache --output-dir "$D/out""#)
+        #expect(result.status == 1, "\(result.stderr)")
+        let objects = try jsonLines(result.stdout)
+        #expect(objects.map { $0["index"] as? Int } == [0, 1])
+        #expect(objects.map { $0["reason"] as? String } == ["invalid-payload", "internal-push"])
+        #expect(try #require(peak) < Self.peakBoundKiB)
+    }
+
+    @Test("A batch file of 50,000 lines is streamed: every outcome, in order, in bounded memory")
+    func manyLines() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/batch.jsonl"
+        let count = 50_000
+        var text = ""
+        for index in 0..<count { text += index % 7 == 3 ? "{\n" : Self.silentPush + "\n" }
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        let (result, peak) = try await shell(#""$0" --batch '\#(path)' --json --no-cache --output-dir '\#(directory)/out'"#)
+        #expect(result.status == 1, "\(result.stderr)")
+        let objects = try jsonLines(result.stdout)
+        #expect(objects.count == count)
+        #expect(objects.map { $0["index"] as? Int } == (0..<count).map { $0 })
+        #expect(objects.enumerated().allSatisfy { index, object in
+            object["reason"] as? String == (index % 7 == 3 ? "invalid-payload" : "internal-push")
+        })
+        #expect(try #require(peak) < Self.peakBoundKiB)
+        #expect(result.stderr.contains("batch: \(count) payloads"))
+    }
+
+    // MARK: Write errors
+
+    @Test(
+        "A failed write on stdout or stderr is exit 74, in single and batch mode, never a crash nor a silent 0",
+        arguments: [
+            #""$0" - --json >&-"#,  // standard output closed
+            #""$0" - --json >/dev/full"#,  // a full disk
+            #""$0" - >/dev/full"#,  // the human summary
+            #""$0" - --verbose 2>/dev/full"#,  // the log line of an outcome
+            #""$0" --batch - --json >/dev/full"#,
+            #""$0" --batch - >&-"#,
+            #""$0" --batch - --json 2>/dev/full"#,  // the batch summary
+        ])
+    func writeErrors(script: String) async throws {
+        let batch = Data(String(repeating: Self.silentPush + "\n", count: 3).utf8)
+        let (result, _) = try await shell(script + " --no-cache --output-dir \"$D/out\"", stdin: batch)
+        #expect(result.status == Self.writeErrorStatus, "\(result.stdout)\n\(result.stderr)")
+        if !script.contains("2>") {
+            #expect(result.stderr.contains("standard output"), "\(result.stderr)")
+        }
+    }
+
+    // MARK: Control characters
+
+    /// A payload whose URL holds a line break, an escape sequence and a forged log line.
+    static let forgingPayload =
+        #"{"aps":{"mutable-content":1},"ab":{"att":{"url":"http://127.0.0.1:9/a.jpg\n2026-01-01T00:00:00+0000 debug fetch-attachment : [AttachmentFetcher] attachment ready\u001b[2K\r\u0085"}}}"#
+
+    @Test("Control characters in a URL are escaped in the human output and in --verbose logs: no line is forged")
+    func controlCharacters() async throws {
+        let (result, _) = try await shell(#""$0" - --verbose --no-cache --output-dir "$D/out""#, stdin: Data(Self.forgingPayload.utf8))
+        #expect(result.status == 1)
+        for (name, text) in [("stdout", result.stdout), ("stderr", result.stderr)] {
+            #expect(!text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" || (0x7F...0x9F).contains($0.value) }, "\(name): \(text.debugDescription)")
+            #expect(text.split(separator: "\n").count == 1, "\(name): \(text.debugDescription)")
+        }
+        // The log line names the URL, escaped.
+        #expect(result.stderr.contains(#"a.jpg\n2026-01-01"#), "\(result.stderr.debugDescription)")
+        #expect(result.stderr.contains(#"\u{1B}[2K\r\u{85}"#), "\(result.stderr.debugDescription)")
+    }
+
+    // MARK: Command lines
+
+    @Test("A --deadline that rounds below 1 ms is a bad command line (exit 64) that says so")
+    func tinyDeadline() async throws {
+        let result = try await CommandRunner.run("fetch-attachment", ["--deadline", "0.0004", "-"], stdin: Data(Self.silentPush.utf8))
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--deadline"), "\(result.stderr)")
+        #expect(result.stderr.contains("1 ms") || result.stderr.contains("0.001"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test(
+        "A path that is not UTF-8 is refused (exit 64) with a message, never replaced",
+        arguments: [
+            #"--output-dir "$D/out$(printf '\377')" -"#,
+            #"--cache-dir "$D/cache$(printf '\377')" -"#,
+            #"--batch "$D/batch$(printf '\377')""#,
+            #""$D/payload$(printf '\377')""#,
+            #"--output-dir="$D/out$(printf '\377')" -"#,
+        ])
+    func nonUTF8Paths(arguments: String) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Every file the arguments could name exists, under its non-UTF-8 name and its replaced one.
+        for name in ["payload", "batch"] {
+            for suffix in ["\u{FFFD}", ""] {
+                try Data(Self.silentPush.utf8).write(to: URL(fileURLWithPath: directory + "/" + name + suffix))
+            }
+        }
+        let script = #"D='\#(directory)'; for n in payload batch; do cp "$D/$n" "$D/$n$(printf '\377')"; done; "$0" "# + arguments
+        let (result, _) = try await shell(script, stdin: Data(Self.silentPush.utf8))
+        #expect(result.status == 64, "\(result.stdout)\n\(result.stderr)")
+        #expect(result.stderr.contains("UTF-8"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        let made = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(!made.contains { $0.hasPrefix("out") || $0.hasPrefix("cache") }, "\(made)")
+    }
+}
