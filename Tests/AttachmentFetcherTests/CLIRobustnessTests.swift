@@ -85,10 +85,8 @@ struct CLIRobustnessTests {
 
     /// A batch of: a silent push, a 64 MiB line, a silent push, a line that is not JSON.
     private func batchWithHugeLine(at path: String) throws {
-        let handle = try #require(FileHandle(forWritingAtPath: path) ?? {
-            FileManager.default.createFile(atPath: path, contents: nil)
-            return FileHandle(forWritingAtPath: path)
-        }())
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        let handle = try #require(FileHandle(forWritingAtPath: path))
         defer { try? handle.close() }
         try handle.write(contentsOf: Data((Self.silentPush + "\n").utf8))
         let chunk = Data(repeating: UInt8(ascii: "x"), count: 1 << 20)
