@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Values worked out once per string (a URL) rather than once per payload: a campaign names the
 /// same few URLs over and over. Bounded: emptied whenever it holds `capacity` strings. Safe from
@@ -12,7 +11,7 @@ final class BoundedMemo<Value: Sendable>: Sendable {
         var latest: (key: String, value: Value)?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let capacity: Int
 
     init(capacity: Int = 4096) { self.capacity = capacity }

@@ -20,7 +20,7 @@ public final class NotificationServiceAdapter: Sendable {
     }
 
     private let fetcher: AttachmentFetcher
-    private let pending = Mutex<Pending?>(nil)
+    private let pending = Locked<Pending?>(nil)
     private let requests = Atomic<UInt64>(0)
 
     /// An adapter that processes payloads with `fetcher`.

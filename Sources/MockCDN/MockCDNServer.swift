@@ -1,7 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// An HTTP/1.1 keep-alive origin on SwiftNIO that serves deterministic synthetic media and injects faults on request.
 /// Given a certificate (``TLS``) it serves HTTPS instead and offers HTTP/2 by ALPN, as CDNs do: each HTTP/2
@@ -161,11 +161,11 @@ package struct ServingHandlers: Sendable {
 }
 
 private final class ShutdownFlag: Sendable {
-    private let done = Mutex(false)
+    private let done = NIOLockedValueBox(false)
 
     /// True for the first caller only.
     func claim() -> Bool {
-        done.withLock { done in
+        done.withLockedValue { done in
             defer { done = true }
             return !done
         }

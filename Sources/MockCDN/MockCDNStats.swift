@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A snapshot of the counters kept by a ``MockCDNServer``.
 ///
@@ -66,22 +66,22 @@ public struct MockCDNStats: Sendable, Codable, Equatable {
 
 /// Thread-safe owner of the live counters.
 final class StatsRecorder: Sendable {
-    private let state = Mutex(MockCDNStats())
+    private let state = NIOLockedValueBox(MockCDNStats())
 
     func snapshot() -> MockCDNStats {
-        state.withLock { $0 }
+        state.withLockedValue { $0 }
     }
 
     /// Zeroes every counter except `currentConnections` (and sets the peak to the current count).
     func reset() {
-        state.withLock { stats in
+        state.withLockedValue { stats in
             let current = stats.currentConnections
             stats = MockCDNStats(currentConnections: current, peakConnections: current)
         }
     }
 
     func connectionOpened() {
-        state.withLock { stats in
+        state.withLockedValue { stats in
             stats.connectionsAccepted += 1
             stats.currentConnections += 1
             if stats.currentConnections > stats.peakConnections {
@@ -91,13 +91,13 @@ final class StatsRecorder: Sendable {
     }
 
     func connectionClosed() {
-        state.withLock { $0.currentConnections -= 1 }
+        state.withLockedValue { $0.currentConnections -= 1 }
     }
 
     /// Counts a request; returns how many requests for this exact URL came before it.
     @discardableResult
     func requestReceived(path: String, url: String, conditional: Bool, http2: Bool) -> Int {
-        state.withLock { stats in
+        state.withLockedValue { stats in
             stats.requests += 1
             if http2 { stats.http2Requests += 1 }
             stats.requestsPerPath[path, default: 0] += 1
@@ -108,30 +108,30 @@ final class StatsRecorder: Sendable {
     }
 
     func notModifiedSent() {
-        state.withLock { $0.notModifiedResponses += 1 }
+        state.withLockedValue { $0.notModifiedResponses += 1 }
     }
 
     func addBytes(_ n: Int) {
-        state.withLock { $0.bytesSent += n }
+        state.withLockedValue { $0.bytesSent += n }
     }
 
     func responseCompleted() {
-        state.withLock { $0.responsesCompleted += 1 }
+        state.withLockedValue { $0.responsesCompleted += 1 }
     }
 
     /// A write that was counted in advance failed: undo `bytes` and, if it was the last one, the completion.
     func writeFailed(bytes: Int, wasCompleting: Bool) {
-        state.withLock { stats in
+        state.withLockedValue { stats in
             stats.bytesSent -= bytes
             if wasCompleting { stats.responsesCompleted -= 1 }
         }
     }
 
     func responseAborted() {
-        state.withLock { $0.responsesAborted += 1 }
+        state.withLockedValue { $0.responsesAborted += 1 }
     }
 
     func faultInjected() {
-        state.withLock { $0.faultsInjected += 1 }
+        state.withLockedValue { $0.faultsInjected += 1 }
     }
 }

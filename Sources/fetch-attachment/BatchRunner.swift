@@ -15,88 +15,104 @@ struct BatchRunner {
 
     /// Runs the batch; `true` when every payload got its attachment.
     ///
-    /// A regular file is read whole first (so the progress bar knows the total); standard input
-    /// or a pipe is read line by line as lines arrive, so that a producer can spread a spike over
-    /// time: each payload's deadline starts when its line is read (or, with `concurrency`
-    /// payloads already in flight, when one of them ends), and each outcome is printed, and
-    /// flushed, as soon as it and every earlier one are in.
+    /// A regular file is read a chunk at a time by `concurrency` workers, each taking the next
+    /// line as it finishes one. Standard input or a pipe is read as lines arrive, so that a
+    /// producer can spread a spike over time: each payload's deadline starts when its line is read
+    /// (or, with `concurrency` payloads already in flight, when one of them ends), and each outcome
+    /// is printed, and flushed, as soon as it and every earlier one are in. Either way no more
+    /// than one line, of at most the payload limit, is held while it arrives: a longer line is its
+    /// own `invalid-payload` outcome, skipped as it streams past.
     func run(input: String) async throws -> Bool {
+        let configuration = options.fetcherConfiguration()
+        let limit = configuration.maximumPayloadBytes
+        let descriptor = input == "-" ? STDIN_FILENO : open(input, O_RDONLY)
+        guard descriptor >= 0 else {
+            throw ValidationError("cannot read \(TerminalText.escaped(input)): \(String(cString: strerror(errno)))")
+        }
         let source: BatchInput
-        if input != "-", Self.isRegularFile(input) {
-            do {
-                source = .lines(BatchInput.lines(of: try PayloadInput.read(input)))
-            } catch {
-                throw ValidationError("cannot read \(input): \(error.localizedDescription)")
-            }
+        if Self.isRegularFile(descriptor) {
+            source = .file(FileLineSource(descriptor: descriptor, limit: limit))
         } else {
-            let descriptor = input == "-" ? STDIN_FILENO : open(input, O_RDONLY)
-            guard descriptor >= 0 else {
-                throw ValidationError("cannot read \(input): \(String(cString: strerror(errno)))")
-            }
-            source = .stream(LineReader(descriptor: descriptor))
+            source = .stream(LineReader(descriptor: descriptor, limit: limit))
         }
         let printer = OutcomePrinter(json: options.json)
         let report = reportPath.map { _ in CampaignReport() }
         let started = ContinuousClock.now
-        let progress = Progress(total: source.count)
+        let progress = Progress(total: Progress.isEnabled && source.isFile ? FileLineSource.countLines(descriptor) : nil)
         let (records, statistics) = try await withAttachmentFetcher(
-            configuration: options.fetcherConfiguration(), logger: options.logger()
+            configuration: configuration, logger: options.logger()
         ) { fetcher -> ([BatchRecord], AttachmentFetcher.Statistics) in
             let records = await Self.processAll(
-                source, through: fetcher, concurrency: concurrency, printer: printer, report: report, progress: progress)
+                source, through: fetcher, limit: limit, concurrency: concurrency, printer: printer, report: report,
+                progress: progress)
             return (records, fetcher.statistics)
         }
         progress.finish()
         let wall = started.duration(to: .now)
         let summary = BatchSummary(records: records, statistics: statistics, wall: wall)
-        FileHandle.standardError.write(Data((summary.text + "\n").utf8))
+        StandardStreams.error.write(summary.text + "\n")
+        if let error = source.readError {
+            StandardStreams.error.write(
+                "fetch-attachment: cannot read \(TerminalText.escaped(input)) to its end: \(String(cString: strerror(error)))\n")
+            throw ExitCode(StandardStreams.writeErrorStatus)
+        }
         if let report, let reportPath {
             do {
                 try Data(report.html(statistics: statistics, wall: wall).utf8).write(to: URL(fileURLWithPath: reportPath))
-                FileHandle.standardError.write(Data("report: \(reportPath)\n".utf8))
+                StandardStreams.error.write("report: \(TerminalText.escaped(reportPath))\n")
             } catch {
-                FileHandle.standardError.write(Data("fetch-attachment: cannot write the report \(reportPath): \(error.localizedDescription)\n".utf8))
+                StandardStreams.error.write(
+                    "fetch-attachment: cannot write the report \(TerminalText.escaped(reportPath)): \(error.localizedDescription)\n")
                 throw ExitCode(1)
             }
         }
         return records.allSatisfy(\.attached)
     }
 
+    /// The outcome of one line: the fetcher's for a payload; `invalid-payload` for a line
+    /// longer than `limit`, which the fetcher never sees.
+    private static func outcome(of line: BatchLine, through fetcher: AttachmentFetcher, limit: Int) async -> Outcome {
+        switch line {
+        case .payload(let payload): return await fetcher.process(payload)
+        case .tooLong: return PayloadInput.tooLargeOutcome(limit: limit, what: "the line")
+        }
+    }
+
     /// Processes every line, at most `concurrency` at once, printing outcomes in input order.
     private static func processAll(
-        _ source: BatchInput, through fetcher: AttachmentFetcher, concurrency: Int, printer: OutcomePrinter,
+        _ source: BatchInput, through fetcher: AttachmentFetcher, limit: Int, concurrency: Int, printer: OutcomePrinter,
         report: CampaignReport?, progress: Progress
     ) async -> [BatchRecord] {
         let reporter = progress.startReporting()
         defer { reporter?.cancel() }
         switch source {
-        case .lines(let lines):
+        case .file(let lines):
             return await processLines(
-                lines, through: fetcher, concurrency: concurrency, emitter: OrderedEmitter(printer: printer, report: report),
-                progress: progress)
+                lines, through: fetcher, limit: limit, concurrency: concurrency,
+                emitter: OrderedEmitter(printer: printer, report: report), progress: progress)
         case .stream(let reader):
             return await processStream(
-                reader, through: fetcher, concurrency: concurrency, emitter: OrderedEmitter(printer: printer, report: report),
-                progress: progress)
+                reader, through: fetcher, limit: limit, concurrency: concurrency,
+                emitter: OrderedEmitter(printer: printer, report: report), progress: progress)
         }
     }
 
-    /// Lines known in advance: `concurrency` workers, each taking the next line as it finishes one.
+    /// Lines of a regular file: `concurrency` workers, each taking the next line as it finishes
+    /// one (and stopping early once standard output has failed: the outcomes could not be told).
     /// A task per worker rather than per payload: on a warm cache, with a task made and ended for
     /// each of 100,000 payloads (and every outcome passing through one parent task) the batch took
     /// a third longer.
     private static func processLines(
-        _ lines: [Data], through fetcher: AttachmentFetcher, concurrency: Int, emitter: OrderedEmitter,
-        progress: Progress
+        _ lines: FileLineSource, through fetcher: AttachmentFetcher, limit: Int, concurrency: Int,
+        emitter: OrderedEmitter, progress: Progress
     ) async -> [BatchRecord] {
-        let cursor = BatchCursor()
         let emitter = SharedEmitter(emitter)
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<min(concurrency, lines.count) {
+            for _ in 0..<concurrency {
                 group.addTask {
                     var sliceStart = ContinuousClock.now
-                    while let index = cursor.take(below: lines.count) {
-                        let outcome = await fetcher.process(lines[index])
+                    while !StandardStreams.output.failed, let (index, line) = lines.take() {
+                        let outcome = await Self.outcome(of: line, through: fetcher, limit: limit)
                         progress.advance()
                         emitter.add(outcome, at: index)
                         // A cache hit completes without suspending. A worker that never yields
@@ -122,7 +138,7 @@ struct BatchRunner {
     /// lines (none at the end of the input).
     private enum StreamEvent: Sendable {
         case outcome(index: Int, Outcome)
-        case lines([Data])
+        case lines([BatchLine])
     }
 
     /// Lines as they arrive: the task group is the one place everything comes in, outcomes and
@@ -130,22 +146,22 @@ struct BatchRunner {
     /// outcomes are printed, and flushed, while the producer is still writing, however slowly
     /// lines come.
     private static func processStream(
-        _ reader: LineReader, through fetcher: AttachmentFetcher, concurrency: Int, emitter: OrderedEmitter,
+        _ reader: LineReader, through fetcher: AttachmentFetcher, limit: Int, concurrency: Int, emitter: OrderedEmitter,
         progress: Progress
     ) async -> [BatchRecord] {
         await withTaskGroup(of: StreamEvent.self) { group -> [BatchRecord] in
             var emitter = emitter
             var submitted = 0
             var inFlight = 0
-            func start(_ payload: Data) {
+            func start(_ line: BatchLine) {
                 let index = submitted
-                group.addTask { .outcome(index: index, await fetcher.process(payload)) }
+                group.addTask { .outcome(index: index, await Self.outcome(of: line, through: fetcher, limit: limit)) }
                 submitted += 1
                 inFlight += 1
             }
             // Lines read but not started yet (the window is full); more are read only while
             // fewer than `concurrency` wait.
-            var waiting = Deque<Data>()
+            var waiting = Deque<BatchLine>()
             var reading = true
             group.addTask { .lines(await reader.next()) }
             while let event = await group.next() {
@@ -154,7 +170,8 @@ struct BatchRunner {
                     for line in lines {
                         if inFlight < concurrency { start(line) } else { waiting.append(line) }
                     }
-                    reading = !lines.isEmpty && waiting.count < concurrency
+                    // Once standard output has failed, no more is read: the outcomes could not be told.
+                    reading = !lines.isEmpty && waiting.count < concurrency && !StandardStreams.output.failed
                     if reading { group.addTask { .lines(await reader.next()) } }
                 case .outcome(let index, let outcome):
                     inFlight -= 1
@@ -162,7 +179,7 @@ struct BatchRunner {
                     emitter.add(outcome, at: index)
                     emitter.flush()
                     if let line = waiting.popFirst() { start(line) }
-                    if !reading, !reader.ended, waiting.count < concurrency {
+                    if !reading, !reader.ended, waiting.count < concurrency, !StandardStreams.output.failed {
                         reading = true
                         group.addTask { .lines(await reader.next()) }
                     }
@@ -173,107 +190,28 @@ struct BatchRunner {
         }
     }
 
-    private static func isRegularFile(_ path: String) -> Bool {
+    private static func isRegularFile(_ descriptor: Int32) -> Bool {
         var status = stat()
-        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
+        return fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
     }
 }
 
 /// Where a batch's payloads come from.
 enum BatchInput: Sendable {
-    /// Every line of a regular file, read at once.
-    case lines([Data])
+    /// A regular file, read a chunk at a time as workers take its lines.
+    case file(FileLineSource)
     /// Lines read as they arrive (standard input, a pipe, a FIFO).
     case stream(LineReader)
 
-    /// How many payloads there are, when known.
-    var count: Int? {
-        if case .lines(let lines) = self { lines.count } else { nil }
+    var isFile: Bool {
+        if case .file = self { true } else { false }
     }
 
-    /// The payloads of a whole input: one per line; a final newline does not start another.
-    /// Each is a slice of `data`, sharing its storage: copying 100,000 lines out one by one took
-    /// a third of the time before the first payload could start.
-    static func lines(of data: Data) -> [Data] {
-        let ranges = lineRanges(in: data.span, includingUnfinished: true).ranges
-        let base = data.startIndex
-        return ranges.map { data[(base + $0.lowerBound)..<(base + $0.upperBound)] }
-    }
-
-    /// The ranges of the lines of `bytes` that end in a line break, without it, and where the
-    /// unfinished rest begins; with `includingUnfinished`, that rest too counts as a line (the
-    /// input has ended). Over a `Span` of the bytes: `Data.split` goes through Data's indexing
-    /// byte by byte, several times slower on a campaign of 100,000 lines.
-    static func lineRanges(in bytes: Span<UInt8>, includingUnfinished: Bool) -> (ranges: [Range<Int>], rest: Int) {
-        var ranges: [Range<Int>] = []
-        var start = 0
-        for index in bytes.indices where bytes[index] == UInt8(ascii: "\n") {
-            ranges.append(lineRange(bytes, start..<index))
-            start = index + 1
-        }
-        if includingUnfinished, start < bytes.count {
-            ranges.append(lineRange(bytes, start..<bytes.count))
-            start = bytes.count
-        }
-        return (ranges, start)
-    }
-
-    /// `range` without a `\r` left at its end by a `\r\n` line break.
-    static func lineRange(_ bytes: Span<UInt8>, _ range: Range<Int>) -> Range<Int> {
-        range.last.map { bytes[$0] } == UInt8(ascii: "\r") ? range.dropLast() : range
-    }
-}
-
-/// Reads lines from a file descriptor one at a time, on Dispatch's threads (the reads block):
-/// the batch asks for the next line only when it has room for it.
-final class LineReader: Sendable {
-    private struct State {
-        /// Bytes read but not handed out: the start of a line still arriving.
-        var buffer: [UInt8] = []
-        var atEnd = false
-    }
-
-    private let descriptor: Int32
-    /// Touched only by `readLines`, which runs on a serial queue: the lock is never contended.
-    private let state = Mutex(State())
-    private let finished = Atomic<Bool>(false)
-    private static let queue = DispatchQueue(label: "fetch-attachment.batch-input")
-
-    init(descriptor: Int32) { self.descriptor = descriptor }
-
-    /// Whether `next()` has answered with no lines: the input has ended and every line was
-    /// handed out.
-    var ended: Bool { finished.load(ordering: .acquiring) }
-
-    /// The next lines, without their line breaks (`\n` or `\r\n`): at least one, and every
-    /// whole line that arrived with it (one hop to the reading thread per chunk of input, not per
-    /// line); none at the end of the input. A last line without a line break counts.
-    func next() async -> [Data] {
-        await withCheckedContinuation { continuation in
-            Self.queue.async { continuation.resume(returning: self.readLines()) }
-        }
-    }
-
-    private func readLines() -> [Data] {
-        state.withLock { state -> [Data] in
-            while true {
-                let atEnd = state.atEnd
-                let (ranges, rest) = BatchInput.lineRanges(in: state.buffer.span, includingUnfinished: atEnd)
-                let lines = ranges.map { Data(state.buffer[$0]) }
-                state.buffer.removeSubrange(..<rest)
-                if !lines.isEmpty { return lines }
-                if state.atEnd {
-                    finished.store(true, ordering: .releasing)
-                    return []
-                }
-                let previous = state.buffer.count
-                state.buffer.append(contentsOf: repeatElement(0, count: 64 * 1024))
-                let count = state.buffer.withUnsafeMutableBytes { bytes in
-                    read(descriptor, bytes.baseAddress! + previous, bytes.count - previous)
-                }
-                state.buffer.removeSubrange(max(previous, previous + count)...)
-                if count == 0 || (count < 0 && errno != EINTR) { state.atEnd = true }
-            }
+    /// `errno` of a read that ended the input early.
+    var readError: Int32? {
+        switch self {
+        case .file(let source): source.readError
+        case .stream(let reader): reader.readError
         }
     }
 }
@@ -330,32 +268,21 @@ private struct OrderedEmitter: Sendable {
     /// Writes what is buffered to standard output.
     mutating func flush() {
         guard !output.isEmpty else { return }
-        try? FileHandle.standardOutput.write(contentsOf: output)
+        StandardStreams.output.write(output)
         output.removeAll(keepingCapacity: true)
-    }
-}
-
-/// The next line for a batch's workers to take.
-private final class BatchCursor: Sendable {
-    private let next = Atomic<Int>(0)
-
-    /// A line number no other call got, or `nil` once all `count` are taken.
-    func take(below count: Int) -> Int? {
-        let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
-        return index < count ? index : nil
     }
 }
 
 /// An `OrderedEmitter` that workers on any thread hand outcomes to.
 private final class SharedEmitter: Sendable {
-    private let emitter: Mutex<OrderedEmitter>
+    private let emitter: Locked<OrderedEmitter>
     private let printer: OutcomePrinter
     private let report: CampaignReport?
 
     init(_ emitter: OrderedEmitter) {
         printer = emitter.printer
         report = emitter.report
-        self.emitter = Mutex(emitter)
+        self.emitter = Locked(emitter)
     }
 
     /// Prints what is ready, in input order (under the lock, so lines never interleave). The
@@ -377,7 +304,10 @@ final class Progress: Sendable {
     /// How many payloads there are, when known (not while reading a pipe).
     let total: Int?
     private let done = Atomic<Int>(0)
-    private let enabled = isatty(STDERR_FILENO) == 1
+    private let enabled = Progress.isEnabled
+
+    /// Whether a bar is drawn: only when stderr is a terminal.
+    static var isEnabled: Bool { isatty(STDERR_FILENO) == 1 }
 
     init(total: Int?) { self.total = total }
 
@@ -397,19 +327,19 @@ final class Progress: Sendable {
     func finish() {
         guard enabled, total != 0 else { return }
         draw()
-        FileHandle.standardError.write(Data("\n".utf8))
+        StandardStreams.error.write("\n")
     }
 
     private func draw() {
         let count = done.load(ordering: .relaxed)
         guard let total else {
-            FileHandle.standardError.write(Data("\r\(count) done".utf8))
+            StandardStreams.error.write("\r\(count) done")
             return
         }
         let width = 30
         let filled = total == 0 ? width : count * width / total
         let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
-        FileHandle.standardError.write(Data("\r[\(bar)] \(count)/\(total)".utf8))
+        StandardStreams.error.write("\r[\(bar)] \(count)/\(total)")
     }
 }
 

@@ -1,7 +1,6 @@
 import AttachmentFetcher
 import Foundation
 import Histogram
-import Synchronization
 
 /// `--report FILE`: a campaign's outcomes as one self-contained HTML page (no network, no
 /// external assets): totals by status and reason, per platform; every distinct URL with its
@@ -44,7 +43,7 @@ final class CampaignReport: Sendable {
     static let largestThumbnail = 2_000_000
     private static let displayable: Set<String> = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/bmp", "image/x-ms-bmp"]
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Counts one outcome, the `index`th payload of the batch.
     func add(_ outcome: Outcome, at index: Int) {

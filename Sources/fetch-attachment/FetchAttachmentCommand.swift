@@ -1,5 +1,6 @@
 import ArgumentParser
 import AttachmentFetcher
+import Foundation
 
 /// `fetch-attachment`: turns push payloads into notification attachments.
 @main
@@ -9,17 +10,24 @@ struct FetchAttachmentCommand: AsyncParsableCommand {
         abstract: "Download a push payload's attachment as iOS would attach it, or say why the original content stands.",
         discussion: """
             Exit status: 0 when an attachment is ready, 1 when the original content stands \
-            (whatever the reason), 64 for a bad command line.
+            (whatever the reason), 64 for a bad command line, 74 when standard output or \
+            standard error could not be written (or a batch could not be read to its end).
             """,
         subcommands: [FetchCommand.self, CacheCommand.self, DemoCommand.self],
         defaultSubcommand: FetchCommand.self
     )
 
-    /// Raises the open-file limit before anything else (see `FileDescriptorBudget`), then parses
-    /// and runs the command as ArgumentParser's own `main` does. The default concurrency is
-    /// derived from the raised limit.
+    /// ArgumentParser's `main`, with what it does not do: the open-file limit raised first (see
+    /// `FileDescriptorBudget`; the default concurrency derives from it); arguments that are not
+    /// UTF-8 are refused (Swift would silently replace their bytes, naming another file), and a
+    /// failed write on standard output or error sets the exit status (see `StandardStreams`).
     static func main() async {
         FileDescriptorBudget.raiseSoftLimit()
+        StandardStreams.prepare()
+        if let message = RawArguments.notUTF8() {
+            StandardStreams.error.write("Error: \(message)\n")
+            StandardStreams.exit(ExitCode.validationFailure.rawValue)
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -27,8 +35,45 @@ struct FetchAttachmentCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            StandardStreams.exit(0)
         } catch {
+            let status = StandardStreams.finalStatus(exitCode(for: error).rawValue)
+            guard status != StandardStreams.writeErrorStatus else {
+                PeakMemoryReport.write()
+                systemExit(status)
+            }
+            PeakMemoryReport.write()
             exit(withError: error)
         }
+    }
+}
+
+/// The command line as the bytes the process was given.
+enum RawArguments {
+    /// A message naming the first argument that is not valid UTF-8, or `nil` when all are.
+    static func notUTF8() -> String? {
+        let count = Int(CommandLine.argc)
+        var previous: String?
+        for index in 1..<max(count, 1) {
+            guard let pointer = CommandLine.unsafeArgv[index] else { continue }
+            if let argument = String(validatingCString: pointer) {
+                previous = argument
+                continue
+            }
+            let repaired = String(cString: pointer)
+            let shown = TerminalText.escaped(repaired)
+            let option: String?
+            if repaired.hasPrefix("--"), let equals = repaired.firstIndex(of: "=") {
+                option = String(repaired[..<equals])
+            } else if let previous, previous.hasPrefix("-"), !previous.contains("="), previous != "-" {
+                option = previous
+            } else {
+                option = nil
+            }
+            let what = option.map { "the value of \($0)" } ?? "argument \(index)"
+            return "\(what) is not valid UTF-8 ('\(shown)', with each invalid byte shown as U+FFFD): "
+                + "fetch-attachment takes UTF-8 paths only, and will not guess another name"
+        }
+        return nil
     }
 }

@@ -37,7 +37,7 @@ struct FetchCommand: AsyncParsableCommand {
         }
         for path in [payload, batch].compactMap({ $0 }) where path != "-" {
             guard FileManager.default.isReadableFile(atPath: path) else {
-                throw ValidationError("cannot read '\(path)'")
+                throw ValidationError("cannot read '\(TerminalText.escaped(path))'")
             }
         }
     }
@@ -48,23 +48,28 @@ struct FetchCommand: AsyncParsableCommand {
             throw ExitCode(allAttached ? 0 : 1)
         }
         let payload = self.payload ?? "-"
-        let bytes: Data
+        let configuration = options.fetcherConfiguration()
+        let input: PayloadInput.Result
         do {
-            bytes = try PayloadInput.read(payload)
+            input = try PayloadInput.read(payload, limit: configuration.maximumPayloadBytes)
         } catch {
-            throw ValidationError("cannot read the payload: \(error.localizedDescription)")
+            throw ValidationError("cannot read the payload: \(error)")
         }
+        let bytes = input.bytes
         let outcome: Outcome
-        do {
-            outcome = try await withAttachmentFetcher(
-                configuration: options.fetcherConfiguration(), logger: options.logger()
-            ) { fetcher in
-                await fetcher.process(bytes)
+        if input.exceedsLimit {
+            outcome = PayloadInput.tooLargeOutcome(
+                limit: configuration.maximumPayloadBytes, what: payload == "-" ? "standard input" : "the payload file")
+        } else {
+            do {
+                outcome = try await withAttachmentFetcher(configuration: configuration, logger: options.logger()) { fetcher in
+                    await fetcher.process(bytes)
+                }
+            } catch let error as AttachmentFetcherError {
+                outcome = Outcome(
+                    status: .original, reason: .storage, detail: error.description, vendor: nil, attachments: [],
+                    warnings: [], elapsed: .zero, payload: bytes)
             }
-        } catch let error as AttachmentFetcherError {
-            outcome = Outcome(
-                status: .original, reason: .storage, detail: error.description, vendor: nil, attachments: [],
-                warnings: [], elapsed: .zero, payload: bytes)
         }
         OutcomePrinter(json: options.json).print(outcome)
         throw ExitCode(outcome.status == .attached ? 0 : 1)
@@ -105,7 +110,7 @@ struct FetchOptions: ParsableArguments {
             throw ValidationError("--output-dir must not be empty")
         }
         if let cacert, !FileManager.default.isReadableFile(atPath: cacert) {
-            throw ValidationError("--cacert \(cacert) is not a readable file")
+            throw ValidationError("--cacert \(TerminalText.escaped(cacert)) is not a readable file")
         }
         _ = try platforms()
         guard (0...100).contains(maximumRedirects) else { throw ValidationError("--max-redirects must be between 0 and 100") }
@@ -141,7 +146,7 @@ struct FetchOptions: ParsableArguments {
     func logger() -> Logger {
         let verbose = self.verbose
         var logger = Logger(label: "fetch-attachment") { label -> any LogHandler in
-            verbose ? StreamLogHandler.standardError(label: label) : SwiftLogNoOpLogHandler()
+            verbose ? EscapingLogHandler(label: label) : SwiftLogNoOpLogHandler()
         }
         logger.logLevel = verbose ? .debug : .critical
         return logger
@@ -153,6 +158,10 @@ enum DeadlineOption {
     static func validate(_ seconds: Double, maximum: Double) throws {
         guard seconds.isFinite, seconds > 0, seconds <= maximum else {
             throw ValidationError("--deadline must be a number of seconds above 0 and at most \(Int(maximum))")
+        }
+        // Deadlines are kept in whole milliseconds: a smaller one would be no deadline at all.
+        guard (seconds * 1_000).rounded() >= 1 else {
+            throw ValidationError("--deadline must be at least 0.001 seconds (1 ms); \(seconds) rounds to 0 ms")
         }
     }
 
@@ -179,14 +188,6 @@ struct CacheOptions: ParsableArguments {
         var cache = AttachmentFetcher.Configuration.Cache(directory: directory ?? DefaultPaths.root)
         if let maximumBytes { cache.maximumBytes = maximumBytes }
         return cache
-    }
-}
-
-/// Reads a payload from a path or from standard input ('-').
-enum PayloadInput {
-    static func read(_ path: String) throws -> Data {
-        if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
-        return try Data(contentsOf: URL(fileURLWithPath: path))
     }
 }
 

@@ -10,7 +10,7 @@ struct OutcomePrinter {
     func print(_ outcome: Outcome, index: Int? = nil) {
         var line: [UInt8] = []
         appendLine(outcome, index: index, to: &line)
-        FileHandle.standardOutput.write(Data(line))
+        StandardStreams.output.write(line)
     }
 
     /// What `print` prints, line break included, appended to `buffer`.
@@ -23,7 +23,8 @@ struct OutcomePrinter {
         buffer.append(UInt8(ascii: "\n"))
     }
 
-    /// A few lines for a person.
+    /// A few lines for a person; what came from the payload or the origin is escaped (see
+    /// `TerminalText`).
     static func summary(_ outcome: Outcome, label: String = "") -> String {
         let vendor = outcome.vendor.map { "\($0)" } ?? "unknown vendor"
         let timing = String(format: "%.1f ms", outcome.elapsedMilliseconds)
@@ -31,15 +32,15 @@ struct OutcomePrinter {
         switch outcome.status {
         case .attached:
             for attachment in outcome.attachments {
-                lines.append("\(label)attached \(attachment.mime), \(attachment.bytes) bytes: \(attachment.path)")
-                lines.append("  from \(attachment.url) (\(vendor), \(timing))")
+                lines.append("\(label)attached \(attachment.mime), \(attachment.bytes) bytes: \(TerminalText.escaped(attachment.path))")
+                lines.append("  from \(TerminalText.escaped(attachment.url)) (\(vendor), \(timing))")
             }
         case .original:
             let reason = outcome.reason.map { "\($0)" } ?? "unknown"
-            lines.append("\(label)original content stands: \(reason): \(outcome.detail ?? "") (\(vendor), \(timing))")
+            lines.append("\(label)original content stands: \(reason): \(TerminalText.escaped(outcome.detail ?? "")) (\(vendor), \(timing))")
         }
         for failure in outcome.failures where outcome.status == .attached {
-            lines.append("  not attached: \(failure.url): \(failure.reason): \(failure.detail)")
+            lines.append("  not attached: \(TerminalText.escaped(failure.url)): \(failure.reason): \(TerminalText.escaped(failure.detail))")
         }
         if let notification = outcome.notification { lines += Self.notificationLines(notification, outcome) }
         for verdict in outcome.verdicts {
@@ -47,12 +48,12 @@ struct OutcomePrinter {
             switch verdict.status {
             case .attached:
                 let what = verdict.platform == .android ? "picture" : "attachment"
-                lines.append("  on \(name): shown (\(what) \(outcome.attachments.first?.path ?? ""))")
+                lines.append("  on \(name): shown (\(what) \(TerminalText.escaped(outcome.attachments.first?.path ?? "")))")
             case .original:
-                lines.append("  on \(name): not shown: \(verdict.reason.map { "\($0)" } ?? "unknown"): \(verdict.detail ?? "")")
+                lines.append("  on \(name): not shown: \(verdict.reason.map { "\($0)" } ?? "unknown"): \(TerminalText.escaped(verdict.detail ?? ""))")
             }
         }
-        for warning in outcome.warnings { lines.append("  warning: \(warning)") }
+        for warning in outcome.warnings { lines.append("  warning: \(TerminalText.escaped(warning))") }
         return lines.joined(separator: "\n")
     }
 
@@ -67,30 +68,30 @@ struct OutcomePrinter {
             ("subtitle", notification.subtitle ?? notification.subtitleLocKey.map { "[\($0)]" }),
             ("body", notification.body ?? notification.bodyLocKey.map { "[\($0)]" }), ("summary", notification.summary),
         ] {
-            if let text { lines.append("    \(label): \(text)") }
+            if let text { lines.append("    \(label): \(TerminalText.escaped(text))") }
         }
         switch notification.badge {
         case .set(let count)?: lines.append("    badge: \(count)")
         case .increment(let delta)?: lines.append("    badge: \(delta < 0 ? "" : "+")\(delta)")
         case nil: break
         }
-        lines.append("    sound: \(notification.sound ?? "none")")
+        lines.append("    sound: \(TerminalText.escaped(notification.sound ?? "none"))")
         if !notification.buttons.isEmpty {
             let buttons = notification.buttons.map { button in
-                let title = button.title ?? button.id
+                let title = TerminalText.escaped(button.title ?? button.id)
                 guard let url = button.url else { return "[\(title)]" }
-                return "[\(title) → \(url)\(button.webview ? " in a web view" : "")]"
+                return "[\(title) → \(TerminalText.escaped(url))\(button.webview ? " in a web view" : "")]"
             }
             lines.append("    buttons: \(buttons.joined(separator: " "))")
         }
         if let url = notification.openURL {
-            lines.append("    tap opens: \(url)\(notification.openInWebview ? " in a web view" : "")")
+            lines.append("    tap opens: \(TerminalText.escaped(url))\(notification.openInWebview ? " in a web view" : "")")
         } else {
             lines.append("    tap opens: the app")
         }
         let label = notification.platform == .android ? "picture" : "attachment"
-        for attachment in outcome.attachments { lines.append("    \(label): \(attachment.path)") }
-        if outcome.attachments.isEmpty, let url = notification.imageURL { lines.append("    picture: none (\(url) not attached)") }
+        for attachment in outcome.attachments { lines.append("    \(label): \(TerminalText.escaped(attachment.path))") }
+        if outcome.attachments.isEmpty, let url = notification.imageURL { lines.append("    picture: none (\(TerminalText.escaped(url)) not attached)") }
         return lines
     }
 }

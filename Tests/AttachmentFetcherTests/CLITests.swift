@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import AttachmentFetcher
 import MockCDN
 import Testing
 
@@ -223,7 +223,7 @@ struct CLITests {
 /// Lines of a child's output, read as they come, each wait bounded.
 private final class PipeLines: Sendable {
     private let handle: FileHandle
-    private let buffer = Mutex<[UInt8]>([])
+    private let buffer = Locked<[UInt8]>([])
 
     init(_ handle: FileHandle) { self.handle = handle }
 
@@ -231,7 +231,7 @@ private final class PipeLines: Sendable {
     /// blocked then ends when the child exits and its end of the pipe closes).
     func next(within timeout: Duration) async -> String? {
         await withCheckedContinuation { continuation in
-            let answered = Mutex(false)
+            let answered = Locked(false)
             @Sendable func answer(_ line: String?) {
                 guard answered.withLock({ done in defer { done = true }; return !done }) else { return }
                 continuation.resume(returning: line)

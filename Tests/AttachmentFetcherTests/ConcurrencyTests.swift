@@ -1,7 +1,6 @@
 import AttachmentFetcher
 import Foundation
 import MockCDN
-import Synchronization
 import Testing
 
 @Suite("Concurrency: one fetcher, many payloads, one content handler call each", .timeLimit(.minutes(2)))
@@ -87,7 +86,7 @@ struct ConcurrencyTests {
         guard enough else { return }
 
         let count = 2_000
-        try await Fixture.with(deadline: .seconds(60), configure: { configuration in
+        try await Fixture.with(deadline: .seconds(60) * TestTiming.scale, configure: { configuration in
             configuration.connectionPool = .init(maximumConnectionsPerHost: count, maximumConcurrentTransfers: count)
         }) { fixture in
             let outcomes = await withTaskGroup { group in
@@ -180,7 +179,7 @@ struct ConcurrencyTests {
     func adapterCompletes() async throws {
         try await Fixture.with { fixture in
             let adapter = NotificationServiceAdapter(fetcher: fixture.fetcher)
-            let calls = Mutex<[Outcome]>([])
+            let calls = Locked<[Outcome]>([])
             await withCheckedContinuation { continuation in
                 adapter.didReceive(fixture.braze("/media/x.png?bytes=3000")) { outcome in
                     calls.withLock { $0.append(outcome) }
@@ -200,7 +199,7 @@ struct ConcurrencyTests {
     func adapterExpires() async throws {
         try await Fixture.with { fixture in
             let adapter = NotificationServiceAdapter(fetcher: fixture.fetcher)
-            let calls = Mutex<[Outcome]>([])
+            let calls = Locked<[Outcome]>([])
             let payload = fixture.braze("/media/x.jpg?bytes=400000&stall_after=1000")
             adapter.didReceive(payload) { outcome in calls.withLock { $0.append(outcome) } }
             try await Task.sleep(for: .milliseconds(200))

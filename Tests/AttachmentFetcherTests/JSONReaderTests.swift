@@ -79,6 +79,26 @@ struct JSONReaderTests {
         #expect(JSONValue.object(from: Data("{\"a\":".utf8)) == nil)
     }
 
+    @Test("Keys are compared as bytes: canonically equivalent keys are different keys, as in every other JSON parser")
+    func keysAreBytes() throws {
+        // "K" (U+004B) and the Kelvin sign (U+212A), "é" precomposed and decomposed: Swift's `==`
+        // on `String` holds each pair equal.
+        let object = try #require(JSONValue.object(from: Data(#"{"K":1,"\u212A":2,"\u00e9":3,"e\u0301":4}"#.utf8)))
+        #expect(object.sortedByKey.map { Array($0.key.utf8) } == [[0x4B], [0x65, 0xCC, 0x81], [0xC3, 0xA9], [0xE2, 0x84, 0xAA]])
+        #expect(object.sortedByKey.map(\.value) == [.number(1), .number(4), .number(3), .number(2)])
+        #expect(object["K"] == .number(1))
+        #expect(object["\u{212A}"] == .number(2))
+        #expect(object["\u{E9}"] == .number(3))
+        #expect(object["e\u{301}"] == .number(4))
+        #expect(object != ["K": .number(2), "\u{212A}": .number(2), "\u{E9}": .number(3), "e\u{301}": .number(4)])
+        #expect(object == ["e\u{301}": .number(4), "\u{212A}": .number(2), "\u{E9}": .number(3), "K": .number(1)])
+        // A vendor key spelled with a look-alike is not the vendor's key.
+        let lookalike = try #require(JSONValue.object(from: Data(#"{"a\u0062":{"att":{"url":"http://x/a.jpg"}}}"#.utf8)))
+        #expect(lookalike[path: ["ab", "att", "url"]] == .string("http://x/a.jpg"))
+        let kelvin = try #require(JSONValue.object(from: Data(#"{"\u212Aey":1}"#.utf8)))
+        #expect(kelvin["Key"] == nil)
+    }
+
     // MARK: Helpers
 
     private func expectSameAnswer(_ text: [UInt8], mustAccept: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -98,8 +118,8 @@ struct JSONReaderTests {
         case (.number(let a), .number(let b)): return a == b || abs(a - b) <= 1e-14 * max(abs(a), abs(b))
         case (.array(let a), .array(let b)): return a.count == b.count && zip(a, b).allSatisfy { same($0, $1) }
         case (.object(let a), .object(let b)):
-            let (a, b) = (a.dictionary, b.dictionary)
-            return a.count == b.count && a.allSatisfy { same($0.value, b[$0.key]) }
+            let (a, b) = (a.sortedByKey, b.sortedByKey)
+            return a.count == b.count && zip(a, b).allSatisfy { $0.key.utf8.elementsEqual($1.key.utf8) && same($0.value, $1.value) }
         default: return left == right
         }
     }

@@ -2,7 +2,6 @@ import AttachmentFetcher
 import Foundation
 import Logging
 import MockCDN
-import Synchronization
 import Testing
 
 /// Collects log records, for assertions.
@@ -13,7 +12,7 @@ private final class RecordingLogHandler: LogHandler, Sendable {
         var metadata: [String: String]
     }
 
-    private let records = Mutex<[Record]>([])
+    private let records = Locked<[Record]>([])
     var logLevel: Logger.Level {
         get { .trace }
         set {}

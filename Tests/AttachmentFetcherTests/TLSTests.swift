@@ -12,7 +12,7 @@ import Testing
 struct TLSTests {
     /// A TLS mock CDN with a fresh certificate, and a fetcher that trusts it or not.
     private static func withTLSServer(
-        trusted: Bool, deadline: Duration = .seconds(10),
+        trusted: Bool, deadline: Duration = .seconds(10) * TestTiming.scale,
         _ body: (MockCDNServer, AttachmentFetcher, String) async throws -> Void
     ) async throws {
         let root = try makeTemporaryDirectory()
@@ -103,7 +103,7 @@ struct TLSTests {
 
     @Test("Faults on HTTP/2 streams give the same reasons as on HTTP/1.1, and spare the other streams")
     func streamFaults() async throws {
-        try await Self.withTLSServer(trusted: true, deadline: .seconds(2)) { server, fetcher, _ in
+        try await Self.withTLSServer(trusted: true, deadline: .seconds(2) * TestTiming.scale) { server, fetcher, _ in
             let cases: [(path: String, expected: String)] = [
                 ("/media/ok.png?bytes=30000", "attached"),
                 ("/media/lies.png?bytes=30000&content_type=image/jpeg", "attached"),

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import Synchronization
 
 /// What is kept beside each cached body, as `entries/<key>.meta` (JSON).
 struct CacheEntryMetadata: Codable, Sendable, Hashable {
@@ -95,7 +94,7 @@ final class CacheStore: Sendable {
         var bytes = 0
     }
 
-    private let memory = Mutex(Memory())
+    private let memory = Locked(Memory())
 
     /// Opens (creating if needed) the cache at `configuration.directory`, removes what crashed
     /// processes left, and measures its size.

@@ -14,8 +14,8 @@ final class CachedDownloads: Sendable {
     private let outputDirectory: String
     /// The budget of a shared transfer, from its start.
     private let transferBudget: Duration
-    private let inflight = Mutex<[CacheKey: SharedDownload]>([:])
-    private let failures = Mutex<[CacheKey: (failure: TransferFailure, until: ContinuousClock.Instant)]>([:])
+    private let inflight = Locked<[CacheKey: SharedDownload]>([:])
+    private let failures = Locked<[CacheKey: (failure: TransferFailure, until: ContinuousClock.Instant)]>([:])
     /// Each URL's key, worked out once (see `cacheKey(for:)`).
     private let keys = BoundedMemo<CacheKey>()
     /// Payloads served from a fresh entry without a request.
@@ -256,7 +256,7 @@ final class SharedDownload: Sendable {
         var nextWaiter: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The result, or `nil` when `deadline` (or the task's cancellation) comes first. The
     /// transfer itself is not affected.
@@ -317,9 +317,9 @@ final class AsyncSlots: Sendable {
         var waiters = Deque<CheckedContinuation<Void, Never>>()
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
-    init(_ limit: Int) { state = Mutex(State(available: max(1, limit))) }
+    init(_ limit: Int) { state = Locked(State(available: max(1, limit))) }
 
     func acquire() async {
         await withCheckedContinuation { continuation in

@@ -43,7 +43,11 @@ extension PayloadValue {
         case .number(let number): self = .number(number)
         case .string(let text): self = .string(text)
         case .array(let values): self = .array(values.map(PayloadValue.init))
-        case .object(let object): self = .object(object.dictionary.mapValues(PayloadValue.init))
+        // Swift's `String` keys merge canonically equivalent spellings ("K", "\u{212A}"), which
+        // the payload's own reading keeps apart: in extras the later one stands.
+        case .object(let object):
+            self = .object(
+                Dictionary(object.sortedByKey.map { ($0.key, PayloadValue($0.value)) }, uniquingKeysWith: { _, later in later }))
         }
     }
 

@@ -9,7 +9,7 @@ import Synchronization
 /// and hand their answer back through a completion.
 final class MediaClassifier: Sendable {
     /// Cookies not lent out; the pool grows to the number of jobs that ever ran at once.
-    private let idleCookies: Mutex<[MagicCookie]>
+    private let idleCookies: Locked<[MagicCookie]>
     private let queue = DispatchQueue(label: "attachment-fetcher.classify", attributes: .concurrent)
     /// How long each asynchronous answer is held back: `nil` (not at all), except in tests that
     /// need a body to wait for its type.
@@ -17,7 +17,7 @@ final class MediaClassifier: Sendable {
 
     /// Loads a first cookie, so that a missing or unreadable magic database fails at start-up.
     init(answerDelay: Duration = .zero) throws(AttachmentFetcherError) {
-        idleCookies = Mutex([try MagicCookie()])
+        idleCookies = Locked([try MagicCookie()])
         let (seconds, attoseconds) = answerDelay.components
         self.answerDelay =
             answerDelay > .zero

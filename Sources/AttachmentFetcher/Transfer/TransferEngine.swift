@@ -200,7 +200,7 @@ private final class Mailbox: Sendable {
         case closed
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Queues `command` and says whether the engine needs waking.
     func post(_ command: Command) -> Delivery {
@@ -229,7 +229,7 @@ private final class ExitSignal: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func signal() {
         let waiters = state.withLock { state in
@@ -267,7 +267,7 @@ final class TransferTicket: Sendable {
     let id: UInt64
     /// What to download.
     let request: TransferRequest
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(id: UInt64, request: TransferRequest) {
         self.id = id

@@ -35,12 +35,19 @@ struct CommandRunner {
         var overrides: [Subprocess.Environment.Key: String?] = ["XDG_CACHE_HOME": isolated]
         for (name, value) in environment { overrides[Subprocess.Environment.Key(stringLiteral: name)] = value }
         let variables = overrides
-        let input = Array(stdin)
+        // Standard input comes from a file rather than a pipe: a program that stops reading early
+        // (an oversized payload, a refused argument) then leaves no writer behind, and
+        // swift-subprocess 1.0's pipe writer traps when its write fails.
+        let inputPath = isolated + "-stdin"
+        try stdin.write(to: URL(fileURLWithPath: inputPath))
+        defer { try? FileManager.default.removeItem(atPath: inputPath) }
+        let input = try FileDescriptor.open(FilePath(inputPath), .readOnly)
         return try await withThrowingTaskGroup(of: Result?.self) { group in
             group.addTask {
                 let result = try await Subprocess.run(
                     .path(FilePath(path)), arguments: Arguments(arguments), environment: .inherit.updating(variables),
-                    input: .array(input), output: .bytes(limit: outputLimit), error: .bytes(limit: outputLimit))
+                    input: .fileDescriptor(input, closeAfterSpawningProcess: true), output: .bytes(limit: outputLimit),
+                    error: .bytes(limit: outputLimit))
                 let status: Int32
                 switch result.terminationStatus {
                 case .exited(let code): status = code

@@ -15,7 +15,7 @@ struct Fixture: Sendable {
     /// With `cached`, the fetcher uses a cache in `<directory>/../cache` of its own; with
     /// `typeAnswerDelay`, its engine gets each detected type that much later.
     static func with<R: Sendable>(
-        deadline: Duration = .seconds(10),
+        deadline: Duration = .seconds(10) * TestTiming.scale,
         cached: Bool = false,
         typeAnswerDelay: Duration = .zero,
         configure: (inout AttachmentFetcher.Configuration) -> Void = { _ in },
@@ -113,4 +113,11 @@ extension Outcome {
     /// The warnings, less the one about plain http (App Transport Security's on iOS, cleartext
     /// traffic on Android) that every URL of the loopback test server gets.
     var warningsBesidesPlainHTTP: [String] { warnings.filter { !$0.contains(" is plain http: ") } }
+}
+
+/// How many times longer than usual the tests' generous deadlines are (those not under test):
+/// `ATTACHMENT_FETCHER_TEST_TIME_SCALE`, which scripts/tsan.sh sets because ThreadSanitizer slows
+/// everything down several times; 1 otherwise.
+enum TestTiming {
+    static let scale: Int = ProcessInfo.processInfo.environment["ATTACHMENT_FETCHER_TEST_TIME_SCALE"].flatMap { Int($0) } ?? 1
 }

@@ -1,0 +1,34 @@
+/// One platform's verdict on a downloaded file: its type and size against that platform's rules.
+struct PlatformRules: Sendable {
+    var platform: Platform
+    var limits: AttachmentFetcher.Configuration.SizeLimits
+
+    /// The largest file of `kind` the platform shows; `nil` when it shows no such file.
+    func limit(for kind: MediaKind) -> Int? {
+        switch platform {
+        case .ios: limits.limit(for: kind)
+        case .android: kind == .image ? limits.androidPicture : nil
+        }
+    }
+
+    /// Accepted (with warnings, such as the first Android version that decodes the type), or why
+    /// not.
+    func judge(_ media: MediaType, bytes: Int) -> Result<[String], TransferFailure> {
+        guard let support = AttachmentTypes.support(of: media, on: platform), let limit = limit(for: media.kind) else {
+            let named = AttachmentTypes.formatName(forMIME: media.mime).map { "\(media.mime) (\($0))" } ?? media.mime
+            let what = platform == .android && media.kind != .image ? "a picture (images only)" : "an attachment"
+            return .failure(
+                TransferFailure(
+                    reason: .unsupportedType,
+                    detail: "detected \(named), which \(platform.displayName) does not accept as \(what)"))
+        }
+        guard bytes <= limit else {
+            let which = platform == .android ? "the Android picture limit" : "the \(media.kind.rawValue) limit"
+            return .failure(TransferFailure(reason: .tooLarge, detail: "the body is larger than \(which), \(limit) bytes"))
+        }
+        if case .since(let version) = support {
+            return .success(["\(platform.displayName) shows \(media.mime) only from \(version) on"])
+        }
+        return .success([])
+    }
+}

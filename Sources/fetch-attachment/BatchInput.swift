@@ -1,0 +1,261 @@
+import AttachmentFetcher
+import DequeModule
+import Foundation
+
+/// One line of a batch.
+enum BatchLine: Sendable {
+    /// A payload: the line without its line break.
+    case payload(Data)
+    /// A line longer than the payload limit, skipped as it streamed past: never held whole.
+    case tooLong
+}
+
+/// Cuts a stream of bytes into lines (`\n` or `\r\n`), in one pass, holding at most one line of
+/// at most `limit` bytes (plus a `\r`): a longer line is dropped as soon as it is known to be
+/// too long, and the rest of it skipped as it arrives, however long it goes on.
+struct LineSplitter {
+    /// The longest line kept, in bytes, line break excluded.
+    let limit: Int
+    /// The start of the line still arriving.
+    private var partial: [UInt8] = []
+    /// Whether the line still arriving is already too long.
+    private var skipping = false
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Reads `chunk`, the next bytes of the input; every line it completes is appended to `lines`.
+    mutating func feed(_ chunk: ArraySlice<UInt8>, into lines: inout [BatchLine]) {
+        var start = chunk.startIndex
+        while start < chunk.endIndex {
+            let newline = Self.firstNewline(in: chunk, from: start)
+            let end = newline ?? chunk.endIndex
+            if skipping {
+                // Nothing kept.
+            } else if partial.count + (end - start) > limit + 1 {
+                skipping = true
+                partial = []
+            } else {
+                partial.append(contentsOf: chunk[start..<end])
+            }
+            guard let newline else { return }
+            endLine(into: &lines)
+            start = newline + 1
+        }
+    }
+
+    /// Where the next `\n` of `chunk` at or after `start` is: `memchr`, as fast as a loop over
+    /// the bytes in a release build and many times faster in a debug one (which the tests run).
+    private static func firstNewline(in chunk: ArraySlice<UInt8>, from start: Int) -> Int? {
+        chunk.withUnsafeBufferPointer { buffer -> Int? in
+            guard let base = buffer.baseAddress else { return nil }
+            let offset = start - chunk.startIndex
+            guard let found = memchr(base + offset, Int32(UInt8(ascii: "\n")), buffer.count - offset) else { return nil }
+            return chunk.startIndex + (UnsafeRawPointer(found) - UnsafeRawPointer(base))
+        }
+    }
+
+    /// At the end of the input: an unfinished last line counts as a line.
+    mutating func finish(into lines: inout [BatchLine]) {
+        if skipping || !partial.isEmpty { endLine(into: &lines) }
+    }
+
+    private mutating func endLine(into lines: inout [BatchLine]) {
+        if partial.last == UInt8(ascii: "\r") { partial.removeLast() }
+        if skipping || partial.count > limit {
+            lines.append(.tooLong)
+            skipping = false
+            partial = []
+        } else {
+            lines.append(.payload(Data(partial)))
+            partial.removeAll(keepingCapacity: true)
+        }
+    }
+}
+
+/// Blocking reads of a file descriptor, a chunk at a time.
+enum ChunkReader {
+    /// How much one read asks for.
+    static let chunkSize = 64 * 1024
+
+    /// Reads at most `count` bytes (at most `chunkSize`) into `buffer`, which is made
+    /// `chunkSize` long once and reused; the bytes read are `buffer[..<n]` for the `n` returned:
+    /// 0 at the end of the input, `nil` on a read error (with `errno` set).
+    static func read(_ descriptor: Int32, into buffer: inout [UInt8], count: Int = chunkSize) -> Int? {
+        if buffer.count != chunkSize { buffer = [UInt8](repeating: 0, count: chunkSize) }
+        let wanted = min(count, chunkSize)
+        while true {
+            let result = buffer.withUnsafeMutableBytes { bytes in
+                systemRead(descriptor, bytes.baseAddress!, wanted)
+            }
+            if result < 0, errno == EINTR { continue }
+            return result < 0 ? nil : result
+        }
+    }
+}
+
+/// `read(2)`, under a name `ChunkReader.read` does not shadow.
+private func systemRead(_ descriptor: Int32, _ bytes: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(descriptor, bytes, count)
+}
+
+/// Reads a payload from a path or from standard input ('-'): at most `limit` bytes and one
+/// more, so that a larger input (`yes | fetch-attachment -`) is known to be too large without
+/// being read any further.
+enum PayloadInput {
+    /// The bytes read, and whether there were more than `limit`.
+    struct Result {
+        var bytes: Data
+        var exceedsLimit: Bool
+    }
+
+    /// Why a payload could not be read.
+    struct ReadError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func read(_ path: String, limit: Int) throws(ReadError) -> Result {
+        let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw ReadError(description: String(cString: strerror(errno))) }
+        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
+        var bytes = Data()
+        var chunk: [UInt8] = []
+        while bytes.count <= limit {
+            guard let count = ChunkReader.read(descriptor, into: &chunk, count: limit + 1 - bytes.count) else {
+                throw ReadError(description: String(cString: strerror(errno)))
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[..<count])
+        }
+        return Result(bytes: bytes, exceedsLimit: bytes.count > limit)
+    }
+
+    /// What is printed for an input larger than the limit: the original content stands.
+    static func tooLargeOutcome(limit: Int, what: String) -> Outcome {
+        Outcome(
+            status: .original, reason: .invalidPayload,
+            detail: "\(what) is more than \(limit) bytes, the largest payload accepted (read no further)",
+            vendor: nil, attachments: [], warnings: [], elapsed: .zero, payload: Data())
+    }
+}
+
+/// The lines of a regular file, read a chunk at a time as the batch's workers take them: the
+/// file is never held whole, however large.
+final class FileLineSource: Sendable {
+    private struct State {
+        var splitter: LineSplitter
+        var ready = Deque<BatchLine>()
+        var chunk: [UInt8] = []
+        var nextIndex = 0
+        var atEnd = false
+        var readError: Int32?
+    }
+
+    private let descriptor: Int32
+    private let state: Locked<State>
+
+    init(descriptor: Int32, limit: Int) {
+        self.descriptor = descriptor
+        state = Locked(State(splitter: LineSplitter(limit: limit)))
+    }
+
+    /// The next line and its 0-based index, or `nil` at the end of the file (or after a read
+    /// error, see `readError`). Reads the next chunk when no whole line is left.
+    func take() -> (index: Int, line: BatchLine)? {
+        state.withLock { state -> (index: Int, line: BatchLine)? in
+            while state.ready.isEmpty {
+                guard !state.atEnd else { return nil }
+                var lines: [BatchLine] = []
+                if let count = ChunkReader.read(descriptor, into: &state.chunk) {
+                    if count == 0 {
+                        state.splitter.finish(into: &lines)
+                        state.atEnd = true
+                    } else {
+                        state.splitter.feed(state.chunk[..<count], into: &lines)
+                    }
+                } else {
+                    state.readError = errno
+                    state.atEnd = true
+                }
+                state.ready.append(contentsOf: lines)
+            }
+            defer { state.nextIndex += 1 }
+            return (state.nextIndex, state.ready.removeFirst())
+        }
+    }
+
+    /// `errno` of a read that failed, which ended the input early.
+    var readError: Int32? { state.withLock { $0.readError } }
+
+    /// How many lines the regular file at `descriptor` holds (read through once, a chunk at a
+    /// time, from its start; the offset is put back), for the progress bar.
+    static func countLines(_ descriptor: Int32) -> Int? {
+        let start = lseek(descriptor, 0, SEEK_CUR)
+        guard start >= 0 else { return nil }
+        defer { lseek(descriptor, start, SEEK_SET) }
+        var chunk: [UInt8] = []
+        var lines = 0
+        var last: UInt8?
+        while let count = ChunkReader.read(descriptor, into: &chunk), count > 0 {
+            lines += chunk[..<count].lazy.filter { $0 == UInt8(ascii: "\n") }.count
+            last = chunk[count - 1]
+        }
+        return lines + (last == nil || last == UInt8(ascii: "\n") ? 0 : 1)
+    }
+}
+
+/// Reads lines from a file descriptor (standard input, a pipe, a FIFO) on Dispatch's threads,
+/// the reads blocking: the batch asks for the next lines only when it has room for them.
+final class LineReader: Sendable {
+    private struct State {
+        var splitter: LineSplitter
+        var chunk: [UInt8] = []
+        var atEnd = false
+        var readError: Int32?
+    }
+
+    private let descriptor: Int32
+    /// Touched only by `readLines`, which runs on a serial queue: the lock is never contended.
+    private let state: Locked<State>
+    private static let queue = DispatchQueue(label: "fetch-attachment.batch-input")
+
+    init(descriptor: Int32, limit: Int) {
+        self.descriptor = descriptor
+        state = Locked(State(splitter: LineSplitter(limit: limit)))
+    }
+
+    /// Whether `next()` has answered with no lines: the input has ended and every line was
+    /// handed out.
+    var ended: Bool { state.withLock { $0.atEnd } }
+
+    /// `errno` of a read that failed, which ended the input early.
+    var readError: Int32? { state.withLock { $0.readError } }
+
+    /// The next lines: at least one, and every whole line that arrived with it (one hop to the
+    /// reading thread per chunk of input, not per line); none at the end of the input. A last
+    /// line without a line break counts.
+    func next() async -> [BatchLine] {
+        await withCheckedContinuation { continuation in
+            Self.queue.async { continuation.resume(returning: self.readLines()) }
+        }
+    }
+
+    private func readLines() -> [BatchLine] {
+        state.withLock { state -> [BatchLine] in
+            var lines: [BatchLine] = []
+            while lines.isEmpty, !state.atEnd {
+                if let count = ChunkReader.read(descriptor, into: &state.chunk) {
+                    if count == 0 {
+                        state.splitter.finish(into: &lines)
+                        state.atEnd = true
+                    } else {
+                        state.splitter.feed(state.chunk[..<count], into: &lines)
+                    }
+                } else {
+                    state.readError = errno
+                    state.atEnd = true
+                }
+            }
+            return lines
+        }
+    }
+}

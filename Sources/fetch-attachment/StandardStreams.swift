@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import Synchronization
+
+/// Standard output and standard error, written through `write(2)` with every failure kept: a
+/// write that fails (a closed or full stream, a reader gone) is never a crash and never lost
+/// silently. When the command ends, a failed write makes the exit status
+/// `StandardStreams.writeErrorStatus`, after the failure is reported on standard error (if that
+/// one still works).
+final class CheckedStream: Sendable {
+    /// The file descriptor written to.
+    let descriptor: Int32
+    /// "standard output" or "standard error", for the message.
+    let name: String
+    /// `errno` of the first failed write; 0 while every write succeeded.
+    private let firstError = Atomic<Int32>(0)
+
+    init(descriptor: Int32, name: String) {
+        self.descriptor = descriptor
+        self.name = name
+    }
+
+    /// Whether a write has failed; later writes are not tried.
+    var failed: Bool { firstError.load(ordering: .relaxed) != 0 }
+
+    /// `errno` of the first failed write, if any.
+    var error: Int32? {
+        let error = firstError.load(ordering: .relaxed)
+        return error == 0 ? nil : error
+    }
+
+    /// Marks the stream as failed with `error` (the first failure is kept).
+    func fail(_ error: Int32) {
+        _ = firstError.compareExchange(expected: 0, desired: error, ordering: .relaxed)
+    }
+
+    /// Writes all of `bytes` (partial writes continued, interrupted ones retried); `false` once
+    /// any write on this stream has failed.
+    @discardableResult
+    func write(_ bytes: [UInt8]) -> Bool {
+        guard !failed else { return false }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { buffer in
+                systemWrite(descriptor, buffer.baseAddress! + written, buffer.count - written)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                fail(errno)
+                return false
+            }
+            written += count
+        }
+        return true
+    }
+
+    /// Writes the UTF-8 of `text`.
+    @discardableResult
+    func write(_ text: String) -> Bool { write(Array(text.utf8)) }
+}
+
+/// The process's standard output and error, and what the command's exit makes of their failures.
+enum StandardStreams {
+    /// Exit status when a write on standard output or standard error failed: `EX_IOERR` of
+    /// sysexits(3), beside the `EX_USAGE` (64) of a bad command line.
+    static let writeErrorStatus: Int32 = 74
+
+    static let output = CheckedStream(descriptor: STDOUT_FILENO, name: "standard output")
+    static let error = CheckedStream(descriptor: STDERR_FILENO, name: "standard error")
+
+    /// Run first: a write to a reader that went away becomes `EPIPE`, a write error, rather than
+    /// a silent death by `SIGPIPE`. A standard stream that was closed when the process started
+    /// counts as failed, and `/dev/null` takes its descriptor, so that no file opened later
+    /// (an attachment, the cache's index) receives what was meant for it.
+    static func prepare() {
+        signal(SIGPIPE, SIG_IGN)
+        for stream in [output, error] where fcntl(stream.descriptor, F_GETFD) == -1 && errno == EBADF {
+            stream.fail(EBADF)
+            let null = open("/dev/null", O_WRONLY)
+            if null >= 0, null != stream.descriptor {
+                dup2(null, stream.descriptor)
+                close(null)
+            }
+        }
+    }
+
+    /// Flushes what C's stdio may hold (this program prints through `StandardStreams`, see
+    /// `print(_:)` below, but a library might not); then, when a write has failed, says so on
+    /// standard error (when it can) and returns `writeErrorStatus`; otherwise `status`.
+    static func finalStatus(_ status: Int32) -> Int32 {
+        if fflush(nil) != 0 { output.fail(errno == 0 ? EIO : errno) }
+        guard output.failed || error.failed else { return status }
+        for stream in [output, error] {
+            guard let code = stream.error else { continue }
+            error.write("fetch-attachment: cannot write to \(stream.name): \(String(cString: strerror(code)))\n")
+        }
+        return writeErrorStatus
+    }
+
+    /// Ends the process with `finalStatus(status)`.
+    static func exit(_ status: Int32) -> Never {
+        let status = finalStatus(status)
+        PeakMemoryReport.write()
+        systemExit(status)
+    }
+}
+
+/// The standard library's `print`, for one string, through `StandardStreams.output`: within
+/// this program, a `print("…")` is checked like every other write to standard output.
+func print(_ text: String) {
+    StandardStreams.output.write(text + "\n")
+}
+
+/// `write(2)` and `exit(3)`, under names the methods above do not shadow.
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, bytes, count)
+}
+
+func systemExit(_ status: Int32) -> Never { exit(status) }
+
+/// A test hook: with `FETCH_ATTACHMENT_PEAK_RSS_FILE` set, the process's peak resident set size
+/// (`VmHWM` of /proc/self/status, in KiB: this program's own, even when it was spawned from a
+/// large process) is written to that file as it exits, so that tests can hold memory to a bound.
+enum PeakMemoryReport {
+    static func write() {
+        guard let path = ProcessInfo.processInfo.environment["FETCH_ATTACHMENT_PEAK_RSS_FILE"],
+            let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kib = line.split(separator: " ").dropFirst().first
+        else { return }
+        try? Data("\(kib)\n".utf8).write(to: URL(fileURLWithPath: path))
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import Logging
+
+/// Text from payloads and origins made safe to print for a person: control characters (C0,
+/// DEL, C1, the Unicode line and paragraph separators) and the backslash are escaped, so that
+/// a line break or an escape sequence in a URL, a path or a detail can neither forge a line of
+/// output or of a log nor drive the terminal.
+enum TerminalText {
+    /// `text` with `\n`, `\r`, `\t`, `\\` and `\u{…}` for every other control character.
+    static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
+        var result = ""
+        result.reserveCapacity(text.utf8.count + 16)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case "\\": result += "\\\\"
+            case _ where needsEscape(scalar): result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00..<0x20, 0x5C, 0x7F...0x9F, 0x2028, 0x2029: true
+        default: false
+        }
+    }
+}
+
+/// `--verbose`: one line per log record on standard error, as swift-log's `StreamLogHandler`
+/// writes them (`timestamp level label : metadata [source] message`), with the message and the
+/// metadata escaped (see `TerminalText`) and write failures kept (see `StandardStreams`).
+struct EscapingLogHandler: LogHandler {
+    var label: String
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    init(label: String) { self.label = label }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        let fields = merged.sorted { $0.key < $1.key }
+            .map { "\(TerminalText.escaped($0.key))=\(TerminalText.escaped("\($0.value)"))" }
+            .joined(separator: " ")
+        let line = "\(Self.timestamp()) \(event.level) \(label) :\(fields.isEmpty ? "" : " " + fields) [\(event.source)] \(TerminalText.escaped("\(event.message)"))\n"
+        StandardStreams.error.write(line)
+    }
+
+    private static func timestamp() -> String { Date().formatted(.iso8601) }
+}

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The checks CI runs after the test suite (scripts/test.sh): the payload fuzzer for a bounded
+# time, then the test suite under ThreadSanitizer. Either failing fails CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+bash scripts/tsan.sh

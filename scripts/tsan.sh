@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds the package and its tests with ThreadSanitizer (in .build-tsan, apart from the usual
+# build) and runs the test suite under it. Any report fails the script: TSan makes the test
+# process (and any instrumented child it runs, such as fetch-attachment) exit with status 66,
+# and the log is searched for reports as well. Extra arguments go to `swift test`.
+#
+# Skipped under TSan, because they assert timings that TSan's slowdown (several times, on every
+# memory access) breaks, not behaviour that TSan would check any better:
+# - DeadlineTests: each outcome within 100 ms of its deadline;
+# - LoadTestTests: the load test's children checked against 100 ms deadline bounds, and its
+#   scenarios sized for uninstrumented binaries;
+# - CLITests/demo: the demo's examples run against a 1 s deadline, one of them expected to miss it
+#   and every other expected to make it;
+# - ResourceTests: campaigns of 3,000 payloads under `ulimit -n 1024`, sized for uninstrumented
+#   binaries (TSan multiplies their time and memory); the cache and concurrency suites run the
+#   same code paths under TSan.
+# The other tests' generous deadlines (10 s and up, never the thing under test) are made
+# ATTACHMENT_FETCHER_TEST_TIME_SCALE times longer, and CLIRobustnessTests leaves out its memory
+# bounds (TSan's shadow memory multiplies every peak).
+#
+# Locks: the package uses one lock type, `Locked` (NSLock, a pthread mutex TSan intercepts), and
+# NIO's `NIOLockedValueBox` in the mock CDN, never `Synchronization.Mutex`, whose futex TSan does
+# not see on Linux. Suppressions, if any, are in scripts/tsan-suppressions.txt, each with its
+# reason.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scratch=.build-tsan
+log="$scratch/tsan-test.log"
+swift build --build-tests --sanitize=thread --scratch-path "$scratch"
+mkdir -p "$scratch"
+export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt halt_on_error=0 second_deadlock_stack=1 history_size=4 ${TSAN_OPTIONS:-}"
+status=0
+export ATTACHMENT_FETCHER_TEST_TIME_SCALE="${ATTACHMENT_FETCHER_TEST_TIME_SCALE:-6}"
+swift test --skip-build --sanitize=thread --scratch-path "$scratch" --skip 'DeadlineTests|LoadTestTests|ResourceTests|CLITests/demo' "$@" 2>&1 \
+    | tee "$log" || status=$?
+if grep -q "WARNING: ThreadSanitizer" "$log"; then
+    echo "ThreadSanitizer reported $(grep -c 'WARNING: ThreadSanitizer' "$log") issue(s); see $log" >&2
+    exit 1
+fi
+exit "$status"
