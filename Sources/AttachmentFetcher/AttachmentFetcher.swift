@@ -119,6 +119,12 @@ public final class AttachmentFetcher: Sendable {
         return outcome
     }
 
+    /// The vendor whose keys `payload` uses, read without a fetcher: for outcomes made where no
+    /// fetcher could be (an unusable output directory).
+    package static func vendor(of payload: Data) -> Vendor? {
+        JSONValue.object(from: payload).flatMap { VendorSchemas.recognize($0)?.vendor }
+    }
+
     /// Processes one payload given as bytes; see `process(_:deadline:)`.
     public func process(_ payload: [UInt8], deadline: Duration? = nil) async -> Outcome {
         await process(Data(payload), deadline: deadline)

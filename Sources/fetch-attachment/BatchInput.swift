@@ -8,6 +8,8 @@ enum BatchLine: Sendable {
     case payload(Data)
     /// A line longer than the payload limit, skipped as it streamed past: never held whole.
     case tooLong
+    /// An empty line, or one of spaces and tabs only: no payload, no outcome (its index is left out).
+    case blank
 }
 
 /// Cuts a stream of bytes into lines (`\n` or `\r\n`), in one pass, holding at most one line of
@@ -65,6 +67,9 @@ struct LineSplitter {
             lines.append(.tooLong)
             skipping = false
             partial = []
+        } else if partial.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
+            lines.append(.blank)
+            partial.removeAll(keepingCapacity: true)
         } else {
             lines.append(.payload(Data(partial)))
             partial.removeAll(keepingCapacity: true)

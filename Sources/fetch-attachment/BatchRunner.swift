@@ -71,10 +71,12 @@ struct BatchRunner {
 
     /// The outcome of one line: the fetcher's for a payload; `invalid-payload` for a line
     /// longer than `limit`, which the fetcher never sees.
-    private static func outcome(of line: BatchLine, through fetcher: AttachmentFetcher, limit: Int) async -> Outcome {
+    /// The outcome of a line; `nil` for a blank one, which is skipped.
+    private static func outcome(of line: BatchLine, through fetcher: AttachmentFetcher, limit: Int) async -> Outcome? {
         switch line {
         case .payload(let payload): return await fetcher.process(payload)
         case .tooLong: return PayloadInput.tooLargeOutcome(limit: limit, what: "the line")
+        case .blank: return nil
         }
     }
 
@@ -114,7 +116,7 @@ struct BatchRunner {
                     while !StandardStreams.output.failed, let (index, line) = lines.take() {
                         let outcome = await Self.outcome(of: line, through: fetcher, limit: limit)
                         progress.advance()
-                        emitter.add(outcome, at: index)
+                        if let outcome { emitter.add(outcome, at: index) } else { emitter.skip(index) }
                         // A cache hit completes without suspending. A worker that never yields
                         // would keep its thread for line after line while payloads resumed from
                         // a shared download wait (for a second, in a cold 100,000-payload spike);
@@ -137,7 +139,7 @@ struct BatchRunner {
     /// What a child task of a streamed batch hands back: a payload's outcome, or the next input
     /// lines (none at the end of the input).
     private enum StreamEvent: Sendable {
-        case outcome(index: Int, Outcome)
+        case outcome(index: Int, Outcome?)
         case lines([BatchLine])
     }
 
@@ -176,7 +178,7 @@ struct BatchRunner {
                 case .outcome(let index, let outcome):
                     inFlight -= 1
                     progress.advance()
-                    emitter.add(outcome, at: index)
+                    if let outcome { emitter.add(outcome, at: index) } else { emitter.skip(index) }
                     emitter.flush()
                     if let line = waiting.popFirst() { start(line) }
                     if !reading, !reader.ended, waiting.count < concurrency, !StandardStreams.output.failed {
@@ -229,7 +231,8 @@ private struct OrderedEmitter: Sendable {
     let printer: OutcomePrinter
     /// Counts every outcome for the campaign report, when one is asked for.
     let report: CampaignReport?
-    private var pending: [Int: Entry] = [:]
+    /// Entries waiting for the ones before them; `nil` for a blank line's index.
+    private var pending: [Int: Entry?] = [:]
     private var nextToPrint = 0
     private var output: [UInt8] = []
     /// What the summary needs of each printed outcome (the outcomes themselves, payloads and
@@ -256,10 +259,22 @@ private struct OrderedEmitter: Sendable {
     }
 
     mutating func add(_ entry: Entry, at index: Int) {
-        pending[index] = entry
+        pending[index] = .some(entry)
+        printReady()
+    }
+
+    /// Passes over a blank line's index: nothing is printed or counted for it.
+    mutating func skip(_ index: Int) {
+        pending[index] = .some(nil)
+        printReady()
+    }
+
+    private mutating func printReady() {
         while let ready = pending.removeValue(forKey: nextToPrint) {
-            output.append(contentsOf: ready.line)
-            records.append(ready.record)
+            if let ready {
+                output.append(contentsOf: ready.line)
+                records.append(ready.record)
+            }
             nextToPrint += 1
         }
         if output.count >= 1 << 16 { flush() }
@@ -293,13 +308,16 @@ private final class SharedEmitter: Sendable {
         emitter.withLock { $0.add(entry, at: index) }
     }
 
+    /// Passes over a blank line's index.
+    func skip(_ index: Int) { emitter.withLock { $0.skip(index) } }
+
     /// Writes what is buffered.
     func flush() { emitter.withLock { $0.flush() } }
 
     var records: [BatchRecord] { emitter.withLock { $0.records } }
 }
 
-/// A progress bar on stderr, only when stderr is a terminal.
+/// A progress bar on stderr, only when stderr is a terminal and standard output is not.
 final class Progress: Sendable {
     /// How many payloads there are, when known (not while reading a pipe).
     let total: Int?
@@ -307,7 +325,9 @@ final class Progress: Sendable {
     private let enabled = Progress.isEnabled
 
     /// Whether a bar is drawn: only when stderr is a terminal.
-    static var isEnabled: Bool { isatty(STDERR_FILENO) == 1 }
+    /// Not when standard output is the same terminal: outcome lines would land inside the bar
+    /// (and show the progress themselves).
+    static var isEnabled: Bool { isatty(STDERR_FILENO) == 1 && isatty(STDOUT_FILENO) != 1 }
 
     init(total: Int?) { self.total = total }
 

@@ -19,7 +19,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .customLong("output-dir"), help: "Where attachment files go. Default: a fresh temporary directory.")
     var outputDirectory: String?
 
-    @Option(help: "Seconds each payload may take (the stalling example waits this long).")
+    @Option(parsing: .unconditional, help: "Seconds each payload may take (the stalling example waits this long).")
     var deadline: Double = 2
 
     @Flag(help: "Print one JSON object per outcome, with the example's name, instead of a table.")
@@ -88,7 +88,7 @@ struct ExamplePayload: Sendable {
 
     func payload(cdn: String) -> String { template.replacingOccurrences(of: "{{CDN}}", with: cdn) }
 
-    /// The vendors' own example shapes (see VENDORS.md and CONTENT.md), iOS and Android, pointed at
+    /// The vendors' own example shapes, as their documentation gives them, iOS and Android, pointed at
     /// the mock CDN, plus one example per failure the fetcher reports.
     static let all: [ExamplePayload] = [
         .init(

@@ -13,9 +13,13 @@ struct FetchAttachmentCommand: AsyncParsableCommand {
             (whatever the reason), 64 for a bad command line, 74 when standard output or \
             standard error could not be written (or a batch could not be read to its end).
             """,
+        version: FetchAttachmentCommand.version,
         subcommands: [FetchCommand.self, CacheCommand.self, DemoCommand.self],
         defaultSubcommand: FetchCommand.self
     )
+
+    /// The version `--version` prints.
+    static let version = "1.0.0"
 
     /// ArgumentParser's `main`, with what it does not do: the open-file limit raised first (see
     /// `FileDescriptorBudget`; the default concurrency derives from it); arguments that are not
@@ -27,6 +31,15 @@ struct FetchAttachmentCommand: AsyncParsableCommand {
         if let message = RawArguments.notUTF8() {
             StandardStreams.error.write("Error: \(message)\n")
             StandardStreams.exit(ExitCode.validationFailure.rawValue)
+        }
+        // `--help` alone shows the options of `fetch`, the command a user runs, besides the list
+        // of commands (ArgumentParser would show only the list).
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments == ["--help"] || arguments == ["-h"] || arguments == ["help"] {
+            StandardStreams.output.write(
+                helpMessage() + "\n\n" + helpMessage(for: FetchCommand.self).replacingOccurrences(
+                    of: "fetch-attachment fetch", with: "fetch-attachment [fetch]") + "\n")
+            StandardStreams.exit(0)
         }
         do {
             var command = try parseAsRoot()

@@ -17,7 +17,7 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Process a campaign: one JSON payload per line of FILE ('-' for standard input).", valueName: "file"))
     var batch: String?
 
-    @Option(help: "With --batch: how many payloads are processed at once. Default: from the open-file limit, (limit - 64) / 6, at most 1024 (160 at a limit of 1024).")
+    @Option(parsing: .unconditional, help: "With --batch: how many payloads are processed at once. Default: from the open-file limit, (limit - 64) / 6, at most 1024 (160 at a limit of 1024).")
     var concurrency: Int = FileDescriptorBudget.concurrency()
 
     @Option(help: ArgumentHelp("With --batch: write a self-contained HTML campaign report to FILE.", valueName: "file"))
@@ -36,6 +36,9 @@ struct FetchCommand: AsyncParsableCommand {
             throw ValidationError("--concurrency must be between 1 and 1000000")
         }
         for path in [payload, batch].compactMap({ $0 }) where path != "-" {
+            guard !PathCheck.isDirectory(path) else {
+                throw ValidationError("'\(TerminalText.escaped(path))' is a directory, not a payload file")
+            }
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw ValidationError("cannot read '\(TerminalText.escaped(path))'")
             }
@@ -48,6 +51,10 @@ struct FetchCommand: AsyncParsableCommand {
             throw ExitCode(allAttached ? 0 : 1)
         }
         let payload = self.payload ?? "-"
+        if payload == "-", isatty(STDIN_FILENO) == 1 {
+            StandardStreams.error.write(
+                "fetch-attachment: reading a payload from standard input (end it with Ctrl-D; --help for usage)\n")
+        }
         let configuration = options.fetcherConfiguration()
         let input: PayloadInput.Result
         do {
@@ -66,9 +73,10 @@ struct FetchCommand: AsyncParsableCommand {
                     await fetcher.process(bytes)
                 }
             } catch let error as AttachmentFetcherError {
+                // The reason is `storage`; the detail is the message alone, with no second code.
                 outcome = Outcome(
-                    status: .original, reason: .storage, detail: error.description, vendor: nil, attachments: [],
-                    warnings: [], elapsed: .zero, payload: bytes)
+                    status: .original, reason: .storage, detail: error.message, vendor: AttachmentFetcher.vendor(of: bytes),
+                    attachments: [], warnings: [], elapsed: .zero, payload: bytes)
             }
         }
         OutcomePrinter(json: options.json).print(outcome)
@@ -81,7 +89,7 @@ struct FetchOptions: ParsableArguments {
     @Option(name: .customLong("output-dir"), help: "Where attachment files go (created if missing). Default: $XDG_CACHE_HOME/attachment-fetcher/attachments or ~/.cache/attachment-fetcher/attachments.")
     var outputDirectory: String?
 
-    @Option(help: "Seconds a payload may take, from the moment it is read (iOS gives about 30).")
+    @Option(parsing: .unconditional, help: "Seconds a payload may take, from the moment it is read (iOS gives about 30).")
     var deadline: Double = 30
 
     @Flag(help: "Print exactly one JSON object per outcome on standard output.")
@@ -96,7 +104,7 @@ struct FetchOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Judge every payload's file by these platforms' rules, each with its own verdict (a preflight): 'ios', 'android' or 'ios,android'. Default: the payload's own platform.", valueName: "list"))
     var platform: String?
 
-    @Option(name: .customLong("max-redirects"), help: "How many redirects a download may follow (default 20, as URLSession).")
+    @Option(name: .customLong("max-redirects"), parsing: .unconditional, help: "How many redirects a download may follow (default 20, as URLSession).")
     var maximumRedirects: Int = 20
 
     @OptionGroup var cache: CacheOptions
@@ -109,8 +117,15 @@ struct FetchOptions: ParsableArguments {
         if let outputDirectory, outputDirectory.isEmpty {
             throw ValidationError("--output-dir must not be empty")
         }
-        if let cacert, !FileManager.default.isReadableFile(atPath: cacert) {
-            throw ValidationError("--cacert \(TerminalText.escaped(cacert)) is not a readable file")
+        if let cacert {
+            guard FileManager.default.isReadableFile(atPath: cacert), !PathCheck.isDirectory(cacert) else {
+                throw ValidationError("--cacert \(TerminalText.escaped(cacert)) is not a readable file")
+            }
+            // libcurl would take any file and then fail every HTTPS download.
+            let head = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: cacert)).read(upToCount: 1 << 20)) ?? nil
+            guard let head, String(decoding: head, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+                throw ValidationError("--cacert \(TerminalText.escaped(cacert)) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+            }
         }
         _ = try platforms()
         guard (0...100).contains(maximumRedirects) else { throw ValidationError("--max-redirects must be between 0 and 100") }
@@ -173,7 +188,7 @@ struct CacheOptions: ParsableArguments {
     @Option(name: .customLong("cache-dir"), help: "The shared cache directory. Default: $XDG_CACHE_HOME/attachment-fetcher or ~/.cache/attachment-fetcher.")
     var directory: String?
 
-    @Option(name: .customLong("cache-max-bytes"), help: "The cache's size budget in bytes (default 1073741824, 1 GiB); least recently used entries go first.")
+    @Option(name: .customLong("cache-max-bytes"), parsing: .unconditional, help: "The cache's size budget in bytes (default 1073741824, 1 GiB); least recently used entries go first.")
     var maximumBytes: Int?
 
     @Flag(name: .customLong("no-cache"), help: "Use no cache: every payload downloads its own copy.")
@@ -203,4 +218,13 @@ enum DefaultPaths {
 
     /// Where attachment files go by default.
     static var attachments: String { root + "/attachments" }
+}
+
+/// Checks of paths given on the command line.
+enum PathCheck {
+    /// Whether `path` names a directory (following links).
+    static func isDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
 }

@@ -19,7 +19,7 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Resolve HOST:PORT to ADDRESS instead of asking DNS, as curl's --resolve ('*' as HOST for every name; repeatable). The address policy still applies.", valueName: "host:port:address"))
     var resolve: [String] = []
 
-    @Option(name: .customLong("max-attachments"), help: "The most attachments one payload may fetch (distinct URLs, in payload order; default 4).")
+    @Option(name: .customLong("max-attachments"), parsing: .unconditional, help: "The most attachments one payload may fetch (distinct URLs, in payload order; default 4).")
     var maximumAttachments: Int?
 
     func validate() throws {

@@ -4,7 +4,7 @@ import Testing
 
 typealias Button = NotificationContent.Button
 
-/// Every example of CONTENT.md section 11, verbatim, read into the normalised notification.
+/// Every example payload of the vendors' documentation, verbatim, read into the normalised notification.
 @Suite("Notification content: every vendor's iOS and Android examples", .timeLimit(.minutes(1)))
 struct NotificationContentTests {
     @Test("Braze iOS: alert, badge, sound, ab_uri, extras without Braze's keys, default-category buttons, internal pushes")

@@ -4,7 +4,7 @@ import MockCDN
 import Testing
 
 /// The vendors beyond Braze and MoEngage (whose keys `PayloadTests` covers), each with the
-/// example shapes of `VENDORS.md`, fetched for real from the mock CDN.
+/// example shapes of the vendors' documentation, fetched for real from the mock CDN.
 @Suite("Vendors: Airship, OneSignal, Firebase, CleverTap, Iterable, Customer.io", .timeLimit(.minutes(2)))
 struct VendorTests {
     /// `URL` in a template stands for a media URL on the fixture's mock CDN.

@@ -1,5 +1,5 @@
 /// The Android (FCM data map) shape of each vendor's push: how it is recognised, which pushes
-/// are internal, and which key holds the picture (CONTENT.md, sections 8, 9 and 13). Values are
+/// are internal, and which key holds the picture (from the vendors' SDK sources and documentation). Values are
 /// strings; the picture's key is read where it is a string, and the content reader warns about
 /// any other type.
 ///

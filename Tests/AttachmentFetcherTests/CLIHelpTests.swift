@@ -1,0 +1,92 @@
+import Foundation
+import MockCDN
+import Testing
+
+/// The command line explains itself: help that shows what a user runs, clear refusals of bad
+/// arguments (exit 64), and batches and failures reported as a person expects.
+@Suite("fetch-attachment explains itself")
+struct CLIHelpTests {
+    @Test("--help shows the fetch options, not only the subcommands; --version prints the version")
+    func help() async throws {
+        let help = try await CommandRunner.run("fetch-attachment", ["--help"])
+        #expect(help.status == 0)
+        for option in ["--batch", "--output-dir", "--json", "--cacert", "--no-cache", "--platform", "--report", "cache", "demo"] {
+            #expect(help.stdout.contains(option), "\(option) missing from --help")
+        }
+        let version = try await CommandRunner.run("fetch-attachment", ["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1.0.0")
+    }
+
+    @Test(
+        "Bad arguments are exit 64 with a message that says what is wrong",
+        arguments: [
+            (["--deadline", "-1"], "--deadline must be a number of seconds above 0"),
+            (["--concurrency", "-5"], "--concurrency must be between 1"),
+            (["--max-redirects", "-2"], "--max-redirects must be between 0 and 100"),
+            (["--platform", "windows"], "unknown platform 'windows'"),
+            (["DIRECTORY"], "is a directory, not a payload file"),
+            (["--cacert", "NOTPEM"], "holds no PEM certificate"),
+        ])
+    func badArguments(arguments: [String], message: String) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let notPEM = directory + "/payload.json"
+        try Data(#"{"aps":{}}"#.utf8).write(to: URL(fileURLWithPath: notPEM))
+        let resolved = arguments.map { $0 == "DIRECTORY" ? directory : $0 == "NOTPEM" ? notPEM : $0 }
+        let result = try await CommandRunner.run("fetch-attachment", resolved + (resolved.contains(directory) ? [] : [notPEM]))
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(!result.stderr.contains("NSCocoaErrorDomain") && !result.stderr.contains("Missing value"))
+    }
+
+    @Test("A hint on stderr when a payload is read from a terminal")
+    func terminalHint() async throws {
+        let script = "/usr/bin/script"
+        guard FileManager.default.isExecutableFile(atPath: script) else { return }
+        let binary = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+        // `script` gives the program a terminal as standard input; Ctrl-D ends the payload.
+        let result = try await CommandRunner.run(
+            script, ["-qec", "'\(binary)' --json --no-cache --output-dir /tmp/attachment-fetcher-hint-test", "/dev/null"],
+            stdin: Data("{\"aps\":{}}\n\u{04}".utf8))
+        #expect(result.stdout.contains("reading a payload from standard input"), "\(result.stdout)")
+        let piped = try await CommandRunner.run("fetch-attachment", ["--json", "--no-cache", "--output-dir", "/tmp/attachment-fetcher-hint-test"], stdin: Data("{\"aps\":{}}".utf8))
+        #expect(!piped.stderr.contains("reading a payload"))
+    }
+
+    @Test("Blank lines in a batch are skipped, not failures; indices stay the line numbers")
+    func blankLines() async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let payload = String(decoding: Payloads.braze(url: server.url("/media/b.png?bytes=900")), as: UTF8.self)
+        let batch = directory + "/batch.jsonl"
+        try Data("\(payload)\n\n   \n\(payload)\r\n\t\n\(payload)\n".utf8).write(to: URL(fileURLWithPath: batch))
+        let result = try await CommandRunner.run(
+            "fetch-attachment", ["--batch", batch, "--json", "--no-cache", "--output-dir", directory + "/out", "--allow-private-networks"])
+        try await server.shutdown()
+        #expect(result.status == 0, "\(result.stderr)")
+        let indices = result.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["index"] as? Int
+        }
+        #expect(indices == [0, 3, 5])
+        #expect(result.stderr.contains("batch: 3 payloads"))
+    }
+
+    @Test("An output directory that cannot be made: storage, with the vendor, and no second reason code in the detail")
+    func storageKeepsVendor() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let blocker = directory + "/file"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
+        let result = try await CommandRunner.run(
+            "fetch-attachment", ["--json", "--no-cache", "--output-dir", blocker + "/out"],
+            stdin: Payloads.braze(url: "https://cdn.example/a.png"))
+        #expect(result.status == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["reason"] as? String == "storage")
+        #expect(object["vendor"] as? String == "braze")
+        let detail = try #require(object["detail"] as? String)
+        #expect(!detail.contains("output-directory-unusable"), "\(detail)")
+    }
+}
