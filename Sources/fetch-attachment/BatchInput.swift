@@ -143,16 +143,42 @@ enum PayloadInput {
     }
 }
 
+/// Lines read from a file descriptor a chunk at a time: what `FileLineSource` and `LineReader`
+/// share.
+struct ChunkedLines {
+    var splitter: LineSplitter
+    var chunk: [UInt8] = []
+    /// The input ended (or a read failed).
+    var atEnd = false
+    /// `errno` of a read that failed, which ended the input early.
+    var readError: Int32?
+
+    init(limit: Int) { splitter = LineSplitter(limit: limit) }
+
+    /// Reads one chunk of `descriptor` and appends the lines it completed (at the end of the
+    /// input, the unfinished last one too).
+    mutating func readChunk(_ descriptor: Int32, into lines: inout [BatchLine]) {
+        guard let count = ChunkReader.read(descriptor, into: &chunk) else {
+            readError = errno
+            atEnd = true
+            return
+        }
+        if count == 0 {
+            splitter.finish(into: &lines)
+            atEnd = true
+        } else {
+            splitter.feed(chunk[..<count], into: &lines)
+        }
+    }
+}
+
 /// The lines of a regular file, read a chunk at a time as the batch's workers take them: the
 /// file is never held whole, however large.
 final class FileLineSource: Sendable {
     private struct State {
-        var splitter: LineSplitter
+        var input: ChunkedLines
         var ready = Deque<BatchLine>()
-        var chunk: [UInt8] = []
         var nextIndex = 0
-        var atEnd = false
-        var readError: Int32?
     }
 
     private let descriptor: Int32
@@ -160,7 +186,7 @@ final class FileLineSource: Sendable {
 
     init(descriptor: Int32, limit: Int) {
         self.descriptor = descriptor
-        state = Locked(State(splitter: LineSplitter(limit: limit)))
+        state = Locked(State(input: ChunkedLines(limit: limit)))
     }
 
     /// The next line and its 0-based index, or `nil` at the end of the file (or after a read
@@ -168,19 +194,9 @@ final class FileLineSource: Sendable {
     func take() -> (index: Int, line: BatchLine)? {
         state.withLock { state -> (index: Int, line: BatchLine)? in
             while state.ready.isEmpty {
-                guard !state.atEnd else { return nil }
+                guard !state.input.atEnd else { return nil }
                 var lines: [BatchLine] = []
-                if let count = ChunkReader.read(descriptor, into: &state.chunk) {
-                    if count == 0 {
-                        state.splitter.finish(into: &lines)
-                        state.atEnd = true
-                    } else {
-                        state.splitter.feed(state.chunk[..<count], into: &lines)
-                    }
-                } else {
-                    state.readError = errno
-                    state.atEnd = true
-                }
+                state.input.readChunk(descriptor, into: &lines)
                 state.ready.append(contentsOf: lines)
             }
             defer { state.nextIndex += 1 }
@@ -189,7 +205,7 @@ final class FileLineSource: Sendable {
     }
 
     /// `errno` of a read that failed, which ended the input early.
-    var readError: Int32? { state.withLock { $0.readError } }
+    var readError: Int32? { state.withLock { $0.input.readError } }
 
     /// How many lines the regular file at `descriptor` holds (read through once, a chunk at a
     /// time, from its start; the offset is put back), for the progress bar.
@@ -211,21 +227,15 @@ final class FileLineSource: Sendable {
 /// Reads lines from a file descriptor (standard input, a pipe, a FIFO) on Dispatch's threads,
 /// the reads blocking: the batch asks for the next lines only when it has room for them.
 final class LineReader: Sendable {
-    private struct State {
-        var splitter: LineSplitter
-        var chunk: [UInt8] = []
-        var atEnd = false
-        var readError: Int32?
-    }
 
     private let descriptor: Int32
     /// Touched only by `readLines`, which runs on a serial queue: the lock is never contended.
-    private let state: Locked<State>
+    private let state: Locked<ChunkedLines>
     private static let queue = DispatchQueue(label: "fetch-attachment.batch-input")
 
     init(descriptor: Int32, limit: Int) {
         self.descriptor = descriptor
-        state = Locked(State(splitter: LineSplitter(limit: limit)))
+        state = Locked(ChunkedLines(limit: limit))
     }
 
     /// Whether `next()` has answered with no lines: the input has ended and every line was
@@ -247,19 +257,7 @@ final class LineReader: Sendable {
     private func readLines() -> [BatchLine] {
         state.withLock { state -> [BatchLine] in
             var lines: [BatchLine] = []
-            while lines.isEmpty, !state.atEnd {
-                if let count = ChunkReader.read(descriptor, into: &state.chunk) {
-                    if count == 0 {
-                        state.splitter.finish(into: &lines)
-                        state.atEnd = true
-                    } else {
-                        state.splitter.feed(state.chunk[..<count], into: &lines)
-                    }
-                } else {
-                    state.readError = errno
-                    state.atEnd = true
-                }
-            }
+            while lines.isEmpty, !state.atEnd { state.readChunk(descriptor, into: &lines) }
             return lines
         }
     }
