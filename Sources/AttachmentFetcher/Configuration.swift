@@ -151,8 +151,9 @@ extension AttachmentFetcher {
         /// Concurrency of the download engine.
         public struct ConnectionPool: Sendable, Hashable {
             /// Transfers (and so connections) to one host at once; more wait in a queue that does
-            /// not count against anything but their payload's deadline. Default 48 (32–64 measured
-            /// best on a 2-core machine).
+            /// not count against anything but their payload's deadline. Default 48: from 32 to 64
+            /// gave the highest throughput in the load test's distinct-URL spike
+            /// (docs/performance.md).
             public var maximumConnectionsPerHost: Int = 48
             /// Transfers at once across all hosts. Default: `FileDescriptorBudget.concurrency()`,
             /// derived from the process's file-descriptor limit (1024 when it is 6,208 or more;

@@ -5,8 +5,8 @@ import Foundation
 /// Why not Foundation's `JSONSerialization`: on a warm cache, where a payload costs a hard link
 /// and little else, parsing with it took a fifth of each payload's CPU time (its parser builds a
 /// tree of its own, bridges it to `Any`, and each `Any` is cast back). `JSONDecoder` was slower
-/// still for values of no fixed shape, and no JSON library is among the packages this project
-/// may use. A differential test (`JSONReaderTests`) holds this reader to `JSONSerialization`'s
+/// still for values of no fixed shape, and a third-party JSON library would be one more
+/// dependency for every user. A differential test (`JSONReaderTests`) holds this reader to `JSONSerialization`'s
 /// answers, for valid texts and broken ones.
 ///
 /// It accepts what `JSONSerialization` accepts of UTF-8 text whose top level is an object or an
