@@ -37,7 +37,7 @@ final class CampaignReport: Sendable {
         var payloads = 0
     }
 
-    /// The most payload numbers listed per URL; the rest are counted.
+    /// The most payload numbers listed per URL (the lowest); the rest are counted.
     static let listedPayloads = 20
     /// The largest image embedded as a thumbnail.
     static let largestThumbnail = 2_000_000
@@ -65,7 +65,13 @@ final class CampaignReport: Sendable {
                     state.rows[url]!.sample = notification
                 }
                 state.rows[url]!.payloadCount += 1
-                if state.rows[url]!.payloads.count < Self.listedPayloads { state.rows[url]!.payloads.append(index) }
+                // The lowest payload numbers, in order, whatever order the payloads finished in.
+                var listed = state.rows[url]!.payloads
+                if listed.count < Self.listedPayloads || index < listed[listed.count - 1] {
+                    listed.insert(index, at: listed.firstIndex { $0 > index } ?? listed.endIndex)
+                    if listed.count > Self.listedPayloads { listed.removeLast() }
+                    state.rows[url]!.payloads = listed
+                }
                 state.rows[url]!.milliseconds.append(outcome.elapsedMilliseconds)
             }
             let single = outcome.attachments.count + outcome.failures.count == 1
