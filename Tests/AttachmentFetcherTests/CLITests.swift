@@ -182,29 +182,25 @@ struct CLITests {
     @Test("--batch from a pipe prints, and flushes, each outcome while the producer is still writing")
     func batchStreamsFromPipe() async throws {
         try await withServer { server, directory in
-            let process = Process()
-            process.executableURL = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment")
-            process.arguments = ["--batch", "-", "--json", "--no-cache", "--output-dir", directory + "/out", "--allow-private-networks"]
-            let input = Pipe(), output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            defer { if process.isRunning { process.terminate() } }
-            let lines = PipeLines(output.fileHandleForReading)
-            // The input stays open between the payloads: each outcome must come out before the next
-            // line is even written (before, outcomes waited for the end of the input or a full window).
-            for index in 0..<3 {
-                input.fileHandleForWriting.write(Payloads.braze(url: server.url("/media/s\(index).jpg?bytes=2000")) + Data("\n".utf8))
-                let line = try #require(await lines.next(within: .seconds(20)), "no outcome for line \(index) while the input is open")
-                let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-                #expect(object["index"] as? Int == index)
-                #expect(object["status"] as? String == "attached")
+            let (status, _) = try await CommandRunner.withRunning(
+                "fetch-attachment",
+                ["--batch", "-", "--json", "--no-cache", "--output-dir", directory + "/out", "--allow-private-networks"],
+                readLines: true
+            ) { program in
+                // The input stays open between the payloads: each outcome must come out before the
+                // next line is even written (before, outcomes waited for the end of the input or a
+                // full window).
+                for index in 0..<3 {
+                    try await program.write(Payloads.braze(url: server.url("/media/s\(index).jpg?bytes=2000")) + Data("\n".utf8))
+                    let line = try #require(await program.nextLine(within: .seconds(20)), "no outcome for line \(index) while the input is open")
+                    let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                    #expect(object["index"] as? Int == index)
+                    #expect(object["status"] as? String == "attached")
+                }
+                try await program.finishInput()
+                #expect(await program.nextLine(within: .seconds(20)) == nil)
             }
-            try input.fileHandleForWriting.close()
-            #expect(await lines.next(within: .seconds(20)) == nil)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            #expect(status == 0)
         }
     }
 
@@ -220,39 +216,3 @@ struct CLITests {
     }
 }
 
-/// Lines of a child's output, read as they come, each wait bounded.
-private final class PipeLines: Sendable {
-    private let handle: FileHandle
-    private let buffer = Locked<[UInt8]>([])
-
-    init(_ handle: FileHandle) { self.handle = handle }
-
-    /// The next line, or `nil` at the end of the output or when `timeout` passes first (a read still
-    /// blocked then ends when the child exits and its end of the pipe closes).
-    func next(within timeout: Duration) async -> String? {
-        await withCheckedContinuation { continuation in
-            let answered = Locked(false)
-            @Sendable func answer(_ line: String?) {
-                guard answered.withLock({ done in defer { done = true }; return !done }) else { return }
-                continuation.resume(returning: line)
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(timeout.components.seconds * 1000))) {
-                answer(nil)
-            }
-            DispatchQueue.global().async {
-                while true {
-                    if let line = self.buffer.withLock({ bytes -> String? in
-                        guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
-                        defer { bytes.removeSubrange(...newline) }
-                        return String(decoding: bytes[..<newline], as: UTF8.self)
-                    }) {
-                        return answer(line)
-                    }
-                    let chunk = self.handle.availableData
-                    if chunk.isEmpty { return answer(nil) }
-                    self.buffer.withLock { $0.append(contentsOf: chunk) }
-                }
-            }
-        }
-    }
-}

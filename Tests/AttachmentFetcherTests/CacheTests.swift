@@ -218,27 +218,23 @@ struct CacheTests {
         try await Fixture.with(cached: true) { fixture in
             let cacheDirectory = try #require(fixture.cacheDirectory)
             let payload = fixture.braze("/media/killed.jpg?bytes=400000&stall_after=100000")
-            let process = Process()
-            process.executableURL = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment")
-            process.arguments = ["-", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/killed", "--deadline", "30", "--allow-private-networks"]
-            let input = Pipe()
-            process.standardInput = input
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            input.fileHandleForWriting.write(payload)
-            try input.fileHandleForWriting.close()
-            // Wait until its body is being written, then kill it.
             let temporary = cacheDirectory + "/tmp"
-            for _ in 0..<500 {
-                let sizes = ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).compactMap {
-                    (try? FileManager.default.attributesOfItem(atPath: temporary + "/" + $0)[.size]) as? Int
+            let (status, _) = try await CommandRunner.withRunning(
+                "fetch-attachment",
+                ["-", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/killed", "--deadline", "30", "--allow-private-networks"],
+                stdin: payload
+            ) { program in
+                // Wait until its body is being written, then kill it.
+                for _ in 0..<500 {
+                    let sizes = ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).compactMap {
+                        (try? FileManager.default.attributesOfItem(atPath: temporary + "/" + $0)[.size]) as? Int
+                    }
+                    if sizes.contains(where: { $0 > 0 }) { break }
+                    try await Task.sleep(for: .milliseconds(10))
                 }
-                if sizes.contains(where: { $0 > 0 }) { break }
-                try await Task.sleep(for: .milliseconds(10))
+                program.send(SIGKILL)
             }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            #expect(status == SIGKILL)
             #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).count == 1)
 
             // The next run cleans the orphan up and does not serve it.

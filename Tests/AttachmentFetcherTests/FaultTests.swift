@@ -113,11 +113,8 @@ struct FaultTests {
     func orphansRemoved() async throws {
         try await Fixture.with { fixture in
             // A pid that surely belongs to no process any more: one that has just exited.
-            let gone = Process()
-            gone.executableURL = URL(fileURLWithPath: "/bin/true")
-            try gone.run()
-            gone.waitUntilExit()
-            let orphan = fixture.directory + "/.attachment-\(gone.processIdentifier)-7-42.part"
+            let (_, gone) = try await CommandRunner.withRunning("/bin/true", [], stdin: Data()) { $0.processIdentifier }
+            let orphan = fixture.directory + "/.attachment-\(gone)-7-42.part"
             let ours = fixture.directory + "/.attachment-\(getpid())-7-43.part"
             for path in [orphan, ours] { try #require(FileManager.default.createFile(atPath: path, contents: Data("partial".utf8))) }
             let second = try fixture.anotherFetcher()

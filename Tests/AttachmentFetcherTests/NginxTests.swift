@@ -57,8 +57,10 @@ struct NginxTests {
 
     @Test("Real media over HTTP/1.1 and over HTTPS with HTTP/2: the verdicts an iPhone would give")
     func verdicts() async throws {
-        let nginx = try await Nginx.start()
-        defer { nginx.stop() }
+        try await Nginx.with { nginx in try await Self.checkVerdicts(nginx) }
+    }
+
+    static func checkVerdicts(_ nginx: Nginx) async throws {
         for base in [nginx.httpBase, nginx.httpsBase] {
             let outcomes = try await Self.runBatch(Self.cases.map { base + $0.path }, nginx: nginx)
             for (item, outcome) in zip(Self.cases, outcomes) {
@@ -87,7 +89,6 @@ struct Nginx: Sendable {
     let root: String
     let httpPort: Int
     let httpsPort: Int
-    let process: Process
 
     /// Flags every run against a loopback origin passes: private addresses are refused by default.
     static let loopbackFlags = ["--allow-private-networks"]
@@ -105,11 +106,32 @@ struct Nginx: Sendable {
     var caPath: String { root + "/ca.pem" }
     var accessLogPath: String { root + "/access.log" }
 
-    static func start() async throws -> Nginx {
+    /// Runs `body` with an nginx of its own, then stops it and removes its files.
+    static func with(_ body: @Sendable (Nginx) async throws -> Void) async throws {
+        let nginx = try await prepare()
+        defer { try? FileManager.default.removeItem(atPath: nginx.root) }
+        _ = try await CommandRunner.withRunning(
+            binary!, ["-p", nginx.root, "-c", nginx.root + "/nginx.conf", "-g", "daemon off;"], stdin: Data()
+        ) { program in
+            defer { program.send(SIGTERM) }
+            // Ready when both ports accept: at most 10 s.
+            for _ in 0..<200 where !(isListening(nginx.httpPort) && isListening(nginx.httpsPort)) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            guard isListening(nginx.httpPort), isListening(nginx.httpsPort) else {
+                let log = (try? String(contentsOfFile: nginx.root + "/error.log", encoding: .utf8)) ?? ""
+                throw NginxError(message: "nginx did not start: \(log)")
+            }
+            try await body(nginx)
+        }
+    }
+
+    /// Its directory: certificates, configuration and the media it serves.
+    private static func prepare() async throws -> Nginx {
         let root = try makeTemporaryDirectory()
         // nginx's workers run as nobody: everything they read must be readable by all.
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root)
-        try makeCertificates(in: root)
+        try await makeCertificates(in: root)
         let media = root + "/media"
         try FileManager.default.createDirectory(atPath: root + "/gz", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Fixture.mediaDirectory, toPath: media)
@@ -155,34 +177,11 @@ struct Nginx: Sendable {
             """
         try Data(configuration.utf8).write(to: URL(fileURLWithPath: root + "/nginx.conf"))
         try Data(locations.utf8).write(to: URL(fileURLWithPath: root + "/locations.conf"))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary!)
-        process.arguments = ["-p", root, "-c", root + "/nginx.conf", "-g", "daemon off;"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let nginx = Nginx(root: root, httpPort: httpPort, httpsPort: httpsPort, process: process)
-        // Ready when both ports accept: at most 10 s.
-        for _ in 0..<200 {
-            if isListening(httpPort), isListening(httpsPort) { return nginx }
-            guard process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        let log = (try? String(contentsOfFile: root + "/error.log", encoding: .utf8)) ?? ""
-        nginx.stop()
-        throw NginxError(message: "nginx did not start: \(log)")
-    }
-
-    func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(atPath: root)
+        return Nginx(root: root, httpPort: httpPort, httpsPort: httpsPort)
     }
 
     /// A certificate authority, and a certificate for 127.0.0.1 and localhost that it signed.
-    private static func makeCertificates(in root: String) throws {
+    private static func makeCertificates(in root: String) async throws {
         let extensions = root + "/server.ext"
         try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\n".utf8).write(to: URL(fileURLWithPath: extensions))
         let steps: [[String]] = [
@@ -194,15 +193,9 @@ struct Nginx: Sendable {
              "-CAcreateserial", "-out", root + "/server.pem", "-days", "2", "-extfile", extensions],
         ]
         for arguments in steps {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: openssl!)
-            process.arguments = arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw NginxError(message: "openssl \(arguments.first ?? "") failed")
+            let result = try await CommandRunner.run(openssl!, arguments)
+            guard result.status == 0 else {
+                throw NginxError(message: "openssl \(arguments.first ?? "") failed: \(result.stderr)")
             }
         }
         for file in ["server.key", "server.pem", "ca.pem"] {
