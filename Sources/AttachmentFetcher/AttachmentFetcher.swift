@@ -146,7 +146,7 @@ public final class AttachmentFetcher: Sendable {
         // nothing need none: the warning is for visible iOS pushes only (added below).
         let extensionRuns = json[path: ["aps", "mutable-content"]]?.isSet == true
         guard let recognized else {
-            if !extensionRuns { draft.warnings.append(Self.noExtensionWarning) }
+            if !extensionRuns, !json.isSilentPush { draft.warnings.append(Self.noExtensionWarning) }
             return (draft.original(.noAttachment, "no known vendor's attachment keys"), [])
         }
         let vendor = recognized.vendor

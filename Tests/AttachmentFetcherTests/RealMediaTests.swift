@@ -222,6 +222,9 @@ struct MessageTests {
                 #expect(outcome.reason == .internalPush)
                 #expect(outcome.warnings.isEmpty, "\(payload): \(outcome.warnings)")
             }
+            // A silent push of no known vendor: nothing to show, no warning either.
+            let silent = await fixture.fetcher.process(Data(#"{"aps":{"content-available":1},"custom":{"k":1}}"#.utf8))
+            #expect(silent.warnings.isEmpty, "\(silent.warnings)")
             let visible = await fixture.fetcher.process(
                 Data(#"{"aps":{"alert":"hi"},"ab":{"att":{"url":"\#(fixture.server.url("/media/x.png?bytes=300"))"}}}"#.utf8))
             #expect(visible.warnings.contains { $0.contains("mutable-content") })
