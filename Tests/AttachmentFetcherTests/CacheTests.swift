@@ -46,8 +46,10 @@ struct CacheTests {
     func secondRunAndRevalidation() async throws {
         try await Fixture.with(cached: true) { fixture in
             // Fresh for 3 s: the steps before the wait must fit in that while the rest of the
-            // suite runs in parallel (with max-age=1 a loaded CI machine once took longer).
-            let payload = fixture.braze("/media/fresh.png?bytes=50000&cache_control=max-age%3D3")
+            // suite runs in parallel (with max-age=1 a loaded CI machine once took longer; under
+            // ThreadSanitizer, TestTiming.scale times as long).
+            let freshSeconds = 3 * TestTiming.scale
+            let payload = fixture.braze("/media/fresh.png?bytes=50000&cache_control=max-age%3D\(freshSeconds)")
             #expect(await fixture.fetcher.process(payload).status == .attached)
             #expect(fixture.server.stats().requests == 1)
 
@@ -57,7 +59,7 @@ struct CacheTests {
             #expect(fixture.server.stats().requests == 1)
             #expect(second.statistics.cacheHits == 1)
 
-            try await Task.sleep(for: .milliseconds(3_200))
+            try await Task.sleep(for: .seconds(freshSeconds) + .milliseconds(200))
             fixture.server.resetStats()
             let stale = await second.process(payload)
             #expect(stale.status == .attached)
