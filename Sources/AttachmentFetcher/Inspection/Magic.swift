@@ -2,6 +2,14 @@
 
 import CMagic
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A libmagic cookie (`magic_t`) loaded with the system's magic database, answering MIME types.
 ///
 /// `@unchecked Sendable` because a cookie may move between threads but must never be used by two
@@ -9,15 +17,25 @@ import CMagic
 final class MagicCookie: @unchecked Sendable {
     private let cookie: magic_t
 
+    /// Why a cookie could not be opened.
+    struct OpenFailure: Error {
+        /// libmagic's message.
+        var message: String
+        /// The process or the system was out of file descriptors (`EMFILE`, `ENFILE`): the
+        /// database file could not be opened.
+        var outOfDescriptors: Bool
+    }
+
     /// Opens a cookie and loads the default database; fails with libmagic's message.
-    init() throws(AttachmentFetcherError) {
+    init() throws(OpenFailure) {
         guard let cookie = magic_open(CMagic_flag_mime_type() | CMagic_flags_skip_slow_checks()) else {
-            throw .magicUnavailable("magic_open failed")
+            throw OpenFailure(message: "magic_open failed", outOfDescriptors: false)
         }
         guard magic_load(cookie, nil) == 0 else {
+            let outOfDescriptors = errno == EMFILE || errno == ENFILE
             let message = magic_error(cookie).map { String(cString: $0) } ?? "magic_load failed"
             magic_close(cookie)
-            throw .magicUnavailable(message)
+            throw OpenFailure(message: message, outOfDescriptors: outOfDescriptors)
         }
         self.cookie = cookie
     }

@@ -17,7 +17,11 @@ final class MediaClassifier: Sendable {
 
     /// Loads a first cookie, so that a missing or unreadable magic database fails at start-up.
     init(answerDelay: Duration = .zero) throws(AttachmentFetcherError) {
-        idleCookies = Locked([try MagicCookie()])
+        do {
+            idleCookies = Locked([try MagicCookie()])
+        } catch {
+            throw .magicUnavailable(error.message)
+        }
         let (seconds, attoseconds) = answerDelay.components
         self.answerDelay =
             answerDelay > .zero
@@ -28,10 +32,18 @@ final class MediaClassifier: Sendable {
     /// (each payload's platform judges the finished file). Blocks for the time libmagic takes.
     func classify(_ window: SniffWindow) -> Result<MediaType, TransferFailure> {
         let cookie: MagicCookie
-        do {
-            cookie = try idleCookies.withLock { $0.popLast() } ?? MagicCookie()
-        } catch {
-            return .failure(TransferFailure(reason: .unsupportedType, detail: "type not detected: \(error)"))
+        if let pooled = idleCookies.withLock({ $0.popLast() }) {
+            cookie = pooled
+        } else {
+            do throws(MagicCookie.OpenFailure) {
+                cookie = try MagicCookie()
+            } catch {
+                // Out of descriptors is `resources`, like every other place that runs out of them.
+                return .failure(
+                    TransferFailure(
+                        reason: error.outOfDescriptors ? .resources : .unsupportedType,
+                        detail: "type not detected: libmagic could not open its database: \(error.message)"))
+            }
         }
         defer { idleCookies.withLock { $0.append(cookie) } }
         let bytes = window.bytes
