@@ -52,10 +52,7 @@ final class MediaClassifier: Sendable {
         // own words, which only a refusal pays for.
         func detected() -> String {
             let isOpaque = mime.lowercased() == "application/octet-stream"
-            guard let name = isOpaque ? cookie.formatName(of: bytes) : AttachmentTypes.formatName(forMIME: mime) else {
-                return mime
-            }
-            return "\(mime) (\(name))"
+            return AttachmentTypes.described(mime, name: isOpaque ? cookie.formatName(of: bytes) : nil)
         }
         if window.hadID3Tag, mime.lowercased() != "audio/mpeg" {
             let what = bytes.isEmpty ? "nothing" : detected()

@@ -129,6 +129,13 @@ enum AttachmentTypes {
         }
     }
 
+    /// A MIME type for a refusal's detail, with the format's name where there is one:
+    /// "video/quicktime (QuickTime movie)". `name` (libmagic's own words) wins over the table.
+    static func described(_ mime: String, name: String? = nil) -> String {
+        guard let name = name ?? formatName(forMIME: mime) else { return mime }
+        return "\(mime) (\(name))"
+    }
+
     /// Spellings of a suffix that name the same type as our canonical suffix ("jpeg" → "jpg").
     static func canonicalExtension(_ claimed: String) -> String {
         let lowered = claimed.lowercased().trimmingPrefixDot()

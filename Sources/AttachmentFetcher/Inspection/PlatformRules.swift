@@ -15,7 +15,7 @@ struct PlatformRules: Sendable {
     /// not.
     func judge(_ media: MediaType, bytes: Int) -> Result<[String], TransferFailure> {
         guard let support = AttachmentTypes.support(of: media, on: platform), let limit = limit(for: media.kind) else {
-            let named = AttachmentTypes.formatName(forMIME: media.mime).map { "\(media.mime) (\($0))" } ?? media.mime
+            let named = AttachmentTypes.described(media.mime)
             let what = platform == .android && media.kind != .image ? "a picture (images only)" : "an attachment"
             return .failure(
                 TransferFailure(
@@ -23,8 +23,9 @@ struct PlatformRules: Sendable {
                     detail: "detected \(named), which \(platform.displayName) does not accept as \(what)"))
         }
         guard bytes <= limit else {
-            let which = platform == .android ? "the Android picture limit" : "the \(media.kind.rawValue) limit"
-            return .failure(TransferFailure(reason: .tooLarge, detail: "the body is larger than \(which), \(limit) bytes"))
+            return .failure(
+                platform == .android
+                    ? .tooLarge(limit: limit, named: "the Android picture limit") : .tooLarge(limit: limit, kind: media.kind))
         }
         if case .since(let version) = support {
             return .success(["\(platform.displayName) shows \(media.mime) only from \(version) on"])

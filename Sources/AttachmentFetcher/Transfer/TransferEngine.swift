@@ -18,8 +18,12 @@ struct TransferFailure: Error, Sendable, Hashable {
     /// Content-Length, the bytes counted as they arrived, or the whole body): `kind` is the
     /// body's type class, `nil` while its type is not known yet (then the largest limit applies).
     static func tooLarge(limit: Int, kind: MediaKind?) -> TransferFailure {
-        let which = kind.map { "the \($0.rawValue) limit" } ?? "the largest limit"
-        return TransferFailure(reason: .tooLarge, detail: "the body is larger than \(which), \(limit) bytes")
+        tooLarge(limit: limit, named: kind.map { "the \($0.rawValue) limit" } ?? "the largest limit")
+    }
+
+    /// The same wording for a limit of another name ("the Android picture limit").
+    static func tooLarge(limit: Int, named which: String) -> TransferFailure {
+        TransferFailure(reason: .tooLarge, detail: "the body is larger than \(which), \(limit) bytes")
     }
 }
 
