@@ -28,33 +28,21 @@ struct CommandRunner {
         _ executable: String, _ arguments: [String], stdin: Data = Data(), environment: [String: String] = [:],
         timeout: Duration = .seconds(60)
     ) async throws -> Result {
-        let path = executable.hasPrefix("/") ? executable : productsDirectory.appendingPathComponent(executable).path
         // Never the user's own cache: a fresh XDG_CACHE_HOME unless the test names one.
         let isolated = NSTemporaryDirectory() + "attachment-fetcher-xdg-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: isolated) }
-        var overrides: [Subprocess.Environment.Key: String?] = ["XDG_CACHE_HOME": isolated]
-        for (name, value) in environment { overrides[Subprocess.Environment.Key(stringLiteral: name)] = value }
-        let variables = overrides
-        // Standard input comes from a file rather than a pipe: a program that stops reading early
-        // (an oversized payload, a refused argument) then leaves no writer behind, and
-        // swift-subprocess 1.0's pipe writer traps when its write fails.
-        let inputPath = isolated + "-stdin"
-        try stdin.write(to: URL(fileURLWithPath: inputPath))
+        let variables = Self.environment(["XDG_CACHE_HOME": isolated].merging(environment) { $1 })
+        let (input, inputPath) = try Self.inputFile(stdin)
         defer { try? FileManager.default.removeItem(atPath: inputPath) }
-        let input = try FileDescriptor.open(FilePath(inputPath), .readOnly)
+        let path = Self.path(of: executable)
         return try await withThrowingTaskGroup(of: Result?.self) { group in
             group.addTask {
                 let result = try await Subprocess.run(
-                    .path(FilePath(path)), arguments: Arguments(arguments), environment: .inherit.updating(variables),
+                    .path(path), arguments: Arguments(arguments), environment: variables,
                     input: .fileDescriptor(input, closeAfterSpawningProcess: true), output: .bytes(limit: outputLimit),
                     error: .bytes(limit: outputLimit))
-                let status: Int32
-                switch result.terminationStatus {
-                case .exited(let code): status = code
-                case .signaled(let signal): status = signal
-                }
                 return Result(
-                    status: status, stdout: String(decoding: result.standardOutput, as: UTF8.self),
+                    status: Self.status(result.terminationStatus), stdout: String(decoding: result.standardOutput, as: UTF8.self),
                     stderr: String(decoding: result.standardError, as: UTF8.self))
             }
             group.addTask {
@@ -64,6 +52,36 @@ struct CommandRunner {
             let first = try await group.next() ?? nil
             group.cancelAll()  // kills the program if the time ran out first
             return first ?? Result(status: SIGKILL, stdout: "", stderr: "\(executable) did not end within \(timeout)")
+        }
+    }
+
+    /// A product of this package by name, or an absolute path as it is.
+    private static func path(of executable: String) -> FilePath {
+        FilePath(executable.hasPrefix("/") ? executable : productsDirectory.appendingPathComponent(executable).path)
+    }
+
+    /// This process's environment with `overrides`.
+    private static func environment(_ overrides: [String: String]) -> Subprocess.Environment {
+        var keys: [Subprocess.Environment.Key: String?] = [:]
+        for (name, value) in overrides { keys[Subprocess.Environment.Key(stringLiteral: name)] = value }
+        return .inherit.updating(keys)
+    }
+
+    /// `data` in a temporary file, open for reading: a program's standard input comes from a
+    /// file rather than a pipe, because a program that stops reading early (an oversized
+    /// payload, a refused argument) would leave a pipe writer behind, and swift-subprocess 1.0's
+    /// traps when its write fails. The caller removes the file (its path is returned).
+    private static func inputFile(_ data: Data) throws -> (FileDescriptor, String) {
+        let path = NSTemporaryDirectory() + "attachment-fetcher-stdin-" + UUID().uuidString
+        try data.write(to: URL(fileURLWithPath: path))
+        return (try FileDescriptor.open(FilePath(path), .readOnly), path)
+    }
+
+    /// The exit status, or the number of the signal that ended the program.
+    private static func status(_ termination: TerminationStatus) -> Int32 {
+        switch termination {
+        case .exited(let code): code
+        case .signaled(let signal): signal
         }
     }
 }
@@ -116,24 +134,14 @@ extension CommandRunner {
         environment: [String: String] = [:],
         _ body: @Sendable (RunningProgram) async throws -> Value
     ) async throws -> (status: Int32, value: Value) {
-        let path = executable.hasPrefix("/") ? executable : productsDirectory.appendingPathComponent(executable).path
-        var overrides: [Subprocess.Environment.Key: String?] = [:]
-        for (name, value) in environment { overrides[Subprocess.Environment.Key(stringLiteral: name)] = value }
-        let variables = overrides
-        func status(_ termination: TerminationStatus) -> Int32 {
-            switch termination {
-            case .exited(let code): code
-            case .signaled(let signal): signal
-            }
-        }
+        let path = Self.path(of: executable)
+        let variables = Self.environment(environment)
         if let stdin {
-            // Fixed input from a file (see `run`), output discarded.
-            let inputPath = NSTemporaryDirectory() + "attachment-fetcher-stdin-" + UUID().uuidString
-            try stdin.write(to: URL(fileURLWithPath: inputPath))
+            // Fixed input from a file (see `inputFile`), output discarded.
+            let (input, inputPath) = try Self.inputFile(stdin)
             defer { try? FileManager.default.removeItem(atPath: inputPath) }
-            let input = try FileDescriptor.open(FilePath(inputPath), .readOnly)
             let result = try await Subprocess.run(
-                .path(FilePath(path)), arguments: Arguments(arguments), environment: .inherit.updating(variables),
+                .path(path), arguments: Arguments(arguments), environment: variables,
                 input: .fileDescriptor(input, closeAfterSpawningProcess: true), output: .discarded, error: .discarded
             ) { execution in
                 try await body(
@@ -141,10 +149,10 @@ extension CommandRunner {
                         processIdentifier: execution.processIdentifier.value, writer: nil, lines: nil,
                         signal: { try? execution.send(signal: $0) }))
             }
-            return (status(result.terminationStatus), result.closureResult)
+            return (Self.status(result.terminationStatus), result.closureResult)
         }
         let result = try await Subprocess.run(
-            .path(FilePath(path)), arguments: Arguments(arguments), environment: .inherit.updating(variables),
+            .path(path), arguments: Arguments(arguments), environment: variables,
             input: .inputWriter, output: .sequence, error: .discarded
         ) { execution in
             let (lines, continuation) = AsyncStream.makeStream(of: String.self)
@@ -163,6 +171,6 @@ extension CommandRunner {
             await drained
             return value
         }
-        return (status(result.terminationStatus), result.closureResult)
+        return (Self.status(result.terminationStatus), result.closureResult)
     }
 }
