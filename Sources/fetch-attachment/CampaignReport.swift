@@ -25,6 +25,19 @@ final class CampaignReport: Sendable {
         var platformVerdicts: [PlatformVerdict] = []
         /// What the first payload that uses the URL shows.
         var sample: NotificationContent?
+
+        /// Counts the `index`th payload's use of the URL.
+        mutating func record(_ outcome: Outcome, at index: Int, single: Bool) {
+            if single, platformVerdicts.isEmpty { platformVerdicts = outcome.verdicts }
+            if sample == nil, let notification = outcome.notification, notification.visible { sample = notification }
+            payloadCount += 1
+            // The lowest payload numbers, in order, whatever order the payloads finished in.
+            if payloads.count < CampaignReport.listedPayloads || index < payloads[payloads.count - 1] {
+                payloads.insert(index, at: payloads.firstIndex { $0 > index } ?? payloads.endIndex)
+                if payloads.count > CampaignReport.listedPayloads { payloads.removeLast() }
+            }
+            milliseconds.append(outcome.elapsedMilliseconds)
+        }
     }
 
     private struct State {
@@ -55,29 +68,17 @@ final class CampaignReport: Sendable {
             for verdict in outcome.verdicts {
                 state.byPlatform[verdict.platform.rawValue, default: [:]][verdict.reason?.code ?? "attached", default: 0] += 1
             }
+            let single = outcome.attachments.count + outcome.failures.count == 1
             func touch(_ url: String, _ update: (inout URLRow) -> Void) {
                 if state.rows[url] == nil {
                     state.rows[url] = URLRow(url: url)
                     state.order.append(url)
                 }
                 update(&state.rows[url]!)
-                if state.rows[url]!.sample == nil, let notification = outcome.notification, notification.visible {
-                    state.rows[url]!.sample = notification
-                }
-                state.rows[url]!.payloadCount += 1
-                // The lowest payload numbers, in order, whatever order the payloads finished in.
-                var listed = state.rows[url]!.payloads
-                if listed.count < Self.listedPayloads || index < listed[listed.count - 1] {
-                    listed.insert(index, at: listed.firstIndex { $0 > index } ?? listed.endIndex)
-                    if listed.count > Self.listedPayloads { listed.removeLast() }
-                    state.rows[url]!.payloads = listed
-                }
-                state.rows[url]!.milliseconds.append(outcome.elapsedMilliseconds)
+                state.rows[url]!.record(outcome, at: index, single: single)
             }
-            let single = outcome.attachments.count + outcome.failures.count == 1
             for attachment in outcome.attachments {
                 touch(attachment.url) { row in
-                    if single, row.platformVerdicts.isEmpty { row.platformVerdicts = outcome.verdicts }
                     row.verdicts["attached", default: 0] += 1
                     row.mime = attachment.mime
                     row.bytes = attachment.bytes
@@ -86,7 +87,6 @@ final class CampaignReport: Sendable {
             }
             for failure in outcome.failures {
                 touch(failure.url) { row in
-                    if single, row.platformVerdicts.isEmpty { row.platformVerdicts = outcome.verdicts }
                     row.verdicts[failure.reason.code, default: 0] += 1
                     if row.firstDetail == nil { row.firstDetail = failure.detail }
                 }
