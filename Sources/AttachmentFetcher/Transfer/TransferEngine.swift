@@ -7,87 +7,6 @@ import Synchronization
 import SystemPackage
 
 
-/// Why a transfer produced no file.
-struct TransferFailure: Error, Sendable, Hashable {
-    /// The outcome reason it leads to.
-    var reason: FallbackReason
-    /// A human explanation.
-    var detail: String
-
-    /// A body over a limit, in one wording whichever check found it (the announced
-    /// Content-Length, the bytes counted as they arrived, or the whole body): `kind` is the
-    /// body's type class, `nil` while its type is not known yet (then the largest limit applies).
-    static func tooLarge(limit: Int, kind: MediaKind?) -> TransferFailure {
-        tooLarge(limit: limit, named: kind.map { "the \($0.rawValue) limit" } ?? "the largest limit")
-    }
-
-    /// The same wording for a limit of another name ("the Android picture limit").
-    static func tooLarge(limit: Int, named which: String) -> TransferFailure {
-        TransferFailure(reason: .tooLarge, detail: "the body is larger than \(which), \(limit) bytes")
-    }
-}
-
-/// A file the engine downloaded and validated: first under its temporary name, then, once
-/// placed, under its final one.
-struct DownloadedFile: Sendable {
-    /// Where the file is.
-    var path: String
-    /// Its type, detected in the bytes.
-    var media: MediaType
-    /// Its size.
-    var byteCount: Int
-    /// The URL it came from after redirects.
-    var effectiveURL: String
-    /// The final response's header lines, unparsed (only the cache reads them).
-    var headerBlock: String
-}
-
-/// One response header.
-struct HTTPHeader: Sendable, Hashable {
-    /// The lowercased name.
-    var name: String
-    /// The value, trimmed.
-    var value: String
-
-    /// The headers in a block of `Name: value` lines.
-    static func parse(_ block: String) -> [HTTPHeader] {
-        block.split(whereSeparator: \.isNewline).compactMap { line in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            return HTTPHeader(name: line[..<colon].lowercased(), value: value)
-        }
-    }
-}
-
-/// What a finished transfer produced.
-enum TransferResponse: Sendable {
-    /// A validated body, placed by the request's `place`.
-    case file(DownloadedFile)
-    /// `304 Not Modified` to a conditional request: no body, the header block of the 304.
-    case notModified(String)
-}
-
-/// How a transfer ended.
-typealias TransferResult = Result<TransferResponse, TransferFailure>
-
-/// One download the engine is asked for.
-struct TransferRequest: Sendable {
-    /// The absolute http(s) URL.
-    var url: String
-    /// Extra request header lines, such as `If-None-Match: "v1"`.
-    var headers: [String] = []
-    /// `scheme://host:port`: transfers to one key share the per-host connection limit.
-    var hostKey: String
-    /// When the payload's time is up; the transfer is cancelled then, wherever it is.
-    var deadline: ContinuousClock.Instant
-    /// Where the body streams to: on the same filesystem as its final place, so placing it is
-    /// a rename.
-    var temporaryDirectory: String
-    /// Called on the engine's thread with the validated body under its temporary name; moves it
-    /// to its final place. On failure the engine removes the temporary file.
-    var place: @Sendable (DownloadedFile) -> Result<DownloadedFile, TransferFailure>
-}
-
 /// The libcurl multi handle and the one thread that drives it, shared by every payload of a
 /// fetcher: connection reuse, HTTP/2 on TLS origins, per-host queues kept here rather than in
 /// libcurl, deadlines that cancel transfers the moment they pass, and type and size checks on
@@ -510,18 +429,14 @@ private final class EngineLoop: @unchecked Sendable {
         easy.guardConnections(with: addressPolicy)
         easy.setRequestHeaders(request.headers)
 
-        let temporaryPath = TemporaryFiles.path(in: request.temporaryDirectory)
         let file: FileDescriptor
-        do {
-            file = try FileDescriptor.open(
-                FilePath(temporaryPath), .writeOnly, options: [.create, .exclusiveCreate],
-                permissions: [.ownerReadWrite, .groupRead, .otherRead])
-        } catch {
+        let temporaryPath: String
+        switch TemporaryFiles.create(in: request.temporaryDirectory) {
+        case .success(let created): (file, temporaryPath) = created
+        case .failure(let failure):
             live[ticket.id] = nil
             recycle(easy)
-            let reason: FallbackReason =
-                (error as? Errno).map { FileDescriptorBudget.isExhaustion($0.rawValue) } == true ? .resources : .storage
-            ticket.finish(.failure(TransferFailure(reason: reason, detail: "cannot create \(temporaryPath): \(error)")))
+            ticket.finish(.failure(failure))
             return
         }
         let transfer = ActiveTransfer(
@@ -869,58 +784,4 @@ private final class ActiveTransfer: CurlResponseSinkDelegate {
         try? file?.close()
         file = nil
     }
-}
-
-/// Names and removal of the temporary files bodies stream into.
-enum TemporaryFiles {
-    /// Temporary files end with this suffix (and start with a dot), so a crash leaves files that
-    /// are easy to recognise and clean up.
-    static let suffix = ".part"
-
-    /// A fresh temporary path in `directory`, unique across processes and transfers; the name
-    /// starts with the process id, so that `removeOrphans` can tell whose it is.
-    static func path(in directory: String) -> String {
-        "\(directory)/.attachment-\(FileNameTag.processID)-\(FileNameTag.next())\(suffix)"
-    }
-
-    /// The process that made a temporary file, read from its name; `nil` for other files.
-    static func owner(ofFileNamed name: String) -> Int32? {
-        guard name.hasPrefix(".attachment-") else { return nil }
-        return name.dropFirst(".attachment-".count).split(separator: "-").first.flatMap { Int32($0) }
-    }
-
-    /// Removes the temporary files in `directory` whose process is gone (a crash or a kill left
-    /// them); the files of live processes, this one included, stay.
-    static func removeOrphans(in directory: String) {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
-            guard let pid = owner(ofFileNamed: name), kill(pid, 0) != 0, errno == ESRCH else { continue }
-            remove("\(directory)/\(name)")
-        }
-    }
-
-    /// Removes `path`, ignoring a file that is already gone.
-    static func remove(_ path: String) {
-        _ = unlink(path)
-    }
-}
-
-/// Counts of what an engine did, readable from any thread.
-final class TransferCounters: Sendable {
-    private let requests = Atomic<Int>(0)
-    private let conditional = Atomic<Int>(0)
-    private let bytes = Atomic<Int>(0)
-
-    /// Requests sent to origins (each transfer handed to libcurl, redirects not counted).
-    var originRequests: Int { requests.load(ordering: .relaxed) }
-    /// Of those, conditional ones (revalidations).
-    var conditionalRequests: Int { conditional.load(ordering: .relaxed) }
-    /// Body bytes received, whether kept or not.
-    var bytesReceived: Int { bytes.load(ordering: .relaxed) }
-
-    func requestStarted(conditional isConditional: Bool) {
-        requests.add(1, ordering: .relaxed)
-        if isConditional { conditional.add(1, ordering: .relaxed) }
-    }
-
-    func received(bytes count: Int) { bytes.add(count, ordering: .relaxed) }
 }

@@ -1,0 +1,65 @@
+import Foundation
+
+/// Why a transfer produced no file.
+struct TransferFailure: Error, Sendable, Hashable {
+    /// The outcome reason it leads to.
+    var reason: FallbackReason
+    /// A human explanation.
+    var detail: String
+
+    /// A body over a limit, in one wording whichever check found it (the announced
+    /// Content-Length, the bytes counted as they arrived, or the whole body): `kind` is the
+    /// body's type class, `nil` while its type is not known yet (then the largest limit applies).
+    static func tooLarge(limit: Int, kind: MediaKind?) -> TransferFailure {
+        tooLarge(limit: limit, named: kind.map { "the \($0.rawValue) limit" } ?? "the largest limit")
+    }
+
+    /// The same wording for a limit of another name ("the Android picture limit").
+    static func tooLarge(limit: Int, named which: String) -> TransferFailure {
+        TransferFailure(reason: .tooLarge, detail: "the body is larger than \(which), \(limit) bytes")
+    }
+}
+
+/// A file the engine downloaded and validated: first under its temporary name, then, once
+/// placed, under its final one.
+struct DownloadedFile: Sendable {
+    /// Where the file is.
+    var path: String
+    /// Its type, detected in the bytes.
+    var media: MediaType
+    /// Its size.
+    var byteCount: Int
+    /// The URL it came from after redirects.
+    var effectiveURL: String
+    /// The final response's header lines, unparsed (only the cache reads them).
+    var headerBlock: String
+}
+
+/// What a finished transfer produced.
+enum TransferResponse: Sendable {
+    /// A validated body, placed by the request's `place`.
+    case file(DownloadedFile)
+    /// `304 Not Modified` to a conditional request: no body, the header block of the 304.
+    case notModified(String)
+}
+
+/// How a transfer ended.
+typealias TransferResult = Result<TransferResponse, TransferFailure>
+
+/// One download the engine is asked for.
+struct TransferRequest: Sendable {
+    /// The absolute http(s) URL.
+    var url: String
+    /// Extra request header lines, such as `If-None-Match: "v1"`.
+    var headers: [String] = []
+    /// `scheme://host:port`: transfers to one key share the per-host connection limit.
+    var hostKey: String
+    /// When the payload's time is up; the transfer is cancelled then, wherever it is.
+    var deadline: ContinuousClock.Instant
+    /// Where the body streams to: on the same filesystem as its final place, so placing it is
+    /// a rename.
+    var temporaryDirectory: String
+    /// Called on the engine's thread with the validated body under its temporary name; moves it
+    /// to its final place. On failure the engine removes the temporary file.
+    var place: @Sendable (DownloadedFile) -> Result<DownloadedFile, TransferFailure>
+}
