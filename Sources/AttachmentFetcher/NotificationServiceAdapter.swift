@@ -31,6 +31,15 @@ public final class NotificationServiceAdapter: Sendable {
     /// Starts processing `payload`; `contentHandler` is called exactly once with the result. A
     /// request still pending from an earlier call is expired first, as iOS would.
     public func didReceive(_ payload: Data, withContentHandler contentHandler: @escaping ContentHandler) {
+        didReceive(payload, withContentHandler: contentHandler, afterRegistering: { _ in })
+    }
+
+    /// The same, with `afterRegistering` given the processing task once the request is
+    /// registered (tests expire the request there).
+    func didReceive(
+        _ payload: Data, withContentHandler contentHandler: @escaping ContentHandler,
+        afterRegistering: (Task<Void, Never>) -> Void
+    ) {
         serviceExtensionTimeWillExpire()
         let request = requests.add(1, ordering: .relaxed).newValue
         pending.withLock {
@@ -43,6 +52,7 @@ public final class NotificationServiceAdapter: Sendable {
                 for attachment in outcome.attachments { try? FileManager.default.removeItem(atPath: attachment.path) }
             }
         }
+        afterRegistering(task)
         pending.withLock { state in
             if state?.request == request { state?.task = task }
         }

@@ -68,10 +68,17 @@ final class TransferEngine: Sendable {
     /// latest (give or take a millisecond) at `request.deadline`. Cancelling the calling task
     /// cancels the transfer at once.
     func download(_ request: TransferRequest) async -> TransferResult {
+        await download(request, beforeSubmitting: {})
+    }
+
+    /// The same, with `beforeSubmitting` run between the ticket's hand-over and its submission
+    /// (tests cancel the task there).
+    func download(_ request: TransferRequest, beforeSubmitting: () -> Void) async -> TransferResult {
         let ticket = TransferTicket(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue, request: request)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 guard ticket.install(continuation) else { return }
+                beforeSubmitting()
                 switch mailbox.post(.submit(ticket)) {
                 case .wakeEngine: multi.wakeup()
                 case .engineAlreadyWoken: break
