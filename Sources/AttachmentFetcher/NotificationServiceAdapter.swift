@@ -42,20 +42,21 @@ public final class NotificationServiceAdapter: Sendable {
     ) {
         serviceExtensionTimeWillExpire()
         let request = requests.add(1, ordering: .relaxed).newValue
-        pending.withLock {
-            $0 = Pending(request: request, handler: contentHandler, payload: payload, startedAt: .now)
-        }
-        let task = Task { [fetcher] in
-            let outcome = await fetcher.process(payload)
-            if !self.deliver(outcome, for: request) {
-                // Time expired while the file was being made: the original content was shown.
-                for attachment in outcome.attachments { try? FileManager.default.removeItem(atPath: attachment.path) }
+        // The request and its task are published together: an expiry from another thread finds
+        // both, or neither (then `didReceive` has not registered yet, and the request is new).
+        // The task cannot deliver before it is registered: `deliver` takes the same lock.
+        let task = pending.withLock { state in
+            let task = Task { [fetcher] in
+                let outcome = await fetcher.process(payload)
+                if !self.deliver(outcome, for: request) {
+                    // Time expired while the file was being made: the original content was shown.
+                    for attachment in outcome.attachments { try? FileManager.default.removeItem(atPath: attachment.path) }
+                }
             }
+            state = Pending(request: request, handler: contentHandler, payload: payload, startedAt: .now, task: task)
+            return task
         }
         afterRegistering(task)
-        pending.withLock { state in
-            if state?.request == request { state?.task = task }
-        }
     }
 
     /// Delivers the original content now (reason `deadline`) if the handler has not been called,
