@@ -42,4 +42,265 @@ struct TransferStateMachineTests {
         #expect(endedAt < deadline, "the cancelled transfer ran to its deadline")
         #expect((try? FileManager.default.contentsOfDirectory(atPath: directory)) == [])
     }
+
+    // MARK: The machine alone
+
+    typealias Machine = TransferStateMachine
+    static let jpeg = MediaType(mime: "image/jpeg", kind: .image, fileExtension: "jpg")
+    static let start = ContinuousClock.now
+    static let deadline = start.advanced(by: .seconds(10))
+    static let beforeDeadline = start.advanced(by: .seconds(1))
+    static let afterDeadline = deadline.advanced(by: .milliseconds(1))
+    static let policy: BodyPolicy = {
+        var limits = AttachmentFetcher.Configuration.SizeLimits()
+        (limits.image, limits.audio, limits.video, limits.androidPicture) = (1_000, 500, 5_000, 100)
+        return BodyPolicy(limits: limits)
+    }()
+    static let connectionLost = TransferFailure(reason: .network, detail: "connection lost")
+
+    static func machine(conditional: Bool = false) -> Machine {
+        Machine(deadline: deadline, isConditional: conditional, policy: policy)
+    }
+
+    /// A machine whose first attempt is in libcurl.
+    static func running(conditional: Bool = false) -> Machine {
+        var machine = machine(conditional: conditional)
+        #expect(machine.submit(now: start) == .enqueue)
+        #expect(machine.queuedAttempt == 1)
+        machine.started()
+        return machine
+    }
+
+    static func body(_ bytes: Int, announced: Int? = nil, encoded: Bool = false) -> Machine.Body {
+        Machine.Body(bytesReceived: bytes, announcedLength: announced, contentEncoded: encoded, windowFull: bytes >= 64)
+    }
+
+    @Test("submit, first bytes, type answer, completion: the body is finished with its type")
+    func typeBeforeCompletion() {
+        var machine = Self.running()
+        #expect(machine.bodyReceived(Self.body(10)) == .proceed)
+        #expect(machine.bodyReceived(Self.body(100)) == .proceedAndClassify(attempt: 1))
+        #expect(machine.bodyReceived(Self.body(200)) == .proceed)  // asked once
+        #expect(machine.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(300), now: Self.beforeDeadline) == .none)
+        #expect(machine.completed(.response(status: 200), body: Self.body(400), now: Self.beforeDeadline) == .finishBody(Self.jpeg))
+        #expect(machine.isFinished)
+    }
+
+    @Test("completion before the type answer: the body waits out of libcurl, then is finished")
+    func completionBeforeType() {
+        var machine = Self.running()
+        #expect(machine.bodyReceived(Self.body(100)) == .proceedAndClassify(attempt: 1))
+        #expect(machine.completed(.response(status: 200), body: Self.body(400), now: Self.beforeDeadline)
+            == .awaitType(requestingClassification: nil))
+        #expect(machine.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(400), now: Self.beforeDeadline)
+            == .finishBody(Self.jpeg))
+    }
+
+    @Test("a body shorter than the sniffed prefix asks for its type only once it is whole")
+    func shortBody() {
+        var machine = Self.running()
+        #expect(machine.bodyReceived(Self.body(20)) == .proceed)
+        #expect(machine.completed(.response(status: 200), body: Self.body(20), now: Self.beforeDeadline)
+            == .awaitType(requestingClassification: 1))
+        #expect(machine.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(20), now: Self.beforeDeadline)
+            == .finishBody(Self.jpeg))
+    }
+
+    @Test("cancel before submit: the caller is answered at once and the late submission is dropped")
+    func cancelBeforeSubmit() {
+        var machine = Self.machine()
+        #expect(machine.cancel() == .fail(Machine.cancellation))
+        #expect(!machine.isFinished)  // kept until its submission arrives
+        #expect(machine.submit(now: Self.start) == .forget)
+        #expect(machine.isFinished)
+        #expect(machine.queuedAttempt == nil)
+        #expect(machine.deadlinePassed(bytesReceived: 0) == .none)
+        #expect(machine.cancel() == .none)
+    }
+
+    @Test("cancel before submit, then shutdown: forgotten, not answered twice")
+    func cancelBeforeSubmitThenShutdown() {
+        var machine = Self.machine()
+        #expect(machine.cancel() == .fail(Machine.cancellation))
+        #expect(machine.shutdown() == .forget)
+        #expect(machine.isFinished)
+    }
+
+    @Test("cancel in each state after submit answers once, and nothing after it acts")
+    func cancelInEachState() {
+        var queued = Self.machine()
+        #expect(queued.submit(now: Self.start) == .enqueue)
+        #expect(queued.cancel() == .fail(Machine.cancellation))
+        #expect(queued.queuedAttempt == nil)  // the queue skips it
+        #expect(queued.cancel() == .none)
+
+        var running = Self.running()
+        #expect(running.cancel() == .fail(Machine.cancellation))
+        #expect(running.completed(.response(status: 200), body: Self.body(400), now: Self.beforeDeadline) == .none)
+        #expect(running.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(400), now: Self.beforeDeadline) == .none)
+
+        var waiting = Self.running()
+        _ = waiting.completed(.response(status: 200), body: Self.body(20), now: Self.beforeDeadline)
+        #expect(waiting.cancel() == .fail(Machine.cancellation))
+        #expect(waiting.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(20), now: Self.beforeDeadline) == .none)
+        #expect(waiting.deadlinePassed(bytesReceived: 20) == .none)
+    }
+
+    @Test("the deadline in each state names the step it was in")
+    func deadlineInEachState() {
+        var early = Self.machine()
+        #expect(early.submit(now: Self.afterDeadline)
+            == .fail(TransferFailure(reason: .deadline, detail: "the deadline passed before the download started")))
+
+        var queued = Self.machine()
+        _ = queued.submit(now: Self.start)
+        #expect(queued.deadlinePassed(bytesReceived: 0)
+            == .fail(TransferFailure(reason: .deadline, detail: "the deadline passed while waiting for a connection")))
+        #expect(queued.cancel() == .none)
+
+        var running = Self.running()
+        #expect(running.deadlinePassed(bytesReceived: 42)
+            == .fail(TransferFailure(reason: .deadline, detail: "the deadline passed after 42 bytes were received")))
+        #expect(running.completed(.response(status: 200), body: Self.body(400), now: Self.afterDeadline) == .none)
+
+        var waiting = Self.running()
+        _ = waiting.completed(.response(status: 200), body: Self.body(20), now: Self.beforeDeadline)
+        #expect(waiting.deadlinePassed(bytesReceived: 20)
+            == .fail(TransferFailure(reason: .deadline, detail: "the deadline passed after 20 bytes were received")))
+    }
+
+    @Test("a body that ends, or gets its type, after the deadline is not placed")
+    func endedAfterDeadline() {
+        let late = Machine.Action.fail(TransferFailure(reason: .deadline, detail: "the deadline passed as the download ended"))
+        var typed = Self.running()
+        _ = typed.bodyReceived(Self.body(100))
+        _ = typed.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(100), now: Self.beforeDeadline)
+        #expect(typed.completed(.response(status: 200), body: Self.body(400), now: Self.afterDeadline) == late)
+
+        var waiting = Self.running()
+        _ = waiting.completed(.response(status: 200), body: Self.body(20), now: Self.beforeDeadline)
+        #expect(waiting.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(20), now: Self.afterDeadline) == late)
+    }
+
+    @Test("an HTTP/2 connection failure is retried twice before the deadline, with answers for old attempts dropped")
+    func retries() {
+        var machine = Self.running()
+        #expect(machine.bodyReceived(Self.body(100)) == .proceedAndClassify(attempt: 1))
+        #expect(machine.completed(.failed(Self.connectionLost, connectionFailed: true), body: Self.body(100), now: Self.beforeDeadline)
+            == .requeue)
+        #expect(machine.queuedAttempt == 2)
+        #expect(machine.retries == 1)
+        machine.started()
+        // The first attempt's type answer comes late: dropped.
+        #expect(machine.typeAnswered(attempt: 1, .failure(TransferFailure(reason: .unsupportedType, detail: "x")),
+            body: Self.body(0), now: Self.beforeDeadline) == .none)
+        #expect(machine.bodyReceived(Self.body(100)) == .proceedAndClassify(attempt: 2))
+        #expect(machine.completed(.failed(Self.connectionLost, connectionFailed: true), body: Self.body(100), now: Self.beforeDeadline)
+            == .requeue)
+        machine.started()
+        #expect(machine.completed(.failed(Self.connectionLost, connectionFailed: true), body: Self.body(100), now: Self.beforeDeadline)
+            == .fail(Self.connectionLost))
+        #expect(machine.retries == Machine.maximumRetries)
+    }
+
+    @Test("no retry after the deadline, nor of a failure of the response itself")
+    func noRetry() {
+        var late = Self.running()
+        #expect(late.completed(.failed(Self.connectionLost, connectionFailed: true), body: Self.body(0), now: Self.afterDeadline)
+            == .fail(Self.connectionLost))
+        var http1 = Self.running()
+        #expect(http1.completed(.failed(Self.connectionLost, connectionFailed: false), body: Self.body(0), now: Self.beforeDeadline)
+            == .fail(Self.connectionLost))
+    }
+
+    @Test("a deadline while a retry waits in the queue ends it there")
+    func deadlineWhileRetryQueued() {
+        var machine = Self.running()
+        _ = machine.completed(.failed(Self.connectionLost, connectionFailed: true), body: Self.body(0), now: Self.beforeDeadline)
+        #expect(machine.deadlinePassed(bytesReceived: 0)
+            == .fail(TransferFailure(reason: .deadline, detail: "the deadline passed while waiting for a connection")))
+    }
+
+    @Test("a refused type ends a running transfer at once; a late completion does nothing")
+    func refusedType() {
+        let refusal = TransferFailure(reason: .unsupportedType, detail: "detected text/html")
+        var machine = Self.running()
+        _ = machine.bodyReceived(Self.body(100))
+        #expect(machine.typeAnswered(attempt: 1, .failure(refusal), body: Self.body(100), now: Self.beforeDeadline) == .fail(refusal))
+        #expect(machine.completed(.response(status: 200), body: Self.body(400), now: Self.beforeDeadline) == .none)
+    }
+
+    @Test("sizes: the largest limit before the type, the type's after, the announced length when not encoded")
+    func sizes() {
+        var unknown = Self.running()
+        #expect(unknown.bodyReceived(Self.body(5_001)) == .stop)
+        #expect(unknown.completed(.failed(Self.connectionLost, connectionFailed: false), body: Self.body(5_001), now: Self.beforeDeadline)
+            == .fail(.tooLarge(limit: 5_000, kind: nil)))
+
+        var typed = Self.running()
+        _ = typed.bodyReceived(Self.body(100))
+        #expect(typed.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(100), now: Self.beforeDeadline) == .none)
+        #expect(typed.bodyReceived(Self.body(1_001)) == .stop)
+        #expect(typed.completed(.failed(Self.connectionLost, connectionFailed: true), body: Self.body(1_001), now: Self.beforeDeadline)
+            == .fail(.tooLarge(limit: 1_000, kind: .image)))
+
+        var announced = Self.running()
+        _ = announced.bodyReceived(Self.body(100, announced: 2_000))
+        #expect(announced.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(100, announced: 2_000), now: Self.beforeDeadline)
+            == .fail(.tooLarge(limit: 1_000, kind: .image)))
+
+        var encoded = Self.running()
+        #expect(encoded.bodyReceived(Self.body(100, announced: 2_000, encoded: true)) == .classifyHere)
+        #expect(encoded.typeDetectedHere(.success(Self.jpeg), body: Self.body(100, announced: 2_000, encoded: true)) == .proceed)
+        #expect(encoded.bodyReceived(Self.body(1_001, encoded: true)) == .stop)
+
+        // A body that ended before its type was known, over its type's limit, is refused at the end.
+        var endedLarge = Self.running()
+        _ = endedLarge.bodyReceived(Self.body(100))
+        _ = endedLarge.completed(.response(status: 200), body: Self.body(2_000), now: Self.beforeDeadline)
+        #expect(endedLarge.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(2_000), now: Self.beforeDeadline)
+            == .fail(.tooLarge(limit: 1_000, kind: .image)))
+    }
+
+    @Test("an encoded body's type detected here, refused: the body stops")
+    func encodedRefused() {
+        let refusal = TransferFailure(reason: .unsupportedType, detail: "detected text/html")
+        var machine = Self.running()
+        #expect(machine.bodyReceived(Self.body(100, encoded: true)) == .classifyHere)
+        #expect(machine.typeDetectedHere(.failure(refusal), body: Self.body(100, encoded: true)) == .stop)
+        #expect(machine.completed(.failed(Self.connectionLost, connectionFailed: false), body: Self.body(100), now: Self.beforeDeadline)
+            == .fail(refusal))
+    }
+
+    @Test("a 304 answers only a conditional request; other statuses and empty bodies fail")
+    func statuses() {
+        var conditional = Self.running(conditional: true)
+        #expect(conditional.completed(.response(status: 304), body: Self.body(0), now: Self.beforeDeadline) == .finishNotModified)
+        var unconditional = Self.running()
+        #expect(unconditional.completed(.response(status: 304), body: Self.body(0), now: Self.beforeDeadline)
+            == .fail(TransferFailure(reason: .httpStatus, detail: "HTTP 304")))
+        var empty = Self.running()
+        #expect(empty.completed(.response(status: 204), body: Self.body(0), now: Self.beforeDeadline)
+            == .fail(TransferFailure(reason: .httpStatus, detail: "HTTP 204 with an empty body")))
+    }
+
+    @Test("shutdown fails whatever is live, once")
+    func shutdown() {
+        var queued = Self.machine()
+        _ = queued.submit(now: Self.start)
+        #expect(queued.shutdown() == .fail(Machine.shutDown))
+        var running = Self.running()
+        #expect(running.shutdown() == .fail(Machine.shutDown))
+        #expect(running.shutdown() == .none)
+        #expect(running.cancel() == .none)
+    }
+
+    @Test("start failures end a queued transfer; nothing else")
+    func startFailure() {
+        let failure = TransferFailure(reason: .storage, detail: "cannot create")
+        var machine = Self.machine()
+        _ = machine.submit(now: Self.start)
+        #expect(machine.startFailed(failure) == .fail(failure))
+        #expect(machine.startFailed(failure) == .none)
+    }
 }

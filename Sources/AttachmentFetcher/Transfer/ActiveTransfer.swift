@@ -1,0 +1,95 @@
+import SystemPackage
+
+/// A transfer the engine's loop knows of, confined to its thread: the caller's ticket, the
+/// state machine that decides what becomes of it, and its attempt in libcurl while it has one.
+final class LiveTransfer {
+    let ticket: TransferTicket
+    var machine: TransferStateMachine
+    /// The attempt in libcurl (or whose whole body waits for its type); `nil` while queued.
+    var active: ActiveTransfer?
+
+    init(ticket: TransferTicket, policy: BodyPolicy) {
+        self.ticket = ticket
+        machine = TransferStateMachine(
+            deadline: ticket.request.deadline, isConditional: !ticket.request.headers.isEmpty, policy: policy)
+    }
+
+    var id: UInt64 { ticket.id }
+}
+
+/// One attempt in libcurl's hands, confined to the engine's thread. It owns the body's
+/// temporary file, the only place the engine touches it: created with the attempt, then either
+/// closed and handed on (`finishedBody`) or removed (`discardBody`). It passes the body's bytes
+/// as they arrive to its transfer's state machine, through the loop.
+final class ActiveTransfer: CurlResponseSinkDelegate {
+    unowned let owner: LiveTransfer
+    /// Which attempt of the transfer this is (see `TransferStateMachine.Attempt.number`).
+    let attempt: Int
+    let easy: CurlEasy
+    private var file: FileDescriptor?
+    let temporaryPath: String
+    unowned let loop: EngineLoop
+
+    var sink: CurlResponseSink { easy.sink }
+
+    /// Creates the body's temporary file in the request's directory and points the handle's
+    /// sink at it.
+    static func make(
+        for owner: LiveTransfer, attempt: Int, easy: CurlEasy, loop: EngineLoop
+    ) -> Result<ActiveTransfer, TransferFailure> {
+        TemporaryFiles.create(in: owner.ticket.request.temporaryDirectory).map { created in
+            ActiveTransfer(owner: owner, attempt: attempt, easy: easy, file: created.file, temporaryPath: created.path, loop: loop)
+        }
+    }
+
+    private init(
+        owner: LiveTransfer, attempt: Int, easy: CurlEasy, file: FileDescriptor, temporaryPath: String, loop: EngineLoop
+    ) {
+        self.owner = owner
+        self.attempt = attempt
+        self.easy = easy
+        self.file = file
+        self.temporaryPath = temporaryPath
+        self.loop = loop
+        easy.sink.file = file
+        easy.sink.delegate = self
+    }
+
+    /// The body as the state machine sees it.
+    var body: TransferStateMachine.Body {
+        TransferStateMachine.Body(
+            bytesReceived: sink.bytesReceived, announcedLength: easy.contentLength.map { Int(clamping: $0) },
+            contentEncoded: sink.contentEncoded, windowFull: sink.window.isFull)
+    }
+
+    func responseSinkShouldContinue(_ sink: CurlResponseSink) -> Bool {
+        loop.bodyReceived(by: self)
+    }
+
+    /// Closes the body's file (the body stays on disk).
+    func closeFile() {
+        try? file?.close()
+        file = nil
+    }
+
+    /// Closes and removes the body's file.
+    func discardBody() {
+        closeFile()
+        TemporaryFiles.remove(temporaryPath)
+    }
+
+    /// The whole body of type `media`, its file closed, under its temporary name.
+    func finishedBody(media: MediaType) -> Result<DownloadedFile, TransferFailure> {
+        do {
+            try file?.close()
+            file = nil
+        } catch {
+            file = nil
+            return .failure(TransferFailure(reason: .storage, detail: "cannot close \(temporaryPath): \(error)"))
+        }
+        return .success(
+            DownloadedFile(
+                path: temporaryPath, media: media, byteCount: sink.bytesReceived,
+                effectiveURL: easy.effectiveURL ?? owner.ticket.request.url, headerBlock: sink.headerBlock))
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// How libcurl's result codes become the engine's failures.
+struct CurlFailures {
+    var configuration: TransferEngine.Configuration
+    var policy: BodyPolicy
+
+    /// The one detail of every `address-refused` failure: it tells nothing of the address.
+    static let addressRefusedDetail = "the address policy refused every address of the host"
+    /// While the address policy is in force, the detail of every network failure: libcurl's
+    /// messages (connection refused, timed out, an empty reply…) would tell a closed port from a
+    /// filtered or a serving one.
+    static let uniformNetworkDetail = "could not fetch"
+
+    /// Whether an HTTP/2 connection failed the attempt (a framing error, a stream reset, or the
+    /// connection lost) rather than the response itself: such an attempt may be retried (see
+    /// `TransferStateMachine.completed`). Debian's libcurl 7.88 resets streams it has finished,
+    /// which servers with rapid-reset protection (SwiftNIO: over 200 in 30 s) answer by closing
+    /// the connection and every stream on it; the retry goes out on a connection still alive, or
+    /// a new one.
+    static func isConnectionFailure(_ code: CurlCode, of easy: CurlEasy) -> Bool {
+        // The two HTTP/2 codes say which protocol failed; a lost connection says so only once a
+        // response had begun (before that libcurl reports no version).
+        code == .http2FramingError || code == .http2StreamError
+            || ((code == .receiveError || code == .sendError) && easy.usedHTTP2)
+    }
+
+    /// The failure `code` means for `transfer`.
+    func failure(for code: CurlCode, of transfer: ActiveTransfer) -> TransferFailure {
+        let easy = transfer.easy
+        if let error = easy.socketOpenError, FileDescriptorBudget.isExhaustion(error), code == .couldNotConnect {
+            return TransferFailure(reason: .resources, detail: "cannot open a socket: \(String(cString: strerror(error)))")
+        }
+        // Refused only when no candidate was permitted: a permitted one that failed to connect
+        // is a network failure like any other.
+        if code == .couldNotConnect, easy.refusedAddresses > 0, easy.openedSockets == 0 {
+            return TransferFailure(reason: .addressRefused, detail: Self.addressRefusedDetail)
+        }
+        if code == .loginDenied, !configuration.allowsCredentialsInURLs {
+            return TransferFailure(reason: .invalidURL, detail: "a redirect led to a URL with credentials (user:pass@), which are not sent")
+        }
+        let failure = curlFailure(for: code, of: transfer)
+        guard configuration.addressPolicy.hidesNetworkDetails else { return failure }
+        switch failure.reason {
+        case .network: return TransferFailure(reason: .network, detail: Self.uniformNetworkDetail)
+        case .deadline where code == .operationTimedOut:
+            return TransferFailure(reason: .deadline, detail: Self.uniformNetworkDetail + " before the deadline")
+        default: return failure
+        }
+    }
+
+    private func curlFailure(for code: CurlCode, of transfer: ActiveTransfer) -> TransferFailure {
+        let easy = transfer.easy
+        let message = easy.errorMessage(for: code)
+        switch code {
+        case .unsupportedProtocol where easy.redirectCount > 0 || transfer.owner.ticket.request.url != easy.effectiveURL:
+            return TransferFailure(reason: .invalidURL, detail: "redirected to a URL that is not http or https: \(message)")
+        case .unsupportedProtocol, .urlMalformed:
+            return TransferFailure(reason: .invalidURL, detail: message)
+        case .tooManyRedirects:
+            return TransferFailure(reason: .httpStatus, detail: "too many redirects (\(configuration.maximumRedirects))")
+        case .badContentEncoding:
+            return TransferFailure(reason: .network, detail: "the body's Content-Encoding cannot be decoded: \(message)")
+        case .httpReturnedError:
+            return TransferFailure(reason: .httpStatus, detail: "HTTP \(easy.responseCode)")
+        case .fileSizeExceeded:
+            return policy.ceilingExceeded
+        case .writeError:
+            if let error = transfer.sink.writeFailure {
+                return TransferFailure(reason: .storage, detail: "cannot write \(transfer.temporaryPath): \(error)")
+            }
+            return TransferFailure(reason: .network, detail: message)
+        case .operationTimedOut:
+            return TransferFailure(reason: .deadline, detail: message)
+        default:
+            return TransferFailure(reason: .network, detail: "\(message) (curl error \(code.rawValue))")
+        }
+    }
+}

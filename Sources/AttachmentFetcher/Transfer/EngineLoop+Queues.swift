@@ -1,0 +1,151 @@
+import CCurl
+
+/// An entry of the deadline heap.
+struct DeadlineEntry: Comparable {
+    var deadline: ContinuousClock.Instant
+    var id: UInt64
+
+    static func < (lhs: Self, rhs: Self) -> Bool { lhs.deadline < rhs.deadline }
+}
+
+/// The per-host queues, the deadlines, and the handles: starting a queued transfer in libcurl
+/// and taking it out again.
+extension EngineLoop {
+    private var hasFreeSlot: Bool { running.count < configuration.maximumConcurrentTransfers }
+
+    func startQueuedTransfers() {
+        guard queuesMayAdvance else { return }
+        queuesMayAdvance = false
+        guard hasFreeSlot, !queues.isEmpty else { return }
+        for host in Array(queues.keys) {
+            while hasFreeSlot, runningPerHost[host, default: 0] < configuration.maximumConnectionsPerHost,
+                let transfer = queues[host]?.popFirst()
+            {
+                // Cancelled or expired while queued.
+                guard let attempt = transfer.machine.queuedAttempt else { continue }
+                start(transfer, attempt: attempt)
+            }
+            if queues[host]?.isEmpty == true { queues[host] = nil }
+        }
+    }
+
+    func nextWakeUpMilliseconds() -> Int {
+        var milliseconds = 1_000
+        if let suggested = multi.suggestedTimeoutMilliseconds() { milliseconds = min(milliseconds, suggested) }
+        if let next = deadlines.min {
+            let remaining = ContinuousClock.now.duration(to: next.deadline)
+            let (seconds, attoseconds) = remaining.components
+            let remainingMilliseconds = seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+            milliseconds = min(milliseconds, max(0, Int(remainingMilliseconds)))
+        }
+        if queuesMayAdvance, hasFreeSlot, !queues.isEmpty { milliseconds = 0 }
+        return milliseconds
+    }
+
+    func expireDeadlines() {
+        let now = ContinuousClock.now
+        while let next = deadlines.min, next.deadline <= now {
+            _ = deadlines.popMin()
+            deadlinePassed(next.id)
+        }
+    }
+
+    // MARK: Handles
+
+    private func start(_ transfer: LiveTransfer, attempt: Int) {
+        let request = transfer.ticket.request
+        guard let easy = idleHandles.popLast() ?? CurlEasy(sniffBytes: configuration.sniffBytes) else {
+            execute(
+                transfer.machine.startFailed(TransferFailure(reason: .network, detail: "libcurl could not create a handle")),
+                for: transfer)
+            return
+        }
+        configure(easy, for: request)
+        let active: ActiveTransfer
+        switch ActiveTransfer.make(for: transfer, attempt: attempt, easy: easy, loop: self) {
+        case .success(let made): active = made
+        case .failure(let failure):
+            recycle(easy)
+            execute(transfer.machine.startFailed(failure), for: transfer)
+            return
+        }
+        let added = multi.add(easy)
+        guard added == .ok else {
+            active.discardBody()
+            recycle(easy)
+            execute(
+                transfer.machine.startFailed(TransferFailure(reason: .network, detail: "curl_multi_add_handle: \(added)")),
+                for: transfer)
+            return
+        }
+        transfer.machine.started()
+        transfer.active = active
+        running[easy.key] = active
+        runningPerHost[request.hostKey, default: 0] += 1
+        counters.requestStarted(conditional: !request.headers.isEmpty)
+    }
+
+    private func configure(_ easy: CurlEasy, for request: TransferRequest) {
+        easy.set(CURLOPT_URL, request.url)
+        easy.set(CURLOPT_NOSIGNAL, true)
+        easy.set(CURLOPT_FOLLOWLOCATION, true)
+        easy.set(CURLOPT_MAXREDIRS, configuration.maximumRedirects)
+        easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        easy.set(CURLOPT_FAILONERROR, true)
+        easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        // On TLS origins, wait for a connection's ALPN answer so that HTTP/2 streams share it
+        // rather than opening one connection each. Never on plain http: there libcurl would hold
+        // new transfers back behind the first response (HTTP/1.1 cannot multiplex anyway).
+        easy.set(CURLOPT_PIPEWAIT, request.hostKey.hasPrefix("https:"))
+        easy.set(CURLOPT_MAXFILESIZE_LARGE, large: Int64(policy.ceiling))
+        // Ask for and decode every Content-Encoding this libcurl supports (gzip, deflate, br…), as
+        // URLSession does; an origin that encodes a body unasked is decoded too. Sizes count the
+        // decoded bytes.
+        easy.set(CURLOPT_ACCEPT_ENCODING, "")
+        // Larger reads mean fewer callbacks and write(2) calls per body; curl's own tool uses
+        // 100 KiB. Only running transfers hold one (at most 48 per host by default).
+        easy.set(CURLOPT_BUFFERSIZE, 100 * 1024)
+        easy.set(CURLOPT_USERAGENT, configuration.userAgent)
+        easy.set(CURLOPT_SSL_VERIFYPEER, true)
+        easy.set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let file = configuration.trustedCertificatesFile { easy.set(CURLOPT_CAINFO, file) }
+        // A proxy only when configured: an empty CURLOPT_PROXY (and NOPROXY "*") makes libcurl
+        // ignore http_proxy, https_proxy and ALL_PROXY, which would route around the address policy.
+        if let proxy = configuration.proxy {
+            easy.set(CURLOPT_PROXY, proxy)
+            easy.set(CURLOPT_NOPROXY, "")
+        } else {
+            easy.set(CURLOPT_PROXY, "")
+            easy.set(CURLOPT_NOPROXY, "*")
+        }
+        // Credentials in the URL or a redirect's: refused by libcurl itself (CURLE_LOGIN_DENIED).
+        easy.set(CURLOPT_DISALLOW_USERNAME_IN_URL, !configuration.allowsCredentialsInURLs)
+        if let resolveList { easy.set(CURLOPT_RESOLVE, resolveList) }
+        easy.guardConnections(with: addressPolicy)
+        easy.setRequestHeaders(request.headers)
+    }
+
+    /// Takes an attempt out of libcurl (its handle stays with it, its connection and slot go to
+    /// the next transfer). Nothing if it already left.
+    func release(_ active: ActiveTransfer) {
+        guard running.removeValue(forKey: active.easy.key) != nil else { return }
+        counters.received(bytes: active.sink.bytesReceived)
+        multi.remove(active.easy)
+        let host = active.owner.ticket.request.hostKey
+        runningPerHost[host, default: 1] -= 1
+        if runningPerHost[host] == 0 { runningPerHost[host] = nil }
+        if !queues.isEmpty { queuesMayAdvance = true }
+    }
+
+    /// Keeps a handle that left libcurl for the next transfer, up to `maximumIdleHandles`.
+    func recycle(_ easy: CurlEasy) {
+        guard idleHandles.count < Self.maximumIdleHandles else { return }
+        easy.reset()
+        idleHandles.append(easy)
+    }
+
+    /// Idle easy handles kept for reuse: as many as one host's default connection limit, so a
+    /// spike against one CDN makes its handles once rather than once per transfer.
+    private static let maximumIdleHandles = 48
+}

@@ -1,0 +1,20 @@
+/// A download without validators (no `If-None-Match`, no `If-Modified-Since`): its answer is a
+/// file or a failure, never `304 Not Modified` (see `TransferEngine.downloadFile(_:)`).
+struct UnconditionalRequest: Sendable {
+    /// The absolute http(s) URL.
+    var url: String
+    /// `scheme://host:port`: transfers to one key share the per-host connection limit.
+    var hostKey: String
+    /// When the payload's time is up.
+    var deadline: ContinuousClock.Instant
+    /// Where the body streams to (see `TransferRequest.temporaryDirectory`).
+    var temporaryDirectory: String
+    /// Moves the validated body to its final place (see `TransferRequest.place`).
+    var place: @Sendable (DownloadedFile) -> Result<DownloadedFile, TransferFailure>
+
+    /// The engine's request: the same, with no header lines.
+    var transferRequest: TransferRequest {
+        TransferRequest(
+            url: url, headers: [], hostKey: hostKey, deadline: deadline, temporaryDirectory: temporaryDirectory, place: place)
+    }
+}
