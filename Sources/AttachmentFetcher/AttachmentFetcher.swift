@@ -20,7 +20,10 @@ public final class AttachmentFetcher: Sendable {
     /// The configuration the fetcher was made with (output directory made absolute).
     public let configuration: Configuration
     private let engine: TransferEngine
+    /// The cache, when configured (its counters go into `statistics`).
     private let cache: CachedDownloads?
+    /// Direct, or through the cache.
+    private let downloader: any AttachmentDownloader
     /// The URLs checked so far, each checked once.
     private let urls = BoundedMemo<AttachmentURL>()
     private let logger: Logger
@@ -64,12 +67,15 @@ public final class AttachmentFetcher: Sendable {
                 resolve: configuration.resolve),
             logger: logger, classifier: classifier)
         if let store {
-            cache = CachedDownloads(
+            let cache = CachedDownloads(
                 store: store, engine: engine, outputDirectory: configuration.outputDirectory,
                 transferBudget: configuration.deadline,
                 maximumLeaders: configuration.connectionPool.maximumConcurrentTransfers)
+            self.cache = cache
+            downloader = cache
         } else {
             cache = nil
+            downloader = DirectDownloads(engine: engine, outputDirectory: configuration.outputDirectory)
         }
     }
 
@@ -218,17 +224,7 @@ public final class AttachmentFetcher: Sendable {
                 TransferFailure(
                     reason: .invalidURL, detail: "the URL carries credentials (user:pass@), which are not sent"))
         }
-        if let cache { return await cache.download(url, deadline: deadline) }
-        let directory = configuration.outputDirectory
-        let result = await engine.download(
-            TransferRequest(
-                url: url.string, hostKey: url.hostKey, deadline: deadline, temporaryDirectory: directory,
-                place: { body in AttachmentFiles.place(body, in: directory, namedAfter: url) }))
-        switch result {
-        case .success(.file(let file)): return .success(file)
-        case .success(.notModified): return .failure(TransferFailure(reason: .httpStatus, detail: "HTTP 304"))
-        case .failure(let failure): return .failure(failure)
-        }
+        return await downloader.download(url, deadline: deadline)
     }
 
     private func log(_ outcome: Outcome, urls: [String]) {

@@ -1,0 +1,2 @@
+/// The cache's `download(_:deadline:)` is the downloader's.
+extension CachedDownloads: AttachmentDownloader {}
