@@ -43,6 +43,19 @@ struct TransferStateMachineTests {
         #expect((try? FileManager.default.contentsOfDirectory(atPath: directory)) == [])
     }
 
+    /// The direct path sends no validators, so a `304` is the origin's error, like any status
+    /// outside 2xx, and no file is left.
+    @Test("A 304 to a request without validators is http-status HTTP 304 on the direct path")
+    func notModifiedUnasked() async throws {
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetch("/media/x.jpg?status=304")
+            #expect(outcome.reason == .httpStatus)
+            #expect(outcome.detail == "HTTP 304")
+            #expect(fixture.server.stats().conditionalRequests == 0)
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
     // MARK: The machine alone
 
     typealias Machine = TransferStateMachine

@@ -23,8 +23,6 @@ final class LiveTransfer {
 /// as they arrive to its transfer's state machine, through the loop.
 final class ActiveTransfer: CurlResponseSinkDelegate {
     unowned let owner: LiveTransfer
-    /// Which attempt of the transfer this is (see `TransferStateMachine.Attempt.number`).
-    let attempt: Int
     let easy: CurlEasy
     private var file: FileDescriptor?
     let temporaryPath: String
@@ -35,18 +33,17 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
     /// Creates the body's temporary file in the request's directory and points the handle's
     /// sink at it.
     static func make(
-        for owner: LiveTransfer, attempt: Int, easy: CurlEasy, loop: EngineLoop
+        for owner: LiveTransfer, easy: CurlEasy, loop: EngineLoop
     ) -> Result<ActiveTransfer, TransferFailure> {
         TemporaryFiles.create(in: owner.ticket.request.temporaryDirectory).map { created in
-            ActiveTransfer(owner: owner, attempt: attempt, easy: easy, file: created.file, temporaryPath: created.path, loop: loop)
+            ActiveTransfer(owner: owner, easy: easy, file: created.file, temporaryPath: created.path, loop: loop)
         }
     }
 
     private init(
-        owner: LiveTransfer, attempt: Int, easy: CurlEasy, file: FileDescriptor, temporaryPath: String, loop: EngineLoop
+        owner: LiveTransfer, easy: CurlEasy, file: FileDescriptor, temporaryPath: String, loop: EngineLoop
     ) {
         self.owner = owner
-        self.attempt = attempt
         self.easy = easy
         self.file = file
         self.temporaryPath = temporaryPath

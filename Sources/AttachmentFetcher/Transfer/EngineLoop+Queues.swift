@@ -22,8 +22,8 @@ extension EngineLoop {
                 let transfer = queues[host]?.popFirst()
             {
                 // Cancelled or expired while queued.
-                guard let attempt = transfer.machine.queuedAttempt else { continue }
-                start(transfer, attempt: attempt)
+                guard transfer.machine.queuedAttempt != nil else { continue }
+                start(transfer)
             }
             if queues[host]?.isEmpty == true { queues[host] = nil }
         }
@@ -52,7 +52,7 @@ extension EngineLoop {
 
     // MARK: Handles
 
-    private func start(_ transfer: LiveTransfer, attempt: Int) {
+    private func start(_ transfer: LiveTransfer) {
         let request = transfer.ticket.request
         guard let easy = idleHandles.popLast() ?? CurlEasy(sniffBytes: configuration.sniffBytes) else {
             execute(
@@ -62,7 +62,7 @@ extension EngineLoop {
         }
         configure(easy, for: request)
         let active: ActiveTransfer
-        switch ActiveTransfer.make(for: transfer, attempt: attempt, easy: easy, loop: self) {
+        switch ActiveTransfer.make(for: transfer, easy: easy, loop: self) {
         case .success(let made): active = made
         case .failure(let failure):
             recycle(easy)
