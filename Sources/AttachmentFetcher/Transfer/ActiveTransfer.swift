@@ -54,9 +54,15 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
 
     /// The body as the state machine sees it.
     var body: TransferStateMachine.Body {
+        var body = progress
+        body.announcedLength = easy.contentLength.map { Int(clamping: $0) }
+        return body
+    }
+
+    /// The same without the announced length, which costs a call into libcurl: for each chunk.
+    var progress: TransferStateMachine.Body {
         TransferStateMachine.Body(
-            bytesReceived: sink.bytesReceived, announcedLength: easy.contentLength.map { Int(clamping: $0) },
-            contentEncoded: sink.contentEncoded, windowFull: sink.window.isFull)
+            bytesReceived: sink.bytesReceived, contentEncoded: sink.contentEncoded, windowFull: sink.window.isFull)
     }
 
     func responseSinkShouldContinue(_ sink: CurlResponseSink) -> Bool {

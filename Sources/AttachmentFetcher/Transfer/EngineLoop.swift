@@ -115,7 +115,7 @@ final class EngineLoop: @unchecked Sendable {
     /// Bytes of `active`'s body arrived (from libcurl's write callback): whether to go on.
     func bodyReceived(by active: ActiveTransfer) -> Bool {
         let transfer = active.owner
-        var action = transfer.machine.bodyReceived(active.body)
+        var action = transfer.machine.bodyReceived(active.progress)
         if action == .classifyHere {
             action = transfer.machine.typeDetectedHere(classifier.classify(active.sink.window), body: active.body)
         }

@@ -41,7 +41,8 @@ struct TransferStateMachine: Sendable {
     struct Body: Sendable, Hashable {
         /// Bytes received (decoded) so far.
         var bytesReceived: Int
-        /// The response's `Content-Length`, if it announced one.
+        /// The response's `Content-Length`, if it announced one (needed once the type is known,
+        /// not with each chunk).
         var announcedLength: Int? = nil
         /// Whether the response has a `Content-Encoding` (its length counts encoded bytes).
         var contentEncoded = false
