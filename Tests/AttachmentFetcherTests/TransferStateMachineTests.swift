@@ -318,4 +318,94 @@ struct TransferStateMachineTests {
         #expect(machine.startFailed(failure) == .fail(failure))
         #expect(machine.startFailed(failure) == .none)
     }
+
+    // MARK: Every ordering
+
+    /// The events a transfer can meet, as the loop delivers them (a start only to a queued
+    /// transfer, bytes and completions only to one in libcurl).
+    enum Event: CaseIterable {
+        case submit, cancel, start, firstBytes, typeAnswer, completion, connectionFailure, deadline
+    }
+
+    /// Applies `event` as the loop would; `nil` when the loop would not deliver it in this state.
+    static func apply(_ event: Event, to machine: inout Machine) -> Machine.Action? {
+        let now = Self.beforeDeadline
+        switch event {
+        case .submit: return machine.submit(now: now)
+        case .cancel: return machine.cancel()
+        case .start:
+            guard machine.queuedAttempt != nil else { return nil }
+            machine.started()
+            return Machine.Action.none
+        case .firstBytes:
+            guard case .running = machine.state else { return nil }
+            return switch machine.bodyReceived(Self.body(100)) {
+            case .proceedAndClassify, .proceed: Machine.Action.none
+            case .classifyHere, .stop: Machine.Action.fail(TransferFailure(reason: .network, detail: "unexpected"))
+            }
+        case .typeAnswer:
+            return machine.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(100), now: now)
+        case .completion:
+            guard case .running = machine.state else { return nil }
+            return machine.completed(.response(status: 200), body: Self.body(100), now: now)
+        case .connectionFailure:
+            guard case .running = machine.state else { return nil }
+            return machine.completed(.failed(Self.connectionLost, connectionFailed: true), body: Self.body(100), now: now)
+        case .deadline:
+            return machine.deadlinePassed(bytesReceived: 100)
+        }
+    }
+
+    static func isAnswer(_ action: Machine.Action) -> Bool {
+        switch action {
+        case .fail, .finishBody, .finishNotModified: true
+        case .none, .enqueue, .requestClassification, .awaitType, .requeue, .forget: false
+        }
+    }
+
+    /// All orderings of `events` (Heap's algorithm).
+    static func permutations(of events: [Event]) -> [[Event]] {
+        var result: [[Event]] = []
+        var items = events
+        func generate(_ count: Int) {
+            guard count > 1 else {
+                result.append(items)
+                return
+            }
+            for index in 0..<count {
+                generate(count - 1)
+                items.swapAt(count.isMultiple(of: 2) ? index : 0, count - 1)
+            }
+        }
+        generate(items.count)
+        return result
+    }
+
+    @Test("Every ordering of the eight events answers the caller exactly once, and nothing acts after the answer")
+    func everyOrdering() {
+        let orderings = Self.permutations(of: Event.allCases)
+        #expect(orderings.count == 40_320)
+        #expect(Set(orderings.map { $0.map { "\($0)" }.joined(separator: ",") }).count == 40_320)
+        for ordering in orderings {
+            var machine = Self.machine()
+            var answers: [Machine.Action] = []
+            var enqueued = 0
+            var forgotten = false
+            for event in ordering {
+                guard let action = Self.apply(event, to: &machine) else { continue }
+                if !answers.isEmpty, action != .none, action != .forget {
+                    Issue.record("\(ordering): \(action) after the answer \(answers[0])")
+                }
+                if Self.isAnswer(action) { answers.append(action) }
+                if action == .enqueue { enqueued += 1 }
+                if action == .forget { forgotten = true }
+            }
+            let cancelFirst = ordering.firstIndex(of: .cancel)! < ordering.firstIndex(of: .submit)!
+            #expect(answers.count == 1, "\(ordering): \(answers)")
+            #expect(forgotten == cancelFirst, "\(ordering)")
+            #expect(enqueued == (cancelFirst ? 0 : 1), "\(ordering)")
+            if cancelFirst { #expect(answers.first == .fail(Machine.cancellation), "\(ordering)") }
+            #expect(machine.isFinished, "\(ordering): \(machine.state)")
+        }
+    }
 }
