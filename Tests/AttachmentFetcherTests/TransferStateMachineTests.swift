@@ -58,6 +58,49 @@ struct TransferStateMachineTests {
         }
     }
 
+    // MARK: The ticket
+
+    static func ticket() -> TransferTicket {
+        TransferTicket(
+            id: 1,
+            request: TransferRequest(
+                url: "http://127.0.0.1:1/x.jpg", hostKey: "http://127.0.0.1:1", deadline: deadline,
+                temporaryDirectory: "/nonexistent", place: { .success($0) }))
+    }
+
+    @Test("A ticket cancelled before its continuation is handed over answers with the cancellation and is not submitted")
+    func ticketCancelledBeforeWaiting() async {
+        let ticket = Self.ticket()
+        #expect(!ticket.requestCancellation())  // the engine has nothing to be told
+        let installed = Locked<Bool?>(nil)
+        let result = await withCheckedContinuation { continuation in
+            installed.withLock { $0 = ticket.install(continuation) }
+        }
+        #expect(installed.withLock { $0 } == false)
+        #expect(throws: TransferFailure.self) { try result.get() }
+        #expect(!ticket.requestCancellation())
+    }
+
+    @Test("A ticket cancelled while its caller waits tells the engine once, and is answered once")
+    func ticketCancelledWhileWaiting() async {
+        let ticket = Self.ticket()
+        let told = Locked<[Bool]>([])
+        let result = await withCheckedContinuation { continuation in
+            #expect(ticket.install(continuation))
+            told.withLock { $0.append(ticket.requestCancellation()) }
+            told.withLock { $0.append(ticket.requestCancellation()) }
+            ticket.finish(.failure(TransferTicket.cancellation))
+            ticket.finish(.failure(TransferFailure(reason: .network, detail: "a second answer")))
+        }
+        #expect(told.withLock { $0 } == [true, false])
+        guard case .failure(let failure) = result else {
+            Issue.record("answered with a response")
+            return
+        }
+        #expect(failure == TransferTicket.cancellation)
+        #expect(!ticket.requestCancellation())  // finished
+    }
+
     // MARK: The machine alone
 
     typealias Machine = TransferStateMachine
