@@ -42,9 +42,9 @@ public final class NotificationServiceAdapter: Sendable {
     ) {
         serviceExtensionTimeWillExpire()
         let request = requests.add(1, ordering: .relaxed).newValue
-        // The request and its task are published together: an expiry from another thread finds
-        // both, or neither (then `didReceive` has not registered yet, and the request is new).
-        // The task cannot deliver before it is registered: `deliver` takes the same lock.
+        // The request and its task are published together, so an expiry from another thread
+        // finds the task with the request and cancels it. The task cannot deliver before it is
+        // registered: `deliver` takes the same lock.
         let task = pending.withLock { state in
             let task = Task { [fetcher] in
                 let outcome = await fetcher.process(payload)
