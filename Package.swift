@@ -89,6 +89,8 @@ let package = Package(
         .executableTarget(
             name: "load-test",
             dependencies: [
+                // For `Locked`, the package's one lock.
+                "AttachmentFetcher",
                 "MockCDN",
                 "MockCDNTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

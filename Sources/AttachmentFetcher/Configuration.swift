@@ -155,9 +155,9 @@ extension AttachmentFetcher {
             /// gave the highest throughput in the load test's distinct-URL spike
             /// (docs/performance.md).
             public var maximumConnectionsPerHost: Int = 48
-            /// Transfers at once across all hosts. Default: `FileDescriptorBudget.concurrency()`,
-            /// derived from the process's file-descriptor limit (1024 when it is 6,208 or more;
-            /// 160 at the common soft limit of 1024).
+            /// Transfers at once across all hosts. Default: derived from the process's soft
+            /// file-descriptor limit, (limit − 64) / 6 between 1 and 1024 (1024 when it is 6,208 or
+            /// more; 160 at the common soft limit of 1024).
             public var maximumConcurrentTransfers: Int = FileDescriptorBudget.concurrency()
 
             /// The defaults, or the limits given.

@@ -13,21 +13,22 @@ import Darwin
 /// shared transfer holds its URL's lock file (no more of them than transfers may run). Running
 /// out (`EMFILE`, `ENFILE`) fails a payload with reason `resources`, which the cache never
 /// remembers as the origin's fault.
-public enum FileDescriptorBudget {
+@usableFromInline
+package enum FileDescriptorBudget {
     /// Descriptors left for everything else: standard streams, libmagic, the engine's wake-up
     /// pipe and poll set, the cache's directories, logs.
-    public static let reserve = 64
+    package static let reserve = 64
 
     /// Descriptors one unit of concurrency may need: a socket, a temporary file, an idle
     /// connection kept for reuse, a cache lock, and two to spare for a payload with more than
     /// one attachment.
-    public static let descriptorsPerTransfer = 6
+    package static let descriptorsPerTransfer = 6
 
     /// The concurrency ceiling when descriptors are plentiful.
-    public static let maximumConcurrency = 1024
+    package static let maximumConcurrency = 1024
 
     /// The soft limit on open files now; `Int.max` when unlimited.
-    public static var softLimit: Int {
+    package static var softLimit: Int {
         var limit = rlimit()
         guard getrlimit(resource, &limit) == 0 else { return 1024 }
         return limit.rlim_cur == unlimited ? Int.max : Int(clamping: limit.rlim_cur)
@@ -39,7 +40,7 @@ public enum FileDescriptorBudget {
     /// which libcurl's multi interface (`poll`) does not. Call it once, early, before descriptors
     /// are handed to other threads; the `fetch-attachment` command does.
     @discardableResult
-    public static func raiseSoftLimit() -> Int {
+    package static func raiseSoftLimit() -> Int {
         var limit = rlimit()
         guard getrlimit(resource, &limit) == 0 else { return softLimit }
         var target = limit.rlim_max
@@ -58,13 +59,14 @@ public enum FileDescriptorBudget {
     /// soft limit of `limit` descriptors: `(limit − reserve) / descriptorsPerTransfer`, at least
     /// 1 and at most `maximumConcurrency`. At the common soft limit of 1024 that is 160; from
     /// 6,208 descriptors on it is 1024.
-    public static func concurrency(forLimit limit: Int) -> Int {
+    package static func concurrency(forLimit limit: Int) -> Int {
         let available = limit > reserve ? limit - reserve : 0
         return min(maximumConcurrency, max(1, available / descriptorsPerTransfer))
     }
 
     /// `concurrency(forLimit:)` of the soft limit now.
-    public static func concurrency() -> Int { concurrency(forLimit: softLimit) }
+    @usableFromInline
+    package static func concurrency() -> Int { concurrency(forLimit: softLimit) }
 
     /// Whether `error` (an `errno`) says the process or the system ran out of descriptors.
     static func isExhaustion(_ error: Int32) -> Bool { error == EMFILE || error == ENFILE }

@@ -2,7 +2,7 @@ extension Outcome {
     /// The outcome as one line of JSON: the object `JSONEncoder` makes of it (keys sorted, slashes
     /// unescaped), with an `"index"` field when given, written directly. The batch command prints
     /// one per payload, and `JSONEncoder` cost a sixth of a cache hit.
-    public func jsonLine(index: Int? = nil) -> String {
+    package func jsonLine(index: Int? = nil) -> String {
         var line: [UInt8] = []
         appendJSONLine(index: index, to: &line)
         return String(decoding: line, as: UTF8.self)
@@ -10,7 +10,7 @@ extension Outcome {
 
     /// Appends the UTF-8 bytes of `jsonLine(index:)` to `buffer`, without a line break: for
     /// writers that print many outcomes and need no `String` of each.
-    public func appendJSONLine(index: Int? = nil, to buffer: inout [UInt8]) {
+    package func appendJSONLine(index: Int? = nil, to buffer: inout [UInt8]) {
         // One allocation for the whole line: the fixed part is under 200 bytes.
         buffer.reserveCapacity(
             buffer.count + 200 + (detail?.utf8.count ?? 0)

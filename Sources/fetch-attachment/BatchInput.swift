@@ -262,3 +262,23 @@ final class LineReader: Sendable {
         }
     }
 }
+
+/// Where a batch's payloads come from.
+enum BatchInput: Sendable {
+    /// A regular file, read a chunk at a time as workers take its lines.
+    case file(FileLineSource)
+    /// Lines read as they arrive (standard input, a pipe, a FIFO).
+    case stream(LineReader)
+
+    var isFile: Bool {
+        if case .file = self { true } else { false }
+    }
+
+    /// `errno` of a read that ended the input early.
+    var readError: Int32? {
+        switch self {
+        case .file(let source): source.readError
+        case .stream(let reader): reader.readError
+        }
+    }
+}

@@ -1,5 +1,5 @@
+import AttachmentFetcher
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -203,7 +203,7 @@ private final class ChildState: Sendable {
         var timedOut = false
     }
 
-    private let flags = Mutex(Flags())
+    private let flags = Locked(Flags())
 
     /// The waiting thread saw the exit (the zombie is not reaped yet).
     func markExited() {

@@ -25,6 +25,9 @@ struct RunLoadTest: AsyncParsableCommand {
         abstract: "Run scenarios (the default command).",
         discussion: """
             Scenarios: same-url, distinct-urls, videos, fault-mix, warm-cache (all five by default) and smoke. \
+            distinct-urls runs fetch-attachment twice, with the CLI's defaults (a cache, fresh for each run) and \
+            with --no-cache, beside curl --parallel and URLSession. Files and caches go to a scratch directory \
+            on disk, in the working directory or --work-dir, or on tmpfs with --tmpfs. \
             The mock CDN runs in this process on 127.0.0.1; fetch-attachment and urlsession-fetch are taken from \
             the directory of this binary, curl from /usr/bin. Every child is measured alone: wall time around \
             spawn→exit, CPU time (user + system) from wait4, peak RSS through GNU time when installed. \
@@ -41,8 +44,18 @@ struct RunLoadTest: AsyncParsableCommand {
     var runs: Int = 1
 
     /// Put the scratch directory on tmpfs.
-    @Flag(help: "Put the scratch directory under /dev/shm (tmpfs) instead of /tmp, to remove disk noise.")
+    @Flag(help: """
+        Put the scratch directory (every contender's files, and our caches) under /dev/shm (tmpfs) instead of \
+        on disk, to remove disk noise.
+        """)
     var tmpfs = false
+
+    /// Where the scratch directory is made when it is on disk.
+    @Option(name: .customLong("work-dir"), help: """
+        Make the scratch directory (every contender's files, and our caches, on one file system) in DIR; \
+        default: the working directory. A directory of its own is made there and removed afterwards.
+        """)
+    var workDirectory: String?
 
     /// Serve HTTPS.
     @Flag(help: """
@@ -53,7 +66,10 @@ struct RunLoadTest: AsyncParsableCommand {
     var tls = false
 
     /// Where to write the latency CDF.
-    @Option(help: "Write an SVG latency CDF of our distinct-urls run with the median wall time (else the first scenario's) to PATH.")
+    @Option(help: """
+        Write an SVG latency CDF of our distinct-urls run (the CLI's defaults, cache on) with the median wall time \
+        (else the first scenario's) to PATH.
+        """)
     var svg: String?
 
     /// JSON instead of the table on standard output.
@@ -109,6 +125,7 @@ struct RunLoadTest: AsyncParsableCommand {
         guard (0...100).contains(faultPercent) else { throw ValidationError("--fault-percent must be 0...100") }
         guard deadline.isFinite, deadline > 0, deadline <= 3_600 else { throw ValidationError("--deadline must be above 0 and at most 3600") }
         guard window.isFinite, window >= 0, window <= 3_600 else { throw ValidationError("--window must be 0...3600 seconds") }
+        if tmpfs, workDirectory != nil { throw ValidationError("--tmpfs and --work-dir cannot be given together") }
     }
 
     /// Starts the mock CDN, runs the scenarios, prints the report.
@@ -198,9 +215,9 @@ struct RunLoadTest: AsyncParsableCommand {
         throw ExitCode(document.behaviourPassed ? 0 : 1)
     }
 
-    /// A fresh directory under /tmp (or /dev/shm with --tmpfs).
+    /// A fresh directory in the working directory or `--work-dir` (or under /dev/shm with --tmpfs).
     private func makeScratchDirectory() throws -> String {
-        let base = tmpfs ? "/dev/shm" : (ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
+        let base = tmpfs ? "/dev/shm" : (workDirectory ?? FileManager.default.currentDirectoryPath)
         var template = Array((base + "/load-test-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw ValidationError("cannot create a scratch directory under \(base): \(String(cString: strerror(errno)))")

@@ -51,7 +51,7 @@ enum MarkdownReport {
         let s = document.settings
         var out = "## load-test results\n\n"
         out += "scale \(formatNumber(s.scale)), \(s.runs) run(s) each (median, with min–max when runs > 1), "
-        out += "concurrency \(s.concurrency) per host, scratch on \(s.tmpfs ? "tmpfs (/dev/shm)" : "disk (/tmp)"), "
+        out += "concurrency \(s.concurrency) per host, scratch on \(s.tmpfs ? "tmpfs (/dev/shm)" : "disk (\(URL(fileURLWithPath: s.scratch).deletingLastPathComponent().path))"), "
         out += "peak RSS by \(s.rssMethod == "gnu-time" ? "GNU time (%M)" : "wait4 ru_maxrss"); "
         out += "\(document.machine.cores) cores, \(document.machine.kernel). MB = 10^6 bytes.\n\n"
         out += "| scenario | contender | payloads | wall s | payloads/s | MB/s | p50 ms | p90 ms | p99 ms | max ms "

@@ -5,7 +5,8 @@ import Foundation
 enum ScenarioName: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     /// One URL × 10,000 payloads at once, cold cache.
     case sameURL = "same-url"
-    /// 2,000 distinct 100 KB JPEGs at once: ours vs curl --parallel vs URLSession.
+    /// 2,000 distinct 100 KB JPEGs at once: ours (cache on, as the CLI's defaults, and `--no-cache`)
+    /// vs curl --parallel vs URLSession.
     case distinctURLs = "distinct-urls"
     /// 20 × 50 MB MP4 at once.
     case videos
@@ -26,7 +27,7 @@ enum ScenarioName: String, CaseIterable, Codable, Sendable, ExpressibleByArgumen
     var summary: String {
         switch self {
         case .sameURL: "one 100 KB JPEG URL in every payload, all at once, cold cache"
-        case .distinctURLs: "distinct 100 KB JPEG URLs (personalised images), all at once"
+        case .distinctURLs: "distinct 100 KB JPEG URLs (personalised images), all at once, ours with its cache and without"
         case .videos: "50 MB MP4 videos, all at once"
         case .faultMix: "10 % faulty (stall, reset, truncation, 404, 500, lying Content-Type), deadline 2 s"
         case .warmCache: "one URL, second run on a warm cache, against a bare hard-link loop"
@@ -39,6 +40,18 @@ enum ScenarioName: String, CaseIterable, Codable, Sendable, ExpressibleByArgumen
 /// A Braze payload for `url` with type hint `type`.
 func brazePayload(url: String, type: String = "jpg") -> String {
     #"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(url)","type":"\#(type)"}}}"#
+}
+
+/// Writes `payloads` to `path`, a line each, and returns `path`.
+func writeBatch(_ payloads: [PlannedPayload], to path: String) throws -> String {
+    var text = ""
+    text.reserveCapacity(payloads.count * 160)
+    for payload in payloads {
+        text += payload.json
+        text += "\n"
+    }
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    return path
 }
 
 /// One payload line with the outcome the scenario expects for it ("attached", a reason code, or nil).

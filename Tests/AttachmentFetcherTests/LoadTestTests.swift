@@ -10,10 +10,12 @@ private struct LoadTestDocument: Decodable {
         var payloads: Int
         var contenders: [Contender]
         var checks: [Check]
+        var notes: [String]
     }
 
     struct Contender: Decodable {
         var name: String
+        var command: String
         var runs: [Run]
     }
 
@@ -150,6 +152,54 @@ struct LoadTestTests {
         // Spread over a second: the batch took at least that long.
         #expect(run.child.wallSeconds >= 1)
         #expect(document.behaviourPassed)
+    }
+
+    @Test(
+        "distinct-urls: ours runs with the CLI's defaults (a cache) and with --no-cache, on disk under --work-dir, both against curl",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
+    func distinctURLsWithAndWithoutCache() async throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("work-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let result = try await CommandRunner.run(
+            "load-test", ["--scenario", "distinct-urls", "--scale", "0.01", "--work-dir", work, "--json"],
+            timeout: .seconds(90))
+        #expect(result.status == 0, "load-test failed: \(result.stderr)")
+        let document = try JSONDecoder().decode(LoadTestDocument.self, from: Data(result.stdout.utf8))
+        let scenario = try #require(document.scenarios.first { $0.name == "distinct-urls" })
+        #expect(scenario.payloads == 20)
+        #expect(scenario.contenders.map(\.name) == ["ours", "ours --no-cache", "curl", "urlsession"])
+
+        let cached = try #require(scenario.contenders.first { $0.name == "ours" })
+        let uncached = try #require(scenario.contenders.first { $0.name == "ours --no-cache" })
+        // The default path keeps a cache, made for the run inside the scratch directory under --work-dir
+        // (the output's file system); the other runs without one.
+        #expect(cached.command.contains("--cache-dir \(work)/load-test-"))
+        #expect(!cached.command.contains("--no-cache"))
+        #expect(uncached.command.contains("--no-cache"))
+        #expect(!uncached.command.contains("--cache-dir"))
+        for ours in [cached, uncached] {
+            let run = try #require(ours.runs.first)
+            #expect(ours.runs.count == 1)
+            #expect(run.missing == 0)
+            #expect(run.outcomes == ["attached": 20], "\(ours.name)")
+            #expect(run.mismatches == 0, "\(run.firstMismatch ?? "")")
+            // Distinct URLs: one request each, cache or not.
+            #expect(run.originRequests == 20, "\(ours.name)")
+        }
+        let curl = try #require(scenario.contenders.first { $0.name == "curl" }?.runs.first)
+        #expect(curl.missing == 0)
+
+        // Both of ours are reported as ratios to the curl run of the same invocation.
+        for name in ["ours", "ours --no-cache"] {
+            let check = try #require(scenario.checks.first { $0.name == "throughput \(name) / curl" })
+            #expect(check.kind == "target")
+            #expect(check.value.hasSuffix("×"), "\(check.value)")
+            #expect(scenario.notes.contains { $0.hasPrefix("\(name) / curl (medians): throughput ") })
+        }
+        #expect(document.behaviourPassed)
+        // The scratch directory is gone.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
     }
 
     @Test("--svg: the latency CDF is drawn from the run with the median wall time, the run the table's medians describe")

@@ -63,6 +63,8 @@ final class Fixture: Sendable {
         var fetcher: AttachmentFetcher?
         if wantsFetcher {
             var configuration = AttachmentFetcher.Configuration(outputDirectory: directory + "/out", deadline: .seconds(30))
+            // The mock CDN is on loopback, which the default address policy refuses.
+            configuration.addressPolicy = .init(allowsPrivateNetworks: true)
             if cache { configuration.cache = .init(directory: directory + "/cache") }
             fetcher = try AttachmentFetcher(configuration: configuration)
         }
@@ -110,6 +112,18 @@ final class Fixture: Sendable {
         (0..<spikeCount).map { server.url("/media/spike-\($0).jpg?bytes=\(spikeBytes)") }
     }
 
+    /// Iterations that asked for `missURLs()`.
+    private let misses = Mutex(0)
+
+    /// The spike's count of URLs no earlier call returned: each iteration's are new to the cache.
+    func missURLs() -> [String] {
+        let iteration = misses.withLock { count in
+            defer { count += 1 }
+            return count
+        }
+        return (0..<spikeCount).map { server.url("/media/miss-\(iteration)-\($0).jpg?bytes=\(spikeBytes)") }
+    }
+
     /// How many files of the spike's size the output directory holds.
     func spikeFilesSaved() throws -> Int {
         let output = directory + "/out"
@@ -131,17 +145,30 @@ func brazePayload(_ url: String, type: String = "jpg") -> Data {
     Data(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(url)","type":"\#(type)"}}}"#.utf8)
 }
 
-/// Processes `payloads` all at once through `fetcher`; fails the benchmark unless every one is attached.
-func processAll(_ payloads: [Data], with fetcher: AttachmentFetcher, _ benchmark: Benchmark) async {
-    let attached = await withTaskGroup(of: Bool.self) { group in
+/// Processes `payloads` all at once through `fetcher`; fails the benchmark unless every one is
+/// attached (naming the first other outcome's reason), and returns whether every one was.
+@discardableResult
+func processAll(_ payloads: [Data], with fetcher: AttachmentFetcher, _ benchmark: Benchmark) async -> Bool {
+    let (attached, firstFailure) = await withTaskGroup(of: Outcome.self) { group in
         for payload in payloads {
-            group.addTask { await fetcher.process(payload).status == .attached }
+            group.addTask { await fetcher.process(payload) }
         }
         var attached = 0
-        for await ok in group where ok { attached += 1 }
-        return attached
+        var firstFailure: String?
+        for await outcome in group {
+            if outcome.status == .attached {
+                attached += 1
+            } else if firstFailure == nil {
+                firstFailure = "\(outcome.reason?.code ?? "?"): \(outcome.detail ?? "")"
+            }
+        }
+        return (attached, firstFailure)
     }
-    if attached != payloads.count { benchmark.error("only \(attached) of \(payloads.count) attached") }
+    guard attached == payloads.count else {
+        benchmark.error("only \(attached) of \(payloads.count) attached; first other outcome \(firstFailure ?? "?")")
+        return false
+    }
+    return true
 }
 
 /// The benchmarks (discovered by the BenchmarkPlugin).
@@ -298,6 +325,25 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
         let requests = fixture.server.stats().requests
         if requests != 0 { benchmark.error("a warm cache made \(requests) origin requests") }
+    }
+
+    // The spike through a fetcher with a cache: 200 distinct URLs the cache has never seen, so every
+    // payload misses, downloads once and commits its entry before its output link is made.
+    Benchmark(
+        "cache-miss-200x20KB",
+        configuration: .init(
+            setup: { try await Fixture.setUp(fetcher: true, cache: true) },
+            teardown: { try await Fixture.tearDown() })
+    ) { benchmark in
+        let fixture = Fixture.shared
+        try fixture.clearOutput()
+        let payloads = fixture.missURLs().map { brazePayload($0) }
+        fixture.server.resetStats()
+        benchmark.startMeasurement()
+        let attached = await processAll(payloads, with: fixture.fetcher!, benchmark)
+        benchmark.stopMeasurement()
+        let requests = fixture.server.stats().requests
+        if attached, requests != spikeCount { benchmark.error("\(spikeCount) misses made \(requests) origin requests") }
     }
 
     // Payload parsing, 1,000 payloads per iteration, none of which makes a request: a Braze

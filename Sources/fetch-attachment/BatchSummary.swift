@@ -1,0 +1,41 @@
+import AttachmentFetcher
+import Foundation
+import Histogram
+
+/// One payload's result, as the summary counts it.
+struct BatchRecord: Sendable {
+    var attached: Bool
+    var reason: FallbackReason?
+    var milliseconds: Double
+}
+
+/// The closing summary of a batch.
+struct BatchSummary {
+    var records: [BatchRecord]
+    var statistics: AttachmentFetcher.Statistics
+    var wall: Duration
+
+    var text: String {
+        let attached = records.filter(\.attached).count
+        var byReason: [String: Int] = [:]
+        for record in records { if let reason = record.reason { byReason[reason.code, default: 0] += 1 } }
+        let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+        let rate = seconds > 0 ? Double(records.count) / seconds : 0
+        var latency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
+        for record in records { _ = latency.record(UInt64(max(1, min(3_600_000_000, (record.milliseconds * 1_000).rounded())))) }
+        func percentile(_ p: Double) -> String {
+            guard !records.isEmpty else { return "-" }
+            return String(format: "%.1f", Double(latency.valueAtPercentile(p * 100)) / 1_000)
+        }
+        var lines = [
+            String(format: "batch: %d payloads in %.2f s (%.0f/s): %d attached, %d original", records.count, seconds, rate, attached, records.count - attached)
+        ]
+        if !byReason.isEmpty {
+            lines.append("  original by reason: " + byReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
+        lines.append(
+            "  origin requests \(statistics.originRequests) (conditional \(statistics.conditionalRequests), not modified \(statistics.notModified)), cache hits \(statistics.cacheHits), coalesced \(statistics.coalesced), bytes downloaded \(statistics.bytesDownloaded)")
+        lines.append("  latency ms: p50 \(percentile(0.5))  p90 \(percentile(0.9))  p99 \(percentile(0.99))  max \(records.isEmpty ? "-" : String(format: "%.1f", Double(latency.max) / 1_000))")
+        return lines.joined(separator: "\n")
+    }
+}
