@@ -431,7 +431,7 @@ private final class EngineLoop: @unchecked Sendable {
 
         let file: FileDescriptor
         let temporaryPath: String
-        switch TemporaryFiles.create(in: request.temporaryDirectory) {
+        switch TemporaryFiles.create(in: request.temporaryDirectory, anonymous: request.anonymousBody) {
         case .success(let created): (file, temporaryPath) = created
         case .failure(let failure):
             live[ticket.id] = nil
@@ -444,6 +444,7 @@ private final class EngineLoop: @unchecked Sendable {
             temporaryPath: temporaryPath, loop: self)
         easy.sink.file = file
         easy.sink.delegate = transfer
+        if request.hashesBody { easy.sink.hashBody() }
         let added = multi.add(easy)
         guard added == .ok else {
             transfer.closeFile()
@@ -554,8 +555,10 @@ private final class EngineLoop: @unchecked Sendable {
         guard ContinuousClock.now < transfer.ticket.request.deadline else {
             return .failure(TransferFailure(reason: .deadline, detail: "the deadline passed as the download ended"))
         }
+        // A nameless body goes on open: closing it would remove it.
+        let handedOn = transfer.ticket.request.anonymousBody ? transfer.file : nil
         do {
-            try transfer.file?.close()
+            if handedOn == nil { try transfer.file?.close() }
             transfer.file = nil
         } catch {
             transfer.file = nil
@@ -563,7 +566,8 @@ private final class EngineLoop: @unchecked Sendable {
         }
         let body = DownloadedFile(
             path: transfer.temporaryPath, media: media, byteCount: transfer.sink.bytesReceived,
-            effectiveURL: transfer.easy.effectiveURL ?? transfer.ticket.request.url, headerBlock: transfer.sink.headerBlock)
+            effectiveURL: transfer.easy.effectiveURL ?? transfer.ticket.request.url, headerBlock: transfer.sink.headerBlock,
+            sha256: transfer.sink.digest, descriptor: handedOn)
         return transfer.ticket.request.place(body).map { .file($0) }
     }
 
