@@ -21,10 +21,16 @@ struct CacheSafetyTests {
     private func metadataJSON(url: String, mime: String, kind: MediaKind, suffix: String, body: [UInt8], modified: Int64) -> [UInt8] {
         let now = Date()
         let metadata = CacheEntryMetadata(
-            url: url, mime: mime, kind: kind, fileExtension: suffix, size: body.count,
-            sha256: Hex.encode(SHA256.hash(data: Data(body))), modified: modified, etag: nil, lastModified: nil,
-            storedAt: now, freshUntil: now.addingTimeInterval(3600))
-        return metadata.encoded()
+            size: body.count, sha256: Hex.encode(SHA256.hash(data: Data(body))), modified: modified,
+            freshUntil: now.addingTimeInterval(3600), etag: nil, lastModified: nil)
+        // The earlier layout's JSON (`<key>.meta`), for a planted entry of that kind.
+        guard url != "binary" else { return metadata.encoded() }
+        let json: [String: Any] = [
+            "url": url, "mime": mime, "kind": kind.rawValue, "fileExtension": suffix, "size": body.count,
+            "sha256": metadata.sha256, "storedAt": now.timeIntervalSinceReferenceDate,
+            "freshUntil": now.addingTimeInterval(3600).timeIntervalSinceReferenceDate,
+        ]
+        return Array((try? JSONSerialization.data(withJSONObject: json)) ?? Data())
     }
 
     @Test("A body planted with metadata under the predictable name is classified, refused, and downloaded for real")
@@ -40,7 +46,7 @@ struct CacheSafetyTests {
             let modified = CacheStore.nanoseconds(try file.stat().st_mtim)
             try Syscalls.setAttribute(
                 CacheEntryMetadata.attributeName, of: file,
-                to: metadataJSON(url: "", mime: "image/jpeg", kind: .image, suffix: "jpg", body: html, modified: modified))
+                to: metadataJSON(url: "binary", mime: "image/jpeg", kind: .image, suffix: "jpg", body: html, modified: modified))
             try file.close()
             // The earlier layout too (`<key>.body` + `<key>.meta`), which a cache of that kind served.
             try Data(html).write(to: URL(fileURLWithPath: entries + "/" + hex + ".body"))
@@ -153,6 +159,22 @@ struct CacheSafetyTests {
         // What the cache makes inside is never writable by others.
         let entries = try FileManager.default.attributesOfItem(atPath: cache + "/entries")
         #expect(((entries[.posixPermissions] as? Int) ?? 0o777) & 0o022 == 0)
+    }
+
+    @Test("Entry metadata reads back as written, is small, and a damaged attribute reads as none")
+    func metadataEncoding() throws {
+        let digest = Hex.encode(SHA256.hash(data: Data("x".utf8)))
+        var metadata = CacheEntryMetadata(
+            size: 123_456, sha256: digest, modified: 1_700_000_000_123_456_789, freshUntil: Date(timeIntervalSince1970: 1_800_000_000.5),
+            etag: nil, lastModified: nil)
+        #expect(metadata.encoded().count == 61)
+        #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
+        metadata.etag = "\"v1\""
+        metadata.lastModified = "Tue, 24 Nov 2026 04:00:00 GMT"
+        let bytes = metadata.encoded()
+        #expect(CacheEntryMetadata.decode(bytes) == metadata)
+        #expect(CacheEntryMetadata.decode(Array(bytes.dropLast())) == nil)
+        #expect(CacheEntryMetadata.decode(Array("{\"url\":\"\"}".utf8)) == nil)
     }
 
     @Test("Cached bodies are read-only, so no payload's file can change another's")

@@ -190,28 +190,33 @@ final class CacheStore: Sendable {
             remove(key)
             return nil
         }
-        let modified = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
-        let entry = CachedEntry(
-            key: key, metadata: metadata, bodyPath: entriesDirectory + "/" + key.hex, inode: UInt64(status.inode.rawValue))
+        let modified = Self.nanoseconds(status.st_mtim)
         let known = state.withLock { $0.verified[key] }
         if modified != metadata.modified, Self.sha256(of: file) != metadata.sha256 {
             remove(key)
             return nil
         }
-        if known?.inode != entry.inode || known?.metadata.modified != metadata.modified {
-            guard classifies(file, as: metadata.mime) else {
+        let inode = UInt64(status.inode.rawValue)
+        let media: MediaType
+        if let known, known.inode == inode, known.metadata.modified == metadata.modified {
+            media = known.media
+        } else {
+            guard let found = classify(file) else {
                 remove(key)
                 return nil
             }
+            media = found
         }
+        let entry = CachedEntry(
+            key: key, metadata: metadata, media: media, bodyPath: entriesDirectory + "/" + key.hex, inode: inode)
         remember(entry, lastUsed: Self.nanoseconds(status.st_ctim))
         return entry
     }
 
-    /// Whether libmagic finds `mime` in the body's first bytes. A store without a classifier
-    /// (maintenance only) serves nothing and takes the metadata's word.
-    private func classifies(_ file: FileDescriptor, as mime: String) -> Bool {
-        guard let classifier else { return true }
+    /// The type libmagic finds in the body's first bytes; `nil` for a type no platform takes, and
+    /// in a store without a classifier (maintenance only), which serves nothing.
+    private func classify(_ file: FileDescriptor) -> MediaType? {
+        guard let classifier else { return nil }
         var window = SniffWindow(capacity: sniffBytes)
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var offset: Int64 = 0
@@ -222,8 +227,8 @@ final class CacheStore: Sendable {
             buffer.withUnsafeBytes { window.consume(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
             offset += Int64(count)
         }
-        guard case .success(let media) = classifier.classify(window) else { return false }
-        return media.mime == mime
+        guard case .success(let media) = classifier.classify(window) else { return nil }
+        return media
     }
 
     private func remember(_ entry: CachedEntry, lastUsed: Int64) {
@@ -376,9 +381,8 @@ final class CacheStore: Sendable {
             }
             let now = clock.date()
             let metadata = CacheEntryMetadata(
-                url: key.normalizedURL, mime: body.media.mime, kind: body.media.kind, fileExtension: body.media.fileExtension,
-                size: body.byteCount, sha256: digest, modified: Self.nanoseconds(status.st_mtim), etag: freshness.etag,
-                lastModified: freshness.lastModified, storedAt: now, freshUntil: now.addingTimeInterval(lifetime(freshness)))
+                size: body.byteCount, sha256: digest, modified: Self.nanoseconds(status.st_mtim),
+                freshUntil: now.addingTimeInterval(lifetime(freshness)), etag: freshness.etag, lastModified: freshness.lastModified)
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
             try Syscalls.setPermissions(of: file, 0o444)
             let name = FilePath(key.hex)
@@ -393,7 +397,8 @@ final class CacheStore: Sendable {
                 }
             }
             let entry = CachedEntry(
-                key: key, metadata: metadata, bodyPath: entriesDirectory + "/" + key.hex, inode: UInt64(status.inode.rawValue))
+                key: key, metadata: metadata, media: body.media, bodyPath: entriesDirectory + "/" + key.hex,
+                inode: UInt64(status.inode.rawValue))
             remember(entry, lastUsed: Self.nanoseconds(now))
             if state.withLock({ $0.bytes > configuration.maximumBytes }) { evictor.wake() }
             return .success((entry, file))
