@@ -127,10 +127,10 @@ struct CacheSafetyTests {
         configuration.cache = .init(directory: cache)
         configuration.addressPolicy.allowsPrivateNetworks = true
         let fetcher = try AttachmentFetcher(configuration: configuration)
-        let outcome = await fetcher.process(Payloads.braze(url: server.url("/media/u.png?bytes=3000")), deadline: .seconds(3))
+        let outcome = await fetcher.process(Payloads.braze(url: server.url("/media/u.png?bytes=3000")), deadline: .seconds(10))
         await fetcher.shutdown()
         try await server.shutdown()
-        #expect(outcome.status == .attached, "\(outcome.detail ?? "")")
+        #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
     }
 
     @Test("A cache directory other users may write, or another user owns, is refused unless allowed")
