@@ -267,6 +267,37 @@ enum Syscalls {
         }
     }
 
+    // MARK: Limits
+
+    /// The soft and hard limits on open files (`getrlimit(RLIMIT_NOFILE)`); `nil` for an
+    /// unlimited one.
+    static func openFileLimits() throws(Errno) -> (soft: Int?, hard: Int?) {
+        var limit = rlimit()
+        _ = try retrying { getrlimit(fileLimitResource, &limit) }
+        func value(_ raw: rlim_t) -> Int? { raw == unlimited ? nil : Int(clamping: raw) }
+        return (value(limit.rlim_cur), value(limit.rlim_max))
+    }
+
+    /// Raises the soft limit on open files to the hard one (`setrlimit`), at most to `ceiling`.
+    static func raiseOpenFileLimit(ceiling: Int? = nil) throws(Errno) {
+        var limit = rlimit()
+        _ = try retrying { getrlimit(fileLimitResource, &limit) }
+        var target = limit.rlim_max
+        if let ceiling, target == unlimited || target > rlim_t(ceiling) { target = rlim_t(ceiling) }
+        guard limit.rlim_cur != unlimited, limit.rlim_cur < target else { return }
+        limit.rlim_cur = target
+        _ = try retrying { setrlimit(fileLimitResource, &limit) }
+    }
+
+    #if canImport(Glibc)
+    /// `RLIM_INFINITY`, which Swift does not import from Glibc (its macro is `-1`).
+    private static let unlimited = rlim_t.max
+    private static let fileLimitResource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    private static let unlimited = RLIM_INFINITY
+    private static let fileLimitResource = RLIMIT_NOFILE
+    #endif
+
     // MARK: Processes
 
     /// Whether process `pid` exists in this process's PID namespace (`kill(pid, 0)`); a process
