@@ -71,7 +71,7 @@ struct CacheCrashTests {
     static let canUnshare: Bool = {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["--pid", "--fork", "/bin/true"]
+        process.arguments = ["--pid", "--fork", "--mount-proc", "/bin/true"]
         do {
             try process.run()
             process.waitUntilExit()
@@ -97,14 +97,14 @@ struct CacheCrashTests {
             let server = fixture.server
             async let slow = CommandRunner.run(
                 "/usr/bin/unshare",
-                ["--pid", "--fork", "/bin/sh", "-c", "for i in $(seq 80); do /bin/true; done; exec \"$0\" \"$@\"", program, "--batch", "-", "--cache-dir", cache,
+                ["--pid", "--fork", "--mount-proc", "/bin/sh", "-c", "for i in $(seq 80); do /bin/true; done; exec \"$0\" \"$@\"", program, "--batch", "-", "--cache-dir", cache,
                  "--output-dir", first, "--allow-private-networks", "--deadline", "30"],
                 stdin: Data(lines.utf8))
             // Once its bodies stream, the second starts in a namespace of its own (pid 1 there).
             for _ in 0..<500 where server.stats().bytesSent < 100_000 { try await Task.sleep(for: .milliseconds(10)) }
             let second = try await CommandRunner.run(
                 "/usr/bin/unshare",
-                ["--pid", "--fork", program, "--cache-dir", cache, "--output-dir", fixture.directory + "/second",
+                ["--pid", "--fork", "--mount-proc", program, "--cache-dir", cache, "--output-dir", fixture.directory + "/second",
                  "--allow-private-networks"],
                 stdin: fixture.braze("/media/other.png?bytes=2000"))
             #expect(second.status == 0, "\(second.stderr)")

@@ -3,7 +3,13 @@ import Foundation
 import Testing
 
 /// Committing and evicting never delay the timers that end each payload's wait.
-@Suite("Cache load: deadlines kept while the cache commits and evicts", .timeLimit(.minutes(2)))
+///
+/// A bound of 100 ms holds when this suite runs alone; beside suites that keep the machine's
+/// cores busy it measures them instead, so it runs only when `ATTACHMENT_FETCHER_TIMING_TESTS`
+/// is set (`ATTACHMENT_FETCHER_TIMING_TESTS=1 swift test --filter CacheLoadDeadlineTests`).
+@Suite(
+    "Cache load: deadlines kept while the cache commits and evicts", .timeLimit(.minutes(2)),
+    .enabled(if: ProcessInfo.processInfo.environment["ATTACHMENT_FETCHER_TIMING_TESTS"] != nil, "a timing test, run alone"))
 struct CacheLoadDeadlineTests {
     @Test("1,200 payloads, a 2 s deadline, 20 % stalled origins, a budget evicting all along: every outcome by its deadline + 100 ms")
     func deadlinesUnderEviction() async throws {
