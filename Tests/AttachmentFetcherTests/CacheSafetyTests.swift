@@ -54,7 +54,7 @@ struct CacheSafetyTests {
                 .write(to: URL(fileURLWithPath: entries + "/" + hex + ".meta"))
 
             let outcome = await fixture.fetch(path)
-            #expect(outcome.status == .attached)
+            #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
             #expect(fixture.server.stats().requests == 1)
             let attached = try #require(outcome.attachments.first?.path)
             #expect(Array(try Data(contentsOf: URL(fileURLWithPath: attached))) == SyntheticMedia.body(extension: "jpg", size: 20000))
