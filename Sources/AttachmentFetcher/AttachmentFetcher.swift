@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SystemPackage
 
 /// Turns push payloads into notification attachments, the way a Notification Service Extension
 /// should: read the vendor's attachment key, download the file within the payload's deadline,
@@ -44,12 +45,16 @@ public final class AttachmentFetcher: Sendable {
     }
 
     /// The same, with the engine's type detection given (tests hold its answers back).
-    init(configuration: Configuration, logger: Logger, classifier: MediaClassifier) throws(AttachmentFetcherError) {
+    init(
+        configuration: Configuration, logger: Logger, classifier: MediaClassifier, cacheClock: CacheClock = .system
+    ) throws(AttachmentFetcherError) {
         try configuration.validate()
         var configuration = configuration
         configuration.outputDirectory = try Self.prepareDirectory(configuration.outputDirectory)
         TemporaryFiles.removeOrphans(in: configuration.outputDirectory)
-        let store = try configuration.cache.map { cache throws(AttachmentFetcherError) in try CacheStore(configuration: cache) }
+        let store = try configuration.cache.map { cache throws(AttachmentFetcherError) in
+            try CacheStore(configuration: cache, classifier: classifier, clock: cacheClock)
+        }
         configuration.cache = store?.configuration
         self.configuration = configuration
         self.logger = logger
@@ -253,8 +258,10 @@ public final class AttachmentFetcher: Sendable {
         } catch {
             throw .outputDirectoryUnusable("cannot create \(absolute): \(error.localizedDescription)")
         }
-        guard access(absolute, W_OK | X_OK) == 0 else {
-            throw .outputDirectoryUnusable("\(absolute) is not writable")
+        do {
+            try Syscalls.checkAccess(FilePath(absolute), W_OK | X_OK)
+        } catch {
+            throw .outputDirectoryUnusable("\(absolute) is not writable: \(error)")
         }
         return URL(fileURLWithPath: absolute).standardizedFileURL.path
     }

@@ -92,7 +92,8 @@ extension AttachmentFetcher {
         /// The on-disk cache that coalesces concurrent requests for one URL into one download,
         /// in one process and across processes sharing the directory.
         public struct Cache: Sendable, Hashable {
-            /// The cache directory (created if missing). It holds `entries/`, `tmp/` and `locks/`.
+            /// The cache directory (created if missing). It holds `entries/`, `tmp/` and the lock
+            /// file `lock`.
             public var directory: String
             /// The size budget for cached bodies; least recently used entries are evicted beyond
             /// it. Default 1 GiB (2^30 bytes).
@@ -104,6 +105,11 @@ extension AttachmentFetcher {
             /// failing origin does not hammer it: payloads for that URL within this time get the
             /// same reason without a request. Default 2 seconds; `.zero` remembers nothing.
             public var failureMemory: Duration = .seconds(2)
+            /// Whether a cache directory owned by another user, or writable by other users (group
+            /// or world), is used anyway. Default `false`: such a directory is refused, because
+            /// whoever may write it may plant or swap entries that every user of the cache would
+            /// then serve. Allow it only where every user who can write the directory is trusted.
+            public var allowsSharedDirectory = false
 
             /// A cache in `directory` with the default budget and durations.
             public init(directory: String) {

@@ -10,7 +10,8 @@ import Darwin
 ///
 /// Every running transfer holds a socket and the temporary file its body streams into, libcurl
 /// keeps as many idle connections for reuse as transfers may run, and with the cache every
-/// shared transfer holds its URL's lock file (no more of them than transfers may run). Running
+/// shared transfer holds its entry's body open until its waiting payloads have their files (no
+/// more of them than transfers may run; the per-key locks share one file). Running
 /// out (`EMFILE`, `ENFILE`) fails a payload with reason `resources`, which the cache never
 /// remembers as the origin's fault.
 @usableFromInline
@@ -29,9 +30,8 @@ package enum FileDescriptorBudget {
 
     /// The soft limit on open files now; `Int.max` when unlimited.
     package static var softLimit: Int {
-        var limit = rlimit()
-        guard getrlimit(resource, &limit) == 0 else { return 1024 }
-        return limit.rlim_cur == unlimited ? Int.max : Int(clamping: limit.rlim_cur)
+        guard let limits = try? Syscalls.openFileLimits() else { return 1024 }
+        return limits.soft ?? Int.max
     }
 
     /// Raises the soft limit on open files to the hard limit, as Go's runtime does at start-up,
@@ -41,17 +41,12 @@ package enum FileDescriptorBudget {
     /// are handed to other threads; the `fetch-attachment` command does.
     @discardableResult
     package static func raiseSoftLimit() -> Int {
-        var limit = rlimit()
-        guard getrlimit(resource, &limit) == 0 else { return softLimit }
-        var target = limit.rlim_max
         #if canImport(Darwin)
         // Darwin reports an unlimited hard limit but refuses a soft limit above OPEN_MAX.
-        target = min(target, rlim_t(OPEN_MAX))
+        try? Syscalls.raiseOpenFileLimit(ceiling: Int(OPEN_MAX))
+        #else
+        try? Syscalls.raiseOpenFileLimit()
         #endif
-        if limit.rlim_cur != unlimited, limit.rlim_cur < target {
-            limit.rlim_cur = target
-            _ = setrlimit(resource, &limit)
-        }
         return softLimit
     }
 
@@ -70,17 +65,4 @@ package enum FileDescriptorBudget {
 
     /// Whether `error` (an `errno`) says the process or the system ran out of descriptors.
     static func isExhaustion(_ error: Int32) -> Bool { error == EMFILE || error == ENFILE }
-
-    #if canImport(Darwin)
-    private static let unlimited = RLIM_INFINITY
-    #else
-    /// `RLIM_INFINITY`, which Swift does not import from Glibc (its macro is `-1`).
-    private static let unlimited = rlim_t.max
-    #endif
-
-    #if canImport(Glibc)
-    private static let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-    #else
-    private static let resource = RLIMIT_NOFILE
-    #endif
 }

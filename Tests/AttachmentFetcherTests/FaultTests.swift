@@ -112,14 +112,26 @@ struct FaultTests {
     @Test("A new fetcher removes temporary files that a dead process left in the output directory")
     func orphansRemoved() async throws {
         try await Fixture.with { fixture in
-            // A pid that surely belongs to no process any more: one that has just exited.
-            let (_, gone) = try await CommandRunner.withRunning("/bin/true", [], stdin: Data()) { $0.processIdentifier }
-            let orphan = fixture.directory + "/.attachment-\(gone)-7-42.part"
-            let ours = fixture.directory + "/.attachment-\(getpid())-7-43.part"
-            for path in [orphan, ours] { try #require(FileManager.default.createFile(atPath: path, contents: Data("partial".utf8))) }
+            // Whose a temporary file is, is told by a lock its living writer holds, not by a pid:
+            // an old file nobody holds is a crash's leftover; a held one, or one just made (between
+            // its writer's close and rename), stays.
+            let orphan = fixture.directory + "/.attachment-dead-1.part"
+            let foundation = fixture.directory + "/.dat.nosyncA1B2"
+            let held = fixture.directory + "/.attachment-held-2.part"
+            let fresh = fixture.directory + "/.attachment-fresh-3.part"
+            for path in [orphan, foundation, held, fresh] {
+                try #require(FileManager.default.createFile(atPath: path, contents: Data("partial".utf8)))
+            }
+            let old = Date().addingTimeInterval(-120)
+            for path in [orphan, foundation, held] { try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: path) }
+            let holder = open(held, O_RDONLY)
+            defer { close(holder) }
+            #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
             let second = try fixture.anotherFetcher()
             #expect(!FileManager.default.fileExists(atPath: orphan))
-            #expect(FileManager.default.fileExists(atPath: ours))  // a live process's download stays
+            #expect(!FileManager.default.fileExists(atPath: foundation))
+            #expect(FileManager.default.fileExists(atPath: held))  // a live process's download stays
+            #expect(FileManager.default.fileExists(atPath: fresh))
             await second.shutdown()
         }
     }

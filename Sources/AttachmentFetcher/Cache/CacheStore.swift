@@ -1,443 +1,521 @@
 import Crypto
 import Foundation
+import SystemPackage
 
-/// What is kept beside each cached body, as `entries/<key>.meta` (JSON).
-struct CacheEntryMetadata: Codable, Sendable, Hashable {
-    /// The normalised URL the body came from.
-    var url: String
-    /// The MIME type libmagic found.
-    var mime: String
-    /// Its iOS type class.
-    var kind: MediaKind
-    /// The suffix files made from it get.
-    var fileExtension: String
-    /// The body's size in bytes.
-    var size: Int
-    /// The body's SHA-256, hex.
-    var sha256: String
-    /// Validators for revalidation.
-    var etag: String?
-    var lastModified: String?
-    /// When the body was stored, and until when it is fresh.
-    var storedAt: Date
-    var freshUntil: Date
+#if canImport(Glibc)
+import Glibc
+#endif
 
-    var media: MediaType { MediaType(mime: mime, kind: kind, fileExtension: fileExtension) }
-}
-
-/// A cached body that matched its metadata when it was looked up.
-struct CachedEntry: Sendable, Hashable {
-    /// Whose entry.
-    var key: CacheKey
-    /// What the metadata says.
-    var metadata: CacheEntryMetadata
-    /// `entries/<key>.body`.
-    var bodyPath: String
-
-    /// Whether it may be served without asking the origin.
-    func isFresh(at now: Date = Date()) -> Bool { metadata.freshUntil > now }
-
-    /// The body as a validated file, for linking into an output directory.
-    var file: DownloadedFile {
-        DownloadedFile(
-            path: bodyPath, media: metadata.media, byteCount: metadata.size, effectiveURL: metadata.url, headerBlock: "")
-    }
-}
-
-/// Counts and sizes of a cache directory.
-public struct CacheStatistics: Sendable, Codable, Hashable {
-    /// The cache directory.
-    public var directory: String
-    /// Entries with both body and metadata.
-    public var entries: Int
-    /// Of those, fresh ones.
-    public var freshEntries: Int
-    /// Bytes of all bodies.
-    public var bytes: Int
-    /// The configured budget.
-    public var maximumBytes: Int
-    /// Temporary files (downloads in progress, or left by a crash until the next start-up).
-    public var temporaryFiles: Int
-}
-
-/// The on-disk cache: `entries/<key>.body` + `entries/<key>.meta`, `tmp/` for bodies being
-/// written, and `locks/<key>.lock` for the per-key locks that let processes share downloads.
+/// The on-disk cache: `entries/<key>` (each body, its metadata in an extended attribute), `tmp/`
+/// for copies and for bodies on file systems without nameless files, and one file, `lock`,
+/// whose byte ranges are the per-key locks that let processes share downloads.
 ///
-/// Consistency: a body and its metadata are written under temporary names in `tmp/` and renamed
-/// into `entries/` (body first, metadata last), so a reader that finds metadata finds the whole
-/// body, and a crash leaves only temporary files, which the next start-up removes once their
-/// process is gone. A body whose size, or (on first use in a process, or after its inode or
-/// modification time changed) whose SHA-256 no longer matches its metadata is a miss and is
-/// removed. All methods block. A cache hit calls `entry(for:)` and `markUsed` in its own task (a
-/// `stat`, and a `utimes` once a minute; the first use in a process also reads the metadata and
-/// hashes the body); the rest, whole-body and whole-cache work, goes through `BlockingIO`.
+/// A body streams into a nameless file (`O_TMPFILE`), hashed as it arrives; its metadata is set
+/// on it, it is made read-only, and one `linkat` gives it its name: an entry appears whole, with
+/// its metadata, or not at all, and a crash leaves nothing named. Nothing is read back and
+/// nothing is synced (see the README for what a power loss can do). Every name is opened
+/// relative to the cache directory's descriptor, never following a symbolic link, and checked to
+/// be a regular file; a body is classified again by libmagic the first time a process uses it.
+///
+/// An index in memory (size and last use of every entry) drives eviction, which runs on a thread
+/// of its own, never on the threads Swift's tasks share. An entry served to waiting payloads is
+/// pinned (and held open) until every one has its file, so eviction never takes it from them.
 final class CacheStore: Sendable {
-    /// The configuration.
+    /// The configuration (its directory absolute and normalised).
     let configuration: AttachmentFetcher.Configuration.Cache
-    /// `<directory>/entries`, `<directory>/tmp`, `<directory>/locks`.
+    /// `<directory>/entries` and `<directory>/tmp`.
     let entriesDirectory: String
     let temporaryDirectory: String
-    let locksDirectory: String
+    /// The clocks freshness and failure memory read.
+    let clock: CacheClock
+    /// Why the lock file could not be used, when it could not: downloads then go on without
+    /// cross-process locks.
+    let lockFileProblem: String?
 
-    private struct Fingerprint: Hashable {
-        var inode: UInt64
-        var modified: Int64
-        var size: Int64
+    let root: FileDescriptor
+    let entries: FileDescriptor
+    let temporary: FileDescriptor
+    let lockFile: FileDescriptor?
+    private let classifier: MediaClassifier?
+    private let sniffBytes: Int
+    let state = Locked(StoreState())
+    let evictor = Evictor()
+
+    /// How many verified entries a process remembers (default 4,096, about 1 MB); beyond, the
+    /// least recently used half is forgotten (and classified again on its next use).
+    let verifiedCapacity: Int
+
+    struct IndexEntry {
+        var size: Int
+        /// Nanoseconds since 1970.
+        var lastUsed: Int64
     }
 
-    private struct Memory {
-        /// Entries seen in this process, with the fingerprint their checksum was verified at.
-        var verified: [CacheKey: (entry: CachedEntry, fingerprint: Fingerprint)] = [:]
-        /// When this process last marked an entry used (for LRU), to do it at most once a minute.
-        var touched: [CacheKey: Date] = [:]
-        /// Bytes of bodies, as this process believes (rescanned on eviction).
+    struct StoreState {
+        /// Every entry this process knows of: start-up's scan, then its own commits and uses.
+        var index: [CacheKey: IndexEntry] = [:]
         var bytes = 0
+        /// Entries checked in this process (metadata, size, and libmagic), bounded.
+        var verified: [CacheKey: CachedEntry] = [:]
+        /// Entries waiting payloads are being served from: never evicted.
+        var pins: [CacheKey: Int] = [:]
+        /// Keys whose lock this process holds.
+        var busy: Set<CacheKey> = []
     }
 
-    private let memory = Locked(Memory())
-
-    /// Opens (creating if needed) the cache at `configuration.directory`, removes what crashed
-    /// processes left, and measures its size.
-    init(configuration: AttachmentFetcher.Configuration.Cache) throws(AttachmentFetcherError) {
-        let root = configuration.directory.hasPrefix("/")
+    /// Opens (creating if needed) the cache at `configuration.directory`, refusing a directory
+    /// another user owns or may write unless `allowsSharedDirectory`; removes what crashed
+    /// processes left, and indexes the entries.
+    init(
+        configuration: AttachmentFetcher.Configuration.Cache, classifier: MediaClassifier? = nil, clock: CacheClock = .system,
+        sniffBytes: Int = 4096, verifiedCapacity: Int = 4096
+    ) throws(AttachmentFetcherError) {
+        self.verifiedCapacity = max(2, verifiedCapacity)
+        let absolute = configuration.directory.hasPrefix("/")
             ? configuration.directory : FileManager.default.currentDirectoryPath + "/" + configuration.directory
         var configuration = configuration
-        configuration.directory = URL(fileURLWithPath: root).standardizedFileURL.path
+        configuration.directory = URL(fileURLWithPath: absolute).standardizedFileURL.path
         self.configuration = configuration
-        entriesDirectory = configuration.directory + "/entries"
-        temporaryDirectory = configuration.directory + "/tmp"
-        locksDirectory = configuration.directory + "/locks"
-        for directory in [entriesDirectory, temporaryDirectory, locksDirectory] {
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw .outputDirectoryUnusable("cannot create the cache directory \(directory): \(error.localizedDescription)")
-            }
+        self.classifier = classifier
+        self.clock = clock
+        self.sniffBytes = sniffBytes
+        let directory = configuration.directory
+        entriesDirectory = directory + "/entries"
+        temporaryDirectory = directory + "/tmp"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .outputDirectoryUnusable("cannot create the cache directory \(directory): \(error.localizedDescription)")
         }
-        removeOrphans()
-        let bytes = listEntries().reduce(0) { $0 + $1.size }
-        memory.withLock { $0.bytes = bytes }
+        let shared = configuration.allowsSharedDirectory
+        root = try Self.openDirectory(directory, in: nil, allowingShared: shared)
+        entries = try Self.openDirectory("entries", in: root, allowingShared: shared, path: entriesDirectory)
+        temporary = try Self.openDirectory("tmp", in: root, allowingShared: shared, path: temporaryDirectory)
+        var problem: String?
+        do {
+            let file = try Syscalls.open("lock", in: root, flags: O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, permissions: 0o644)
+            if (try? Syscalls.status(of: file))?.type == .regular {
+                lockFile = file
+            } else {
+                try? file.close()
+                lockFile = nil
+                problem = "\(directory)/lock is not a regular file"
+            }
+        } catch {
+            lockFile = nil
+            problem = "cannot open \(directory)/lock: \(error)"
+        }
+        lockFileProblem = problem
+        removeOrphans(minimumAge: TemporaryFiles.orphanAge)
+        let index = scan()
+        state.withLock { state in
+            state.index = index
+            state.bytes = index.values.reduce(0) { $0 + $1.size }
+        }
+        evictor.start(for: self)
+    }
+
+    deinit {
+        evictor.stop()
+        for descriptor in [root, entries, temporary] + (lockFile.map { [$0] } ?? []) { try? descriptor.close() }
+    }
+
+    /// Opens a directory of the cache, not following a symbolic link, and checks whose it is.
+    private static func openDirectory(
+        _ name: String, in parent: FileDescriptor?, allowingShared: Bool, path: String? = nil
+    ) throws(AttachmentFetcherError) -> FileDescriptor {
+        let path = path ?? name
+        do {
+            if let parent { try Syscalls.makeDirectory(FilePath(name), in: parent, permissions: 0o755) }
+            let descriptor = try Syscalls.open(FilePath(name), in: parent, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            let status = try Syscalls.status(of: descriptor)
+            if !allowingShared {
+                let permissions = status.permissions
+                if status.userID.rawValue != geteuid() {
+                    try? descriptor.close()
+                    throw AttachmentFetcherError.outputDirectoryUnusable(
+                        "the cache directory \(path) belongs to another user (uid \(status.userID.rawValue)); allow a shared cache (Configuration.Cache.allowsSharedDirectory) to use it anyway")
+                }
+                if permissions.contains(.groupWrite) || permissions.contains(.otherWrite) {
+                    try? descriptor.close()
+                    throw AttachmentFetcherError.outputDirectoryUnusable(
+                        "the cache directory \(path) is writable by other users (mode \(String(permissions.rawValue, radix: 8))); allow a shared cache (Configuration.Cache.allowsSharedDirectory) to use it anyway")
+                }
+            }
+            return descriptor
+        } catch let error as AttachmentFetcherError {
+            throw error
+        } catch {
+            throw .outputDirectoryUnusable("cannot open the cache directory \(path): \(error)")
+        }
     }
 
     // MARK: Reading
 
-    /// The entry for `key` if its body matches its metadata; a mismatching entry is removed.
+    /// The entry for `key` this process verified, if it is still fresh; otherwise the entry on
+    /// disk, verified now (`load`). No system call when it is known and fresh.
     func entry(for key: CacheKey) -> CachedEntry? {
-        let known = memory.withLock { $0.verified[key] }
-        let bodyPath = known?.entry.bodyPath ?? path(of: key, "body")
-        guard let fingerprint = Self.fingerprint(of: bodyPath) else {
-            memory.withLock { _ = $0.verified.removeValue(forKey: key) }
+        if let known = state.withLock({ $0.verified[key] }), known.isFresh(at: clock.date()) { return known }
+        return load(key, keepingOpen: false)?.entry
+    }
+
+    /// The entry on disk for `key`, checked: a regular file (a symbolic link is removed, never
+    /// followed), with our metadata, of the recorded size, unchanged since stored (or else hashed
+    /// whole again), and, on its first use in this process, of the type libmagic finds in it. An
+    /// entry that fails a check is removed. With `keepingOpen`, its open descriptor comes too.
+    func load(_ key: CacheKey, keepingOpen: Bool) -> (entry: CachedEntry, descriptor: FileDescriptor?)? {
+        let name = FilePath(key.hex)
+        let file: FileDescriptor
+        do {
+            file = try Syscalls.open(name, in: entries, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        } catch {
+            // ELOOP: a symbolic link where a body belongs; anything else is no entry.
+            if error == .tooManySymbolicLinkLevels { remove(key) }
             return nil
         }
-        // The metadata may have been refreshed by another process (a 304): reread it when stale.
-        if let known, known.fingerprint == fingerprint, known.entry.isFresh() { return known.entry }
-        guard let metadata = readMetadata(key) else { return nil }
-        let entry = CachedEntry(key: key, metadata: metadata, bodyPath: bodyPath)
-        if let known = memory.withLock({ $0.verified[key] }), known.fingerprint == fingerprint {
-            memory.withLock { $0.verified[key] = (entry, fingerprint) }
-            return entry
+        guard let found = check(file, key: key) else {
+            try? file.close()
+            return nil
         }
-        guard Int64(metadata.size) == fingerprint.size, Self.sha256(ofFile: bodyPath) == metadata.sha256 else {
+        if !keepingOpen { try? file.close() }
+        return (found, keepingOpen ? file : nil)
+    }
+
+    /// `load`'s checks of the open body.
+    private func check(_ file: FileDescriptor, key: CacheKey) -> CachedEntry? {
+        guard let status = try? Syscalls.status(of: file), status.type == .regular,
+            let bytes = try? Syscalls.attribute(CacheEntryMetadata.attributeName, of: file),
+            let metadata = CacheEntryMetadata.decode(bytes), metadata.size == Int(status.size)
+        else {
             remove(key)
             return nil
         }
-        memory.withLock { $0.verified[key] = (entry, fingerprint) }
+        let modified = Self.nanoseconds(status.st_mtim)
+        let known = state.withLock { $0.verified[key] }
+        if modified != metadata.modified, Self.sha256(of: file) != metadata.sha256 {
+            remove(key)
+            return nil
+        }
+        let inode = UInt64(status.inode.rawValue)
+        let media: MediaType
+        if let known, known.inode == inode, known.metadata.modified == metadata.modified {
+            media = known.media
+        } else {
+            guard let found = classify(file) else {
+                remove(key)
+                return nil
+            }
+            media = found
+        }
+        let entry = CachedEntry(
+            key: key, metadata: metadata, media: media, bodyPath: entriesDirectory + "/" + key.hex, inode: inode)
+        remember(entry, lastUsed: Self.nanoseconds(status.st_ctim))
         return entry
     }
 
-    /// Marks `entry` as used now, for least-recently-used eviction (at most once a minute).
-    func markUsed(_ entry: CachedEntry) {
-        let now = Date()
-        let due = memory.withLock { memory -> Bool in
-            if let last = memory.touched[entry.key], now.timeIntervalSince(last) < 60 { return false }
-            memory.touched[entry.key] = now
-            return true
+    /// The type libmagic finds in the body's first bytes; `nil` for a type no platform takes, and
+    /// in a store without a classifier (maintenance only), which serves nothing.
+    private func classify(_ file: FileDescriptor) -> MediaType? {
+        guard let classifier else { return nil }
+        var window = SniffWindow(capacity: sniffBytes)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var offset: Int64 = 0
+        for _ in 0..<64 where !window.isFull {
+            guard let count = try? buffer.withUnsafeMutableBytes({ try file.read(fromAbsoluteOffset: offset, into: $0) }),
+                count > 0
+            else { break }
+            buffer.withUnsafeBytes { window.consume(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+            offset += Int64(count)
         }
-        if due { _ = utimes(path(of: entry.key, "meta"), nil) }
+        guard case .success(let media) = classifier.classify(window) else { return nil }
+        return media
     }
 
-    /// Gives `entry`'s body a fresh inode (a copy renamed over it) once the old one has as many
-    /// hard links as the file system allows; files already linked keep the old inode.
-    func reseed(_ entry: CachedEntry) -> Bool {
-        guard case .success = AttachmentFiles.copy(entry.bodyPath, to: entry.bodyPath, temporaryDirectory: temporaryDirectory) else {
-            return false
+    private func remember(_ entry: CachedEntry, lastUsed: Int64) {
+        state.withLock { state in
+            if state.verified.count >= verifiedCapacity {
+                // Forget half, oldest use first: bounded, and cheap on average.
+                let oldest = state.verified.keys.sorted { (state.index[$0]?.lastUsed ?? 0) < (state.index[$1]?.lastUsed ?? 0) }
+                for key in oldest.prefix(verifiedCapacity / 2) { state.verified[key] = nil }
+            }
+            state.verified[entry.key] = entry
+            let size = entry.metadata.size
+            let previous = state.index.updateValue(IndexEntry(size: size, lastUsed: lastUsed), forKey: entry.key)
+            state.bytes += size - (previous?.size ?? 0)
         }
-        if let fingerprint = Self.fingerprint(of: entry.bodyPath) {
-            memory.withLock { $0.verified[entry.key] = (entry, fingerprint) }
+    }
+
+    /// Forgets `key` in this process (its entry went elsewhere).
+    func forget(_ key: CacheKey) {
+        state.withLock { _ = $0.verified.removeValue(forKey: key) }
+    }
+
+    /// This payload's own file for `entry`, at `path`: a hard link made by name (`linkat`, then
+    /// an `lstat` that checks the link is the verified regular file), from `descriptor` when the
+    /// name went, or a copy where links are impossible. `nil` when the entry is gone and no
+    /// descriptor holds it: a miss.
+    func serve(_ entry: CachedEntry, descriptor: FileDescriptor?, at path: String) -> Result<DownloadedFile, TransferFailure>? {
+        var placed = entry.file
+        placed.path = path
+        var current = entry
+        attempts: for _ in 0..<8 {
+            switch linkByName(current, at: path) {
+            case .linked:
+                touch(entry.key)
+                return .success(placed)
+            case .failed(let error) where error == .tooManyLinks:
+                // A body with as many links as its file system allows: a fresh inode, once more.
+                guard let reseeded = reseed(current) else { break attempts }
+                current = reseeded
+            case .failed(let error) where AttachmentFiles.needsCopy(error):
+                guard let copied = copyByName(current, at: path) else { break attempts }
+                return copied.map { placed }
+            case .failed(let error) where error != .noSuchFileOrDirectory:
+                return .failure(TransferFailure(reason: .storage, detail: "cannot link \(entry.bodyPath) to \(path): \(error)"))
+            case .failed, .notTheEntry:
+                forget(entry.key)
+                break attempts
+            }
         }
-        return true
+        guard let descriptor else { return nil }
+        return AttachmentFiles.link(descriptor, at: path, temporaryDirectory: temporaryDirectory).map { placed }
+    }
+
+    private enum LinkAttempt {
+        case linked
+        case notTheEntry
+        case failed(Errno)
+    }
+
+    /// `linkat` of the entry's name, then an `lstat` of the link: the verified regular file, or
+    /// the link goes again.
+    private func linkByName(_ entry: CachedEntry, at path: String) -> LinkAttempt {
+        do {
+            try Syscalls.link(FilePath(entry.key.hex), in: entries, to: FilePath(path), in: nil)
+            let status = try Syscalls.status(of: FilePath(path), followingLink: false)
+            guard status.type == .regular, UInt64(status.inode.rawValue) == entry.inode else {
+                try? Syscalls.unlink(FilePath(path))
+                return .notTheEntry
+            }
+            return .linked
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    /// A copy of the entry, opened by name and checked to be the verified file.
+    private func copyByName(_ entry: CachedEntry, at path: String) -> Result<Void, TransferFailure>? {
+        guard let source = try? Syscalls.open(FilePath(entry.key.hex), in: entries, flags: O_RDONLY | O_NOFOLLOW) else { return nil }
+        let result: Result<Void, TransferFailure>?
+        if (try? Syscalls.status(of: source)).map({ UInt64($0.inode.rawValue) }) == entry.inode {
+            result = AttachmentFiles.copy(from: source, to: path, temporaryDirectory: temporaryDirectory)
+        } else {
+            result = nil
+        }
+        try? source.close()
+        return result
+    }
+
+    /// Records a use of `key` now, for least-recently-used eviction (other processes see the
+    /// link's change time).
+    private func touch(_ key: CacheKey) {
+        let now = Self.nanoseconds(clock.date())
+        state.withLock { state in state.index[key]?.lastUsed = now }
+    }
+
+    /// Gives `entry`'s body a fresh inode (a copy, with its metadata, renamed over it) once the
+    /// old one has as many hard links as the file system allows; files already linked keep the
+    /// old inode.
+    func reseed(_ entry: CachedEntry) -> CachedEntry? {
+        guard let source = try? Syscalls.open(FilePath(entry.key.hex), in: entries, flags: O_RDONLY | O_NOFOLLOW) else { return nil }
+        defer { try? source.close() }
+        guard (try? Syscalls.status(of: source)).map({ UInt64($0.inode.rawValue) }) == entry.inode else {
+            // Reseeded already, by another payload: the new inode.
+            return load(entry.key, keepingOpen: false)?.entry
+        }
+        let name = TemporaryFiles.path(in: temporaryDirectory)
+        guard case .success = AttachmentFiles.copy(from: source, to: name, temporaryDirectory: temporaryDirectory) else { return nil }
+        do {
+            let copy = try Syscalls.open(FilePath(name), flags: O_RDONLY | O_NOFOLLOW)
+            defer { try? copy.close() }
+            var metadata = entry.metadata
+            let status = try Syscalls.status(of: copy)
+            metadata.modified = Self.nanoseconds(status.st_mtim)
+            try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: copy, to: metadata.encoded())
+            try Syscalls.setPermissions(of: copy, 0o444)
+            try Syscalls.rename(FilePath(name), in: nil, to: FilePath(entry.key.hex), in: entries)
+            var reseeded = entry
+            reseeded.metadata = metadata
+            reseeded.inode = UInt64(status.inode.rawValue)
+            remember(reseeded, lastUsed: Self.nanoseconds(clock.date()))
+            return reseeded
+        } catch {
+            TemporaryFiles.remove(name)
+            return nil
+        }
     }
 
     // MARK: Writing
 
-    /// Stores a validated body (still in `tmp/`) as the entry for `key`; the body is moved, so
-    /// on success the temporary file is gone. Evicts least recently used entries beyond the budget.
+    /// Stores a validated body as the entry for `key`: its metadata set on it, made read-only,
+    /// named `entries/<key>` (a nameless body by `linkat`, a named one by `rename`). Returns the
+    /// entry and the body's descriptor, open, for the waiting payloads. Evicts in the background
+    /// when the budget is exceeded.
     func commit(
         _ body: DownloadedFile, key: CacheKey, freshness: HTTPFreshness
-    ) -> Result<CachedEntry, TransferFailure> {
-        guard let digest = Self.sha256(ofFile: body.path) else {
-            let reason: FallbackReason = FileDescriptorBudget.isExhaustion(errno) ? .resources : .storage
-            return .failure(TransferFailure(reason: reason, detail: "cannot read \(body.path)"))
+    ) -> Result<(entry: CachedEntry, descriptor: FileDescriptor), TransferFailure> {
+        let file: FileDescriptor
+        if let descriptor = body.descriptor {
+            file = descriptor
+        } else {
+            do {
+                file = try Syscalls.open(FilePath(body.path), flags: O_RDWR | O_NOFOLLOW)
+            } catch {
+                return .failure(TemporaryFiles.failure(error, "cannot open \(body.path)"))
+            }
         }
-        let now = Date()
-        let metadata = CacheEntryMetadata(
-            url: key.normalizedURL, mime: body.media.mime, kind: body.media.kind, fileExtension: body.media.fileExtension,
-            size: body.byteCount, sha256: digest, etag: freshness.etag, lastModified: freshness.lastModified,
-            storedAt: now, freshUntil: now.addingTimeInterval(lifetime(freshness)))
-        let replaced = Self.fingerprint(of: path(of: key, "body"))?.size ?? 0
-        guard rename(body.path, path(of: key, "body")) == 0 else {
-            return .failure(TransferFailure(reason: .storage, detail: "cannot store \(key) in the cache: \(Self.lastError)"))
+        do {
+            let status = try Syscalls.status(of: file)
+            guard let digest = body.sha256.map { Hex.encode($0) } ?? Self.sha256(of: file) else {
+                throw Errno.ioError
+            }
+            let now = clock.date()
+            let metadata = CacheEntryMetadata(
+                size: body.byteCount, sha256: digest, modified: Self.nanoseconds(status.st_mtim),
+                freshUntil: now.addingTimeInterval(lifetime(freshness)), etag: freshness.etag, lastModified: freshness.lastModified)
+            try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
+            try Syscalls.setPermissions(of: file, 0o444)
+            let name = FilePath(key.hex)
+            if body.descriptor == nil {
+                try Syscalls.rename(FilePath(body.path), in: nil, to: name, in: entries)
+            } else {
+                if (try? Syscalls.link(file, as: name, in: entries)) == nil {
+                    // A stale entry this transfer replaces (the key's lock is held).
+                    try? Syscalls.unlink(name, in: entries)
+                    dropFromIndex(key)
+                    try Syscalls.link(file, as: name, in: entries)
+                }
+            }
+            let entry = CachedEntry(
+                key: key, metadata: metadata, media: body.media, bodyPath: entriesDirectory + "/" + key.hex,
+                inode: UInt64(status.inode.rawValue))
+            remember(entry, lastUsed: Self.nanoseconds(now))
+            if state.withLock({ $0.bytes > configuration.maximumBytes }) { evictor.wake() }
+            return .success((entry, file))
+        } catch {
+            if body.descriptor == nil { try? file.close() }
+            let errno = (error as? Errno) ?? .ioError
+            let reason: FallbackReason = FileDescriptorBudget.isExhaustion(errno.rawValue) ? .resources : .storage
+            return .failure(TransferFailure(reason: reason, detail: "cannot store \(key) in the cache: \(errno)"))
         }
-        if let failure = writeMetadata(metadata, for: key) {
-            remove(key)
-            return .failure(failure)
-        }
-        let entry = CachedEntry(key: key, metadata: metadata, bodyPath: path(of: key, "body"))
-        let overBudget = memory.withLock { memory -> Bool in
-            memory.bytes += metadata.size - Int(replaced)
-            if let fingerprint = Self.fingerprint(of: entry.bodyPath) { memory.verified[key] = (entry, fingerprint) }
-            memory.touched[key] = now
-            return memory.bytes > configuration.maximumBytes
-        }
-        if overBudget { evict(toFit: configuration.maximumBytes * 9 / 10, sparing: key) }
-        return .success(entry)
     }
 
-    /// Renews `entry`'s freshness after a `304 Not Modified`.
+    /// Renews `entry`'s freshness after a `304 Not Modified` (its metadata attribute, in place).
     func refresh(_ entry: CachedEntry, freshness: HTTPFreshness) -> Result<CachedEntry, TransferFailure> {
         var metadata = entry.metadata
-        metadata.freshUntil = Date().addingTimeInterval(lifetime(freshness))
+        metadata.freshUntil = clock.date().addingTimeInterval(lifetime(freshness))
         metadata.etag = freshness.etag ?? metadata.etag
         metadata.lastModified = freshness.lastModified ?? metadata.lastModified
-        if let failure = writeMetadata(metadata, for: entry.key) { return .failure(failure) }
+        if let error = setMetadata(metadata, of: entry) {
+            return .failure(TransferFailure(reason: .storage, detail: "cannot refresh \(entry.key) in the cache: \(error)"))
+        }
         var refreshed = entry
         refreshed.metadata = metadata
-        memory.withLock { memory in
-            if let known = memory.verified[entry.key] { memory.verified[entry.key] = (refreshed, known.fingerprint) }
-        }
+        remember(refreshed, lastUsed: Self.nanoseconds(clock.date()))
         return .success(refreshed)
     }
 
-    /// Removes `key`'s entry (metadata first, so no reader finds metadata without a body).
+    /// Sets the metadata attribute of `entry`'s body, in place; the error, or `nil`.
+    private func setMetadata(_ metadata: CacheEntryMetadata, of entry: CachedEntry) -> Errno? {
+        let file: FileDescriptor
+        do {
+            file = try Syscalls.open(FilePath(entry.key.hex), in: entries, flags: O_RDONLY | O_NOFOLLOW)
+        } catch {
+            return error
+        }
+        let result = updateAttribute(metadata, of: file, inode: entry.inode)
+        try? file.close()
+        return result
+    }
+
+    private func updateAttribute(_ metadata: CacheEntryMetadata, of file: FileDescriptor, inode: UInt64) -> Errno? {
+        guard (try? Syscalls.status(of: file)).map({ UInt64($0.inode.rawValue) }) == inode else { return .noSuchFileOrDirectory }
+        if (try? Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())) != nil { return nil }
+        // Read-only bodies: their owner may open them for a moment.
+        guard (try? Syscalls.setPermissions(of: file, 0o644)) != nil else { return .permissionDenied }
+        let error: Errno?
+        do {
+            try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
+            error = nil
+        } catch let failure {
+            error = failure
+        }
+        try? Syscalls.setPermissions(of: file, 0o444)
+        return error
+    }
+
+    /// Removes `key`'s entry.
     func remove(_ key: CacheKey) {
-        let size = Self.fingerprint(of: path(of: key, "body"))?.size ?? 0
-        let removed = unlink(path(of: key, "meta")) == 0
-        _ = unlink(path(of: key, "body"))
-        memory.withLock { memory in
-            memory.verified[key] = nil
-            memory.touched[key] = nil
-            if removed { memory.bytes -= Int(size) }
+        try? Syscalls.unlink(FilePath(key.hex), in: entries)
+        dropFromIndex(key)
+    }
+
+    func dropFromIndex(_ key: CacheKey) {
+        state.withLock { state in
+            state.verified[key] = nil
+            if let removed = state.index.removeValue(forKey: key) { state.bytes -= removed.size }
         }
-    }
-
-    /// Takes `key`'s lock without waiting; `nil` when another holder has it. The lock is an
-    /// `flock` on `locks/<key>.lock`, so it dies with its process.
-    func tryLock(_ key: CacheKey) -> CacheLock? {
-        try? lock(key).get()
-    }
-
-    /// `tryLock`, telling a lock held elsewhere (`nil`) from running out of file descriptors
-    /// (`resources`), which waiting would not cure.
-    func lock(_ key: CacheKey) -> Result<CacheLock?, TransferFailure> {
-        let path = "\(locksDirectory)/\(key.hex).lock"
-        var openError: Int32 = 0
-        if let lock = CacheLock(path: path, openError: &openError) { return .success(lock) }
-        if FileDescriptorBudget.isExhaustion(openError) {
-            return .failure(
-                TransferFailure(reason: .resources, detail: "cannot open \(path): \(String(cString: strerror(openError)))"))
-        }
-        return .success(nil)
-    }
-
-    // MARK: Maintenance
-
-    /// Counts entries, fresh entries, bytes and temporary files.
-    func statistics() -> CacheStatistics {
-        let entries = listEntries(readingMetadata: true)
-        let now = Date()
-        let temporary = (try? FileManager.default.contentsOfDirectory(atPath: temporaryDirectory).count) ?? 0
-        return CacheStatistics(
-            directory: configuration.directory, entries: entries.count,
-            freshEntries: entries.filter { $0.metadata?.freshUntil ?? .distantPast > now }.count,
-            bytes: entries.reduce(0) { $0 + $1.size }, maximumBytes: configuration.maximumBytes,
-            temporaryFiles: temporary)
-    }
-
-    /// Removes stale entries and evicts least recently used ones beyond the budget; returns how
-    /// many entries and bytes went.
-    func prune() -> (entries: Int, bytes: Int) {
-        let before = listEntries(readingMetadata: true)
-        let now = Date()
-        for entry in before where (entry.metadata?.freshUntil ?? .distantPast) <= now {
-            if let lock = tryLock(entry.key) {
-                remove(entry.key)
-                lock.unlock()
-            }
-        }
-        evict(toFit: configuration.maximumBytes, sparing: nil)
-        let after = listEntries()
-        return (before.count - after.count, before.reduce(0) { $0 + $1.size } - after.reduce(0) { $0 + $1.size })
-    }
-
-    /// Removes every entry not locked right now, and temporary files of processes that are gone;
-    /// returns how many entries went.
-    func clear() -> Int {
-        var removed = 0
-        for entry in listEntries() {
-            guard let lock = tryLock(entry.key) else { continue }
-            remove(entry.key)
-            lock.unlock()
-            removed += 1
-        }
-        removeOrphans()
-        return removed
     }
 
     // MARK: Internals
 
-    private func path(of key: CacheKey, _ suffix: String) -> String { "\(entriesDirectory)/\(key.hex).\(suffix)" }
-
-    private func lifetime(_ freshness: HTTPFreshness) -> TimeInterval {
+    func lifetime(_ freshness: HTTPFreshness) -> TimeInterval {
         let lifetime = freshness.lifetime ?? configuration.defaultFreshness
         let (seconds, attoseconds) = lifetime.components
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 
-    private func readMetadata(_ key: CacheKey) -> CacheEntryMetadata? {
-        guard let data = FileManager.default.contents(atPath: path(of: key, "meta")) else { return nil }
-        return try? JSONDecoder().decode(CacheEntryMetadata.self, from: data)
+    static func nanoseconds(_ time: timespec) -> Int64 { Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) }
+    static func nanoseconds(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970 * 1e9) }
+
+    /// Whether `name` is an entry's: 64 lowercase hex digits.
+    static func isEntryName(_ name: String) -> Bool {
+        name.utf8.count == 64 && name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
-    private func writeMetadata(_ metadata: CacheEntryMetadata, for key: CacheKey) -> TransferFailure? {
-        let temporary = TemporaryFiles.path(in: temporaryDirectory)
-        do {
-            let data = try JSONEncoder().encode(metadata)
-            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
-                if FileDescriptorBudget.isExhaustion(errno) {
-                    return TransferFailure(reason: .resources, detail: "cannot write \(temporary): \(Self.lastError)")
-                }
-                return TransferFailure(reason: .storage, detail: "cannot write \(temporary)")
-            }
-        } catch {
-            return TransferFailure(reason: .storage, detail: "cannot encode cache metadata: \(error)")
+    /// Every entry's size and change time (its last link), for the index.
+    private func scan() -> [CacheKey: IndexEntry] {
+        var index: [CacheKey: IndexEntry] = [:]
+        for name in (try? Syscalls.names(in: entries)) ?? [] where Self.isEntryName(name) {
+            guard let status = try? Syscalls.status(of: FilePath(name), in: entries), status.type == .regular else { continue }
+            index[CacheKey(hex: name)] = IndexEntry(size: Int(status.size), lastUsed: Self.nanoseconds(status.st_ctim))
         }
-        guard rename(temporary, path(of: key, "meta")) == 0 else {
-            let failure = TransferFailure(reason: .storage, detail: "cannot store metadata for \(key): \(Self.lastError)")
-            TemporaryFiles.remove(temporary)
-            return failure
-        }
-        return nil
+        return index
     }
 
-    private struct ListedEntry {
-        var key: CacheKey
-        var size: Int
-        var lastUsed: Date
-        var metadata: CacheEntryMetadata?
-    }
-
-    /// Every entry with both files, read from disk; its metadata file is parsed only when asked
-    /// (start-up, eviction and clearing need sizes and use times alone).
-    private func listEntries(readingMetadata: Bool = false) -> [ListedEntry] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: entriesDirectory) else { return [] }
-        var listed: [ListedEntry] = []
-        for name in names where name.hasSuffix(".meta") {
-            let hex = String(name.dropLast(5))
-            let key = CacheKey(hex: hex)
-            guard let body = Self.fingerprint(of: path(of: key, "body")),
-                let meta = Self.fingerprint(of: path(of: key, "meta"))
-            else { continue }
-            listed.append(
-                ListedEntry(
-                    key: key, size: Int(body.size), lastUsed: Date(timeIntervalSince1970: Double(meta.modified) / 1e9),
-                    metadata: readingMetadata ? readMetadata(key) : nil))
-        }
-        return listed
-    }
-
-    /// Evicts least recently used entries until the bodies fit in `budget` bytes. Entries whose
-    /// lock is held (being written or revalidated) are skipped; readers are safe, because a
-    /// payload's file is a hard link or copy made before, and a removed name does not change
-    /// the bytes behind an open or linked inode.
-    private func evict(toFit budget: Int, sparing spared: CacheKey?) {
-        var entries = listEntries().sorted { $0.lastUsed < $1.lastUsed }
-        var total = entries.reduce(0) { $0 + $1.size }
-        while total > budget, !entries.isEmpty {
-            let oldest = entries.removeFirst()
-            guard oldest.key != spared, let lock = tryLock(oldest.key) else { continue }
-            remove(oldest.key)
-            lock.unlock()
-            total -= oldest.size
-        }
-        memory.withLock { $0.bytes = total }
-    }
-
-    /// Removes temporary files whose process is gone, bodies without metadata (a crash between
-    /// the two renames) older than a minute, and metadata without a body.
-    private func removeOrphans() {
-        let manager = FileManager.default
-        TemporaryFiles.removeOrphans(in: temporaryDirectory)
-        let names = Set((try? manager.contentsOfDirectory(atPath: entriesDirectory)) ?? [])
-        let now = Date().timeIntervalSince1970
-        for name in names {
-            let path = "\(entriesDirectory)/\(name)"
-            if name.hasSuffix(".body"), !names.contains(String(name.dropLast(5)) + ".meta"),
-                let fingerprint = Self.fingerprint(of: path), now - Double(fingerprint.modified) / 1e9 > 60
-            {
-                _ = unlink(path)
-            } else if name.hasSuffix(".meta"), !names.contains(String(name.dropLast(5)) + ".body") {
-                _ = unlink(path)
-            }
+    /// Removes temporary files no living process holds (older than `minimumAge` seconds), and
+    /// files of an earlier layout in `entries/`.
+    func removeOrphans(minimumAge: Int) {
+        TemporaryFiles.removeOrphans(in: temporary, minimumAge: minimumAge)
+        TemporaryFiles.removeOrphans(in: entries, minimumAge: minimumAge)
+        for name in (try? Syscalls.names(in: entries)) ?? [] where name.hasSuffix(".body") || name.hasSuffix(".meta") {
+            try? Syscalls.unlink(FilePath(name), in: entries)
         }
     }
 
-    private static func fingerprint(of path: String) -> Fingerprint? {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        return Fingerprint(
-            inode: UInt64(status.st_ino),
-            modified: Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec),
-            size: Int64(status.st_size))
-    }
-
-    /// SHA-256 of a file, read in 1 MiB pieces; `nil` when it cannot be read.
-    static func sha256(ofFile path: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
+    /// SHA-256 of an open file from its first byte, in 1 MiB pieces; `nil` when it cannot be read.
+    static func sha256(of file: FileDescriptor) -> String? {
         var hasher = SHA256()
-        do {
-            // `read` answers nil (or empty data) at the end of the file.
-            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        } catch {
-            return nil
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: Int64 = 0
+        while true {
+            guard let count = try? buffer.withUnsafeMutableBytes({ try file.read(fromAbsoluteOffset: offset, into: $0) }) else {
+                return nil
+            }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+            offset += Int64(count)
         }
         return Hex.encode(hasher.finalize())
     }
-
-    static var lastError: String { String(cString: strerror(errno)) }
-}
-
-/// A held per-key cache lock; released by `unlock()`, or when its process ends.
-final class CacheLock: Sendable {
-    private let descriptor: Int32
-
-    /// Takes the lock at `path` without waiting; `nil` when it is held elsewhere or cannot be
-    /// made (then `openError` is the `errno` of the failed `open`).
-    init?(path: String, openError: inout Int32) {
-        let descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            openError = errno
-            return nil
-        }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            close(descriptor)
-            return nil
-        }
-        self.descriptor = descriptor
-    }
-
-    /// Releases the lock.
-    func unlock() { _ = flock(descriptor, LOCK_UN) }
-
-    deinit { close(descriptor) }
 }

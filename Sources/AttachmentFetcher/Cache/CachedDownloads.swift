@@ -1,13 +1,15 @@
 import DequeModule
 import Foundation
 import Synchronization
+import SystemPackage
 
 /// Downloads through the on-disk cache: one transfer per URL however many payloads ask at once.
 ///
 /// In one process, payloads that need the same URL join one `SharedDownload`; across processes,
-/// the per-key file lock decides who downloads while the others poll the cache. Each payload
+/// the key's byte-range lock decides who downloads while the others poll the cache. Each payload
 /// waits with its own deadline, and receives its own file (a hard link of the cached body, or a
-/// copy where links are impossible).
+/// copy where links are impossible), made from a descriptor its waiters hold, so that an entry
+/// evicted meanwhile is still theirs.
 final class CachedDownloads: Sendable {
     let store: CacheStore
     private let engine: TransferEngine
@@ -16,6 +18,9 @@ final class CachedDownloads: Sendable {
     private let transferBudget: Duration
     private let inflight = Locked<[CacheKey: SharedDownload]>([:])
     private let failures = Locked<[CacheKey: (failure: TransferFailure, until: ContinuousClock.Instant)]>([:])
+    /// How many failures are remembered at most: a campaign of failing URLs does not grow the
+    /// map without end (expired ones go first, then the soonest to expire).
+    static let failureCapacity = 4096
     /// Each URL's key, worked out once (see `cacheKey(for:)`).
     private let keys = BoundedMemo<CacheKey>()
     /// Payloads served from a fresh entry without a request.
@@ -49,8 +54,9 @@ final class CachedDownloads: Sendable {
         // and a `link`, system calls of microseconds, like those the engine's thread makes for
         // every body. A trip through `BlockingIO` cost more than a quarter of a hit's CPU time and
         // would shield nothing (see there).
-        if let entry = store.entry(for: key), entry.isFresh() {
-            let hit = link(entry, for: url)
+        if let entry = store.entry(for: key), entry.isFresh(at: store.clock.date()),
+            let hit = store.serve(entry, descriptor: nil, at: finalPath(entry.file, for: url))
+        {
             hits.add(1, ordering: .relaxed)
             return Self.checkDeadline(hit, deadline)
         }
@@ -85,8 +91,18 @@ final class CachedDownloads: Sendable {
         let result = await fetch(key: key, url: url, deadline: deadline)
         leaderSlots.release()
         if case .failure(let failure) = result, Self.isRemembered(failure), store.configuration.failureMemory > .zero {
-            let until = ContinuousClock.now.advanced(by: store.configuration.failureMemory)
-            failures.withLock { $0[key] = (failure, until) }
+            let now = store.clock.instant()
+            let until = now.advanced(by: store.configuration.failureMemory)
+            failures.withLock { failures in
+                if failures.count >= Self.failureCapacity {
+                    failures = failures.filter { $0.value.until > now }
+                    if failures.count >= Self.failureCapacity {
+                        let soonest = failures.sorted { $0.value.until < $1.value.until }.prefix(Self.failureCapacity / 2)
+                        for (old, _) in soonest { failures[old] = nil }
+                    }
+                }
+                failures[key] = (failure, until)
+            }
         }
         shared.resolve(result)
         inflight.withLock { _ = $0.removeValue(forKey: key) }
@@ -100,19 +116,24 @@ final class CachedDownloads: Sendable {
         let store = self.store
         var pause = Duration.milliseconds(2)
         for _ in 0..<100_000 where ContinuousClock.now < deadline {
-            let (locking, entry) = await BlockingIO.run { () -> (Result<CacheLock?, TransferFailure>, CachedEntry?) in
+            let (locking, found) = await BlockingIO.run {
+                () -> (Result<CacheLock?, TransferFailure>, (entry: CachedEntry, descriptor: FileDescriptor?)?) in
                 let locking = store.lock(key)
-                return (locking, store.entry(for: key))
+                return (locking, store.load(key, keepingOpen: true))
             }
             let lock: CacheLock?
             switch locking {
             case .success(let held): lock = held
-            case .failure(let failure): return .failure(failure)
+            case .failure(let failure):
+                try? found?.descriptor?.close()
+                return .failure(failure)
             }
-            if let entry, entry.isFresh() {
+            if let found, found.entry.isFresh(at: store.clock.date()) {
                 lock?.unlock()
-                return .success(SharedSource(entry: entry))
+                return .success(SharedSource(entry: found.entry, descriptor: found.descriptor, store: store))
             }
+            try? found?.descriptor?.close()
+            let entry = found?.entry
             if let lock {
                 let result = await download(key: key, url: url, revalidating: entry, deadline: deadline)
                 lock.unlock()
@@ -135,7 +156,7 @@ final class CachedDownloads: Sendable {
         let result = await engine.download(
             TransferRequest(
                 url: url.string, headers: headers, hostKey: url.hostKey, deadline: deadline,
-                temporaryDirectory: store.temporaryDirectory, place: { .success($0) }))
+                temporaryDirectory: store.temporaryDirectory, place: { .success($0) }, hashesBody: true, anonymousBody: true))
         let store = self.store
         switch result {
         case .failure(let failure):
@@ -146,7 +167,7 @@ final class CachedDownloads: Sendable {
             }
             notModified.add(1, ordering: .relaxed)
             let freshness = HTTPFreshness(headers: HTTPHeader.parse(headerBlock))
-            return await BlockingIO.run { store.refresh(stale, freshness: freshness).map(SharedSource.init(entry:)) }
+            return await BlockingIO.run { store.refresh(stale, freshness: freshness).map { SharedSource(entry: $0, descriptor: nil, store: store) } }
         case .success(.file(let body)):
             let freshness = HTTPFreshness(headers: HTTPHeader.parse(body.headerBlock))
             if freshness.noStore || body.byteCount > store.configuration.maximumBytes {
@@ -154,9 +175,14 @@ final class CachedDownloads: Sendable {
                 return .success(SharedSource(body: body))
             }
             return await BlockingIO.run {
-                let committed = store.commit(body, key: key, freshness: freshness)
-                if case .failure = committed { TemporaryFiles.remove(body.path) }
-                return committed.map(SharedSource.init(entry:))
+                switch store.commit(body, key: key, freshness: freshness) {
+                case .success(let committed):
+                    return .success(SharedSource(entry: committed.entry, descriptor: committed.descriptor, store: store))
+                case .failure:
+                    // Not kept (a full disk, a file system without extended attributes): the
+                    // payloads waiting now are served all the same.
+                    return .success(SharedSource(body: body))
+                }
             }
         }
     }
@@ -167,17 +193,26 @@ final class CachedDownloads: Sendable {
         _ source: SharedSource, for url: AttachmentURL, deadline: ContinuousClock.Instant
     ) -> Result<DownloadedFile, TransferFailure> {
         // One `link`, made in the caller's task as a cache hit's is.
-        let result = source.entry.map { link($0, for: url) }
-            ?? AttachmentFiles.link(source.file, in: outputDirectory, namedAfter: url)
-        // Keep a transient body alive until this payload has its own link.
+        let path = finalPath(source.file, for: url)
+        let result: Result<DownloadedFile, TransferFailure>
+        if let entry = source.entry {
+            result = store.serve(entry, descriptor: source.descriptor, at: path)
+                ?? .failure(TransferFailure(reason: .storage, detail: "the cache entry for \(url.string) went before it was linked"))
+        } else if let descriptor = source.descriptor {
+            var placed = source.file
+            placed.path = path
+            placed.descriptor = nil
+            result = AttachmentFiles.link(descriptor, at: path, temporaryDirectory: outputDirectory).map { placed }
+        } else {
+            result = AttachmentFiles.link(source.file, in: outputDirectory, namedAfter: url)
+        }
+        // Keep the source (its descriptor, its pin) alive until this payload has its own file.
         withExtendedLifetime(source) {}
         return Self.checkDeadline(result, deadline)
     }
 
-    /// This payload's own link of a cache entry's body, the entry marked used.
-    private func link(_ entry: CachedEntry, for url: AttachmentURL) -> Result<DownloadedFile, TransferFailure> {
-        store.markUsed(entry)
-        return AttachmentFiles.link(entry.file, in: outputDirectory, namedAfter: url, reseed: { [store] in store.reseed(entry) })
+    private func finalPath(_ file: DownloadedFile, for url: AttachmentURL) -> String {
+        AttachmentFiles.finalPath(for: file, in: outputDirectory, namedAfter: url)
     }
 
     /// A file made after the deadline is removed: the caller has its `deadline` outcome.
@@ -203,7 +238,7 @@ final class CachedDownloads: Sendable {
     private func rememberedFailure(_ key: CacheKey) -> TransferFailure? {
         failures.withLock { failures -> TransferFailure? in
             guard let remembered = failures[key] else { return nil }
-            guard ContinuousClock.now < remembered.until else {
+            guard store.clock.instant() < remembered.until else {
                 failures[key] = nil
                 return nil
             }
@@ -219,28 +254,42 @@ final class CachedDownloads: Sendable {
     }
 }
 
-/// Where waiting payloads take their file from: a cache entry, or a body that is not kept
-/// (`no-store`, or larger than the whole budget), removed when the last payload using it is done.
+/// Where waiting payloads take their file from: a cache entry, pinned and held open until the
+/// last of them has its file (eviction, here or in another process, takes nothing from them),
+/// or a body that is not kept (`no-store`, larger than the whole budget, or not storable),
+/// removed when the last payload using it is done.
 final class SharedSource: Sendable {
     /// The validated file.
     let file: DownloadedFile
     /// The entry, when the file is one.
     let entry: CachedEntry?
+    /// The body, open: an entry's, or a nameless transient body.
+    let descriptor: FileDescriptor?
     private let isTransient: Bool
+    private let store: CacheStore?
 
-    init(entry: CachedEntry) {
+    init(entry: CachedEntry, descriptor: FileDescriptor?, store: CacheStore) {
         self.entry = entry
+        self.descriptor = descriptor
+        self.store = store
         file = entry.file
         isTransient = false
+        store.pin(entry.key)
     }
 
     init(body: DownloadedFile) {
         file = body
         entry = nil
+        descriptor = body.descriptor
+        store = nil
         isTransient = true
+        // Every payload's link shares this inode: read-only, so none can change the others'.
+        if let descriptor { try? Syscalls.setPermissions(of: descriptor, 0o444) }
     }
 
     deinit {
+        try? descriptor?.close()
+        if let entry { store?.unpin(entry.key) }
         if isTransient { TemporaryFiles.remove(file.path) }
     }
 }

@@ -1,4 +1,9 @@
 import Foundation
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Final names of attachment files in the output directory.
 enum AttachmentFiles {
@@ -10,9 +15,10 @@ enum AttachmentFiles {
         _ body: DownloadedFile, in directory: String, namedAfter url: AttachmentURL
     ) -> Result<DownloadedFile, TransferFailure> {
         let path = finalPath(for: body, in: directory, namedAfter: url)
-        guard rename(body.path, path) == 0 else {
-            let message = String(cString: strerror(errno))
-            return .failure(TransferFailure(reason: .storage, detail: "cannot rename \(body.path) to \(path): \(message)"))
+        do {
+            try Syscalls.rename(FilePath(body.path), in: nil, to: FilePath(path), in: nil)
+        } catch {
+            return .failure(TransferFailure(reason: .storage, detail: "cannot rename \(body.path) to \(path): \(error)"))
         }
         var placed = body
         placed.path = path
@@ -31,46 +37,86 @@ enum AttachmentFiles {
         let path = finalPath(for: source, in: directory, namedAfter: url)
         var placed = source
         placed.path = path
-        var error = hardLink(source.path, path) == 0 ? 0 : errno
-        if error == 0 { return .success(placed) }
-        if error == EMLINK, let reseed {
+        var error = hardLink(source.path, path)
+        guard let failed = error else { return .success(placed) }
+        if failed == .tooManyLinks, let reseed {
             // While another thread renames a fresh copy over the source, link(2) can answer ENOENT
             // for a moment: try again, a bounded number of times.
-            for _ in 0..<8 where error == EMLINK || error == ENOENT {
-                if error == EMLINK, !reseed() { break }
-                error = hardLink(source.path, path) == 0 ? 0 : errno
-                if error == 0 { return .success(placed) }
+            for _ in 0..<8 where error == .tooManyLinks || error == .noSuchFileOrDirectory {
+                if error == .tooManyLinks, !reseed() { break }
+                error = hardLink(source.path, path)
+                if error == nil { return .success(placed) }
             }
         }
-        guard [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP].contains(error) else {
-            return .failure(TransferFailure(reason: .storage, detail: "cannot link \(source.path) to \(path): \(String(cString: strerror(error)))"))
+        guard let error, needsCopy(error) else {
+            return .failure(TransferFailure(reason: .storage, detail: "cannot link \(source.path) to \(path): \(error.map { "\($0)" } ?? "")"))
         }
         return copy(source.path, to: path, temporaryDirectory: directory).map { placed }
+    }
+
+    /// Whether a failed `link` calls for a copy: another file system, one without hard links,
+    /// or a body at its link limit.
+    static func needsCopy(_ error: Errno) -> Bool {
+        [.improperLink, .notPermitted, .tooManyLinks, .notSupported, .notSupportedOnSocket].contains(error)
     }
 
     /// Copies `source` to `destination` through a temporary file in `temporaryDirectory` (on the
     /// destination's file system), so that `destination` appears whole or not at all.
     static func copy(_ source: String, to destination: String, temporaryDirectory: String) -> Result<Void, TransferFailure> {
-        let temporary = TemporaryFiles.path(in: temporaryDirectory)
+        let input: FileDescriptor
         do {
-            try FileManager.default.copyItem(atPath: source, toPath: temporary)
+            input = try Syscalls.open(FilePath(source), flags: O_RDONLY | O_NOFOLLOW)
         } catch {
-            TemporaryFiles.remove(temporary)
-            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-            let exhausted = underlying?.domain == NSPOSIXErrorDomain && FileDescriptorBudget.isExhaustion(Int32(underlying!.code))
-            return .failure(
-                TransferFailure(
-                    reason: exhausted ? .resources : .storage, detail: "cannot copy \(source): \(error.localizedDescription)"))
+            return .failure(TemporaryFiles.failure(error, "cannot open \(source)"))
         }
-        guard rename(temporary, destination) == 0 else {
-            let failure = TransferFailure(reason: .storage, detail: "cannot rename \(temporary) to \(destination): \(String(cString: strerror(errno)))")
-            TemporaryFiles.remove(temporary)
-            return .failure(failure)
-        }
-        return .success(())
+        defer { try? input.close() }
+        return copy(from: input, to: destination, temporaryDirectory: temporaryDirectory)
     }
 
-    private static func finalPath(for body: DownloadedFile, in directory: String, namedAfter url: AttachmentURL) -> String {
+    /// Copies the open file `input` (from its first byte) to `destination`, as `copy` does. A
+    /// cache entry removed while its waiters held it open is served this way.
+    static func copy(from input: FileDescriptor, to destination: String, temporaryDirectory: String) -> Result<Void, TransferFailure> {
+        let temporary = TemporaryFiles.path(in: temporaryDirectory)
+        do {
+            let output = try Syscalls.open(FilePath(temporary), flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, permissions: 0o644)
+            do {
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                var offset: Int64 = 0
+                while true {
+                    let count = try buffer.withUnsafeMutableBytes { try input.read(fromAbsoluteOffset: offset, into: $0) }
+                    if count == 0 { break }
+                    _ = try buffer.withUnsafeBytes { try output.writeAll(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+                    offset += Int64(count)
+                }
+                try output.close()
+            } catch {
+                try? output.close()
+                throw error
+            }
+            try Syscalls.rename(FilePath(temporary), in: nil, to: FilePath(destination), in: nil)
+            return .success(())
+        } catch {
+            TemporaryFiles.remove(temporary)
+            let errno = (error as? Errno) ?? .ioError
+            return .failure(TemporaryFiles.failure(errno, "cannot copy to \(destination)"))
+        }
+    }
+
+    /// Names the open file `descriptor` (a nameless body, or an entry held open) at `path`
+    /// with a hard link, or copies it where a link is impossible (another file system, or every
+    /// other name of the file gone).
+    static func link(_ descriptor: FileDescriptor, at path: String, temporaryDirectory: String) -> Result<Void, TransferFailure> {
+        do {
+            try Syscalls.link(descriptor, as: FilePath(path), in: nil)
+            return .success(())
+        } catch where needsCopy(error) || error == .noSuchFileOrDirectory {
+            return copy(from: descriptor, to: path, temporaryDirectory: temporaryDirectory)
+        } catch {
+            return .failure(TransferFailure(reason: .storage, detail: "cannot link to \(path): \(error)"))
+        }
+    }
+
+    static func finalPath(for body: DownloadedFile, in directory: String, namedAfter url: AttachmentURL) -> String {
         "\(directory)/\(url.fileStem)-\(FileNameTag.next()).\(body.media.fileExtension)"
     }
 
@@ -91,7 +137,13 @@ enum AttachmentFiles {
     }
 }
 
-/// link(2), under a name that `AttachmentFiles.link` does not shadow.
-private func hardLink(_ source: String, _ destination: String) -> Int32 {
-    link(source, destination)
+/// link(2) of `source` (a final symbolic link linked as itself, never followed) to
+/// `destination`; its error, or `nil`.
+private func hardLink(_ source: String, _ destination: String) -> Errno? {
+    do {
+        try Syscalls.link(FilePath(source), in: nil, to: FilePath(destination), in: nil)
+        return nil
+    } catch {
+        return error
+    }
 }

@@ -1,52 +1,106 @@
-import Foundation
 import SystemPackage
 
-/// Names and removal of the temporary files bodies stream into.
-enum TemporaryFiles {
-    /// Temporary files end with this suffix (and start with a dot), so a crash leaves files that
-    /// are easy to recognise and clean up.
-    static let suffix = ".part"
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
-    /// A fresh temporary path in `directory`, unique across processes and transfers; the name
-    /// starts with the process id, so that `removeOrphans` can tell whose it is.
+/// Names, creation and removal of the temporary files bodies stream into.
+///
+/// A named temporary file is locked (`flock`) by the process writing it for as long as that
+/// process lives: a later start-up, in this PID namespace or another, tells a crash's leftovers
+/// from a living writer's file by trying that lock, never by a process id. A body the cache
+/// keeps streams into a nameless file (`O_TMPFILE`) instead, so that a crash leaves nothing at all.
+enum TemporaryFiles {
+    /// Temporary files start with this prefix and end with `suffix`, so that a crash leaves
+    /// files that are easy to recognise and clean up.
+    static let prefix = ".attachment-"
+    static let suffix = ".part"
+    /// Where Foundation's atomic writes put their temporary files: reclaimed as well.
+    static let foundationPrefix = ".dat.nosync"
+    /// A nameless file's path: its descriptor's, valid in this process while it is open.
+    static let anonymousPrefix = "/proc/self/fd/"
+    /// How old an unlocked temporary file must be before it is taken for a crash's leftover:
+    /// a body between its writer's `close` and its `rename` is unlocked for an instant.
+    static let orphanAge: Int = 60
+
+    /// A fresh temporary path in `directory`, unique across processes and transfers.
     static func path(in directory: String) -> String {
-        "\(directory)/.attachment-\(FileNameTag.processID)-\(FileNameTag.next())\(suffix)"
+        "\(directory)/\(prefix)\(FileNameTag.next())\(suffix)"
     }
 
     /// Creates a fresh temporary file in `directory` for a body to stream into: its descriptor,
-    /// open for writing, and its path. Running out of descriptors is `resources`, any other
-    /// error `storage`.
-    static func create(in directory: String) -> Result<(file: FileDescriptor, path: String), TransferFailure> {
+    /// open for writing, and its path. With `anonymous`, the file has no name (`O_TMPFILE`; the
+    /// path is the descriptor's, `/proc/self/fd/N`) where the file system allows, and its
+    /// receiver names or closes it. Running out of descriptors is `resources`, any other error
+    /// `storage`.
+    static func create(in directory: String, anonymous: Bool = false) -> Result<(file: FileDescriptor, path: String), TransferFailure> {
+        if anonymous {
+            do {
+                let file = try Syscalls.open(FilePath(directory), flags: Syscalls.temporaryFileFlag | O_RDWR, permissions: 0o600)
+                return .success((file, anonymousPrefix + String(file.rawValue)))
+            } catch where Syscalls.lacksAnonymousFiles(error) {
+                // Named, below.
+            } catch {
+                return .failure(failure(error, "cannot create a file in \(directory)"))
+            }
+        }
         let temporaryPath = path(in: directory)
         do {
-            let file = try FileDescriptor.open(
-                FilePath(temporaryPath), .writeOnly, options: [.create, .exclusiveCreate],
-                permissions: [.ownerReadWrite, .groupRead, .otherRead])
+            let file = try Syscalls.open(
+                FilePath(temporaryPath), flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, permissions: 0o644)
+            // Held until the file is closed: proof that its writer lives.
+            _ = try? Syscalls.tryFileLock(file, exclusive: true)
             return .success((file, temporaryPath))
         } catch {
-            let reason: FallbackReason =
-                (error as? Errno).map { FileDescriptorBudget.isExhaustion($0.rawValue) } == true ? .resources : .storage
-            return .failure(TransferFailure(reason: reason, detail: "cannot create \(temporaryPath): \(error)"))
+            return .failure(failure(error, "cannot create \(temporaryPath)"))
         }
     }
 
-    /// The process that made a temporary file, read from its name; `nil` for other files.
-    static func owner(ofFileNamed name: String) -> Int32? {
-        guard name.hasPrefix(".attachment-") else { return nil }
-        return name.dropFirst(".attachment-".count).split(separator: "-").first.flatMap { Int32($0) }
+    /// `resources` when the process or the system is out of descriptors, else `storage`.
+    static func failure(_ error: Errno, _ what: String) -> TransferFailure {
+        TransferFailure(
+            reason: FileDescriptorBudget.isExhaustion(error.rawValue) ? .resources : .storage, detail: "\(what): \(error)")
     }
 
-    /// Removes the temporary files in `directory` whose process is gone (a crash or a kill left
-    /// them); the files of live processes, this one included, stay.
-    static func removeOrphans(in directory: String) {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
-            guard let pid = owner(ofFileNamed: name), kill(pid, 0) != 0, errno == ESRCH else { continue }
-            remove("\(directory)/\(name)")
+    /// Whether `name` is a temporary file this library (or Foundation, for it) makes.
+    static func isTemporary(_ name: String) -> Bool {
+        (name.hasPrefix(prefix) && name.hasSuffix(suffix)) || name.hasPrefix(foundationPrefix)
+    }
+
+    /// Removes the temporary files in `directory` that a crash or a kill left: those no living
+    /// process holds locked, older than `orphanAge` seconds. Returns how many went.
+    @discardableResult
+    static func removeOrphans(in directory: String) -> Int {
+        guard let handle = try? Syscalls.open(FilePath(directory), flags: O_RDONLY | O_DIRECTORY) else { return 0 }
+        defer { try? handle.close() }
+        return removeOrphans(in: handle)
+    }
+
+    /// The same, in an open directory.
+    @discardableResult
+    static func removeOrphans(in directory: FileDescriptor, minimumAge: Int = orphanAge) -> Int {
+        var removed = 0
+        let now = time(nil)
+        for name in (try? Syscalls.names(in: directory)) ?? [] where isTemporary(name) {
+            guard let file = try? Syscalls.open(FilePath(name), in: directory, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else {
+                continue
+            }
+            defer { try? file.close() }
+            guard let status = try? Syscalls.status(of: file), status.type == .regular,
+                now - status.st_mtim.tv_sec >= minimumAge,
+                (try? Syscalls.tryFileLock(file, exclusive: true)) == true
+            else { continue }
+            if (try? Syscalls.unlink(FilePath(name), in: directory)) != nil { removed += 1 }
         }
+        return removed
     }
 
-    /// Removes `path`, ignoring a file that is already gone.
+    /// Removes `path`, ignoring a file that is already gone (and a nameless file, which goes
+    /// with its last descriptor).
     static func remove(_ path: String) {
-        _ = unlink(path)
+        guard !path.hasPrefix(anonymousPrefix) else { return }
+        try? Syscalls.unlink(FilePath(path))
     }
 }

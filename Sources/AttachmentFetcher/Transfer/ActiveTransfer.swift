@@ -35,7 +35,8 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
     static func make(
         for owner: LiveTransfer, easy: CurlEasy, loop: EngineLoop
     ) -> Result<ActiveTransfer, TransferFailure> {
-        TemporaryFiles.create(in: owner.ticket.request.temporaryDirectory).map { created in
+        let request = owner.ticket.request
+        return TemporaryFiles.create(in: request.temporaryDirectory, anonymous: request.anonymousBody).map { created in
             ActiveTransfer(owner: owner, easy: easy, file: created.file, temporaryPath: created.path, loop: loop)
         }
     }
@@ -50,6 +51,7 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
         self.loop = loop
         easy.sink.file = file
         easy.sink.delegate = self
+        if owner.ticket.request.hashesBody { easy.sink.hashBody() }
     }
 
     /// The body as the state machine sees it.
@@ -83,8 +85,10 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
 
     /// The whole body of type `media`, its file closed, under its temporary name.
     func finishedBody(media: MediaType) -> Result<DownloadedFile, TransferFailure> {
+        // A nameless body goes on open: closing it would remove it.
+        let handedOn = owner.ticket.request.anonymousBody ? file : nil
         do {
-            try file?.close()
+            if handedOn == nil { try file?.close() }
             file = nil
         } catch {
             file = nil
@@ -93,6 +97,7 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
         return .success(
             DownloadedFile(
                 path: temporaryPath, media: media, byteCount: sink.bytesReceived,
-                effectiveURL: easy.effectiveURL ?? owner.ticket.request.url, headerBlock: sink.headerBlock))
+                effectiveURL: easy.effectiveURL ?? owner.ticket.request.url, headerBlock: sink.headerBlock,
+                sha256: sink.digest, descriptor: handedOn))
     }
 }

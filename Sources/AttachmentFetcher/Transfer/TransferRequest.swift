@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 
 /// Why a transfer produced no file.
 struct TransferFailure: Error, Sendable, Hashable {
@@ -33,6 +34,11 @@ struct DownloadedFile: Sendable {
     var effectiveURL: String
     /// The final response's header lines, unparsed (only the cache reads them).
     var headerBlock: String
+    /// The body's SHA-256, computed as it streamed, when the request asked for it (`hashesBody`).
+    var sha256: [UInt8]? = nil
+    /// The body, still open for reading and writing, when the request asked for a nameless file
+    /// (`anonymousBody`): its receiver names it (`Syscalls.link`) or closes it, which removes it.
+    var descriptor: FileDescriptor? = nil
 }
 
 /// What a finished transfer produced.
@@ -62,4 +68,11 @@ struct TransferRequest: Sendable {
     /// Called on the engine's thread with the validated body under its temporary name; moves it
     /// to its final place. On failure the engine removes the temporary file.
     var place: @Sendable (DownloadedFile) -> Result<DownloadedFile, TransferFailure>
+    /// Whether the body's SHA-256 is computed as it streams, so that nobody reads it back to
+    /// hash it (the cache records it).
+    var hashesBody = false
+    /// Whether the body streams into a nameless file (`O_TMPFILE`, where the file system has it)
+    /// handed on open in `DownloadedFile.descriptor`, rather than a named temporary file: a
+    /// crash then leaves nothing behind.
+    var anonymousBody = false
 }

@@ -1,0 +1,126 @@
+import Foundation
+import SystemPackage
+
+/// What is kept with each cached body: in the body file's extended attribute `user.afe`, set
+/// before the body gets its name, so that an entry appears with its metadata in one `linkat` and
+/// needs no second file. The encoding is binary and small (57 bytes without validators), so that
+/// on ext4 it fits inside the inode and costs no block of its own.
+///
+/// The type is not kept: libmagic finds it again on the body's first use in each process.
+struct CacheEntryMetadata: Sendable, Hashable {
+    /// The body's size in bytes.
+    var size: Int
+    /// The body's SHA-256, hex, computed as it streamed.
+    var sha256: String
+    /// The body's modification time when it was stored (nanoseconds since 1970): a body
+    /// written in place since then no longer matches it, and is hashed again before use.
+    var modified: Int64
+    /// Until when it is fresh.
+    var freshUntil: Date
+    /// Validators for revalidation.
+    var etag: String?
+    var lastModified: String?
+
+    /// The extended attribute that holds it.
+    static let attributeName = "user.afe"
+    private static let version: UInt8 = 1
+
+    /// The attribute's bytes: version, size, modification time, freshness (milliseconds since
+    /// 1970), the digest, then each validator as a 16-bit length and its UTF-8 bytes.
+    func encoded() -> [UInt8] {
+        var bytes: [UInt8] = [Self.version]
+        func append(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+        append(UInt64(size))
+        append(UInt64(bitPattern: modified))
+        append(UInt64(bitPattern: Int64(freshUntil.timeIntervalSince1970 * 1000)))
+        var digest = Array(sha256.utf8)
+        digest = stride(from: 0, to: digest.count - 1, by: 2).compactMap { UInt8(String(decoding: digest[$0...$0 + 1], as: UTF8.self), radix: 16) }
+        bytes.append(contentsOf: digest.count == 32 ? digest : Array(repeating: 0, count: 32))
+        for text in [etag, lastModified] {
+            let utf8 = Array((text ?? "").utf8.prefix(1024))
+            bytes.append(UInt8(utf8.count & 0xFF))
+            bytes.append(UInt8(utf8.count >> 8))
+            bytes.append(contentsOf: utf8)
+        }
+        return bytes
+    }
+
+    /// Metadata read back from an attribute; `nil` when it is not ours or damaged.
+    static func decode(_ bytes: [UInt8]) -> CacheEntryMetadata? {
+        guard bytes.count >= 1 + 24 + 32 + 4, bytes[0] == version else { return nil }
+        var offset = 1
+        func number() -> UInt64 {
+            defer { offset += 8 }
+            return (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[offset + $1]) << (8 * UInt64($1)) }
+        }
+        let size = number(), modified = number(), fresh = number()
+        let digest = Hex.encode(bytes[offset..<offset + 32])
+        offset += 32
+        var texts: [String?] = []
+        for _ in 0..<2 {
+            guard offset + 2 <= bytes.count else { return nil }
+            let count = Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
+            offset += 2
+            guard offset + count <= bytes.count else { return nil }
+            texts.append(count == 0 ? nil : String(decoding: bytes[offset..<offset + count], as: UTF8.self))
+            offset += count
+        }
+        guard offset == bytes.count, size <= UInt64(Int.max) else { return nil }
+        return CacheEntryMetadata(
+            size: Int(size), sha256: digest, modified: Int64(bitPattern: modified),
+            freshUntil: Date(timeIntervalSince1970: Double(Int64(bitPattern: fresh)) / 1000), etag: texts[0], lastModified: texts[1])
+    }
+}
+
+/// A cached body that matched its metadata (and, on its first use in this process, libmagic)
+/// when it was looked up.
+struct CachedEntry: Sendable, Hashable {
+    /// Whose entry.
+    var key: CacheKey
+    /// What the metadata says.
+    var metadata: CacheEntryMetadata
+    /// The body's type: libmagic's answer for the download, or on the body's first use here.
+    var media: MediaType
+    /// `entries/<key>`.
+    var bodyPath: String
+    /// The body's inode: a link made by name is checked to be this file.
+    var inode: UInt64
+
+    /// Whether it may be served without asking the origin.
+    func isFresh(at now: Date) -> Bool { metadata.freshUntil > now }
+
+    /// The body as a validated file.
+    var file: DownloadedFile {
+        DownloadedFile(
+            path: bodyPath, media: media, byteCount: metadata.size, effectiveURL: key.normalizedURL, headerBlock: "")
+    }
+}
+
+/// The time the cache reads: wall-clock dates for freshness (entries carry them from process to
+/// process), and the continuous clock for failure memory. Tests give a clock they move by hand.
+struct CacheClock: Sendable {
+    /// Now, as a date.
+    var date: @Sendable () -> Date = { Date() }
+    /// Now, on the continuous clock.
+    var instant: @Sendable () -> ContinuousClock.Instant = { .now }
+
+    /// The system's clocks.
+    static let system = CacheClock()
+}
+
+/// Counts and sizes of a cache directory.
+public struct CacheStatistics: Sendable, Codable, Hashable {
+    /// The cache directory.
+    public var directory: String
+    /// Entries: bodies with their metadata.
+    public var entries: Int
+    /// Of those, fresh ones.
+    public var freshEntries: Int
+    /// Bytes of all bodies.
+    public var bytes: Int
+    /// The configured budget.
+    public var maximumBytes: Int
+    /// Named temporary files (downloads in progress on a file system without nameless files,
+    /// copies being made, or a crash's leftovers until a later start-up removes them).
+    public var temporaryFiles: Int
+}

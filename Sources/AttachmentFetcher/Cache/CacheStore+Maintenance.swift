@@ -1,0 +1,242 @@
+import Foundation
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Per-key locks, eviction, statistics, pruning and clearing.
+extension CacheStore {
+    // MARK: Locks
+
+    /// Takes `key`'s lock without waiting: `nil` when another holder (this process, or another
+    /// through its own open of the lock file) has it. The lock is one byte of `lock`, at an
+    /// offset drawn from the key (`F_OFD_SETLK`): no file per key, and it dies with its process.
+    /// A failure other than contention is `storage`, at once; without a usable lock file the
+    /// download goes on unlocked.
+    func lock(_ key: CacheKey) -> Result<CacheLock?, TransferFailure> {
+        let claimed = state.withLock { state in state.busy.insert(key).inserted }
+        guard claimed else { return .success(nil) }
+        guard let lockFile else { return .success(CacheLock(store: self, key: key, offset: nil)) }
+        let offset = Self.lockOffset(of: key)
+        do {
+            guard try Syscalls.tryLock(lockFile, at: offset) else {
+                state.withLock { _ = $0.busy.remove(key) }
+                return .success(nil)
+            }
+            return .success(CacheLock(store: self, key: key, offset: offset))
+        } catch {
+            state.withLock { _ = $0.busy.remove(key) }
+            return .failure(TemporaryFiles.failure(error, "cannot lock \(key) in \(configuration.directory)/lock"))
+        }
+    }
+
+    /// `lock`, where contention and failure alike are `nil`.
+    func tryLock(_ key: CacheKey) -> CacheLock? { try? lock(key).get() }
+
+    /// Where `key`'s byte is: its first 62 bits.
+    static func lockOffset(of key: CacheKey) -> Int64 {
+        Int64(bitPattern: (UInt64(key.hex.prefix(16), radix: 16) ?? 0) & 0x3FFF_FFFF_FFFF_FFFF)
+    }
+
+    func release(_ key: CacheKey, offset: Int64?) {
+        if let offset, let lockFile { Syscalls.unlock(lockFile, at: offset) }
+        state.withLock { _ = $0.busy.remove(key) }
+    }
+
+    // MARK: Pins
+
+    /// Keeps `key` from eviction in this process while waiting payloads are served from it.
+    func pin(_ key: CacheKey) { state.withLock { $0.pins[key, default: 0] += 1 } }
+
+    func unpin(_ key: CacheKey) {
+        state.withLock { state in
+            let left = (state.pins[key] ?? 1) - 1
+            state.pins[key] = left > 0 ? left : nil
+        }
+    }
+
+    // MARK: Eviction
+
+    /// Evicts least recently used entries until the bodies fit in `budget` bytes, from the
+    /// index, skipping entries pinned or locked (being written or revalidated, here or
+    /// elsewhere) and entries another process used since this one looked (their change time
+    /// moved). Returns how many went.
+    @discardableResult
+    func evict(toFit budget: Int) -> Int {
+        let candidates = state.withLock { state -> [(key: CacheKey, entry: IndexEntry)] in
+            guard state.bytes > budget else { return [] }
+            return state.index.filter { state.pins[$0.key] == nil }.map { ($0.key, $0.value) }
+                .sorted { $0.entry.lastUsed < $1.entry.lastUsed }
+        }
+        var removed = 0
+        for candidate in candidates {
+            guard state.withLock({ $0.bytes > budget }) else { break }
+            guard let lock = tryLock(candidate.key) else { continue }
+            defer { lock.unlock() }
+            let name = FilePath(candidate.key.hex)
+            guard let status = try? Syscalls.status(of: name, in: entries) else {
+                dropFromIndex(candidate.key)
+                continue
+            }
+            let changed = Self.nanoseconds(status.st_ctim)
+            if changed > candidate.entry.lastUsed + 1_000_000_000 {
+                state.withLock { $0.index[candidate.key]?.lastUsed = changed }
+                continue
+            }
+            if state.withLock({ $0.pins[candidate.key] != nil }) { continue }
+            remove(candidate.key)
+            removed += 1
+        }
+        return removed
+    }
+
+    // MARK: Maintenance
+
+    private struct Listed {
+        var key: CacheKey
+        var size: Int
+        var metadata: CacheEntryMetadata?
+    }
+
+    /// Every entry on disk, with its metadata.
+    private func listEntries() -> [Listed] {
+        var listed: [Listed] = []
+        for name in (try? Syscalls.names(in: entries)) ?? [] where Self.isEntryName(name) {
+            guard let file = try? Syscalls.open(FilePath(name), in: entries, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else { continue }
+            defer { try? file.close() }
+            guard let status = try? Syscalls.status(of: file), status.type == .regular else { continue }
+            let metadata = (try? Syscalls.attribute(CacheEntryMetadata.attributeName, of: file))?.flatMap(CacheEntryMetadata.decode)
+            listed.append(Listed(key: CacheKey(hex: name), size: Int(status.size), metadata: metadata))
+        }
+        return listed
+    }
+
+    /// Counts entries, fresh entries, bytes and temporary files.
+    func statistics() -> CacheStatistics {
+        let listed = listEntries().filter { $0.metadata != nil }
+        let now = clock.date()
+        let temporaryFiles = ((try? Syscalls.names(in: temporary)) ?? []).filter(TemporaryFiles.isTemporary).count
+        return CacheStatistics(
+            directory: configuration.directory, entries: listed.count,
+            freshEntries: listed.filter { $0.metadata.map { $0.freshUntil > now } ?? false }.count,
+            bytes: listed.reduce(0) { $0 + $1.size }, maximumBytes: configuration.maximumBytes, temporaryFiles: temporaryFiles)
+    }
+
+    /// Removes stale entries and evicts least recently used ones beyond the budget; returns how
+    /// many entries and bytes went.
+    func prune() -> (entries: Int, bytes: Int) {
+        let before = listEntries()
+        let now = clock.date()
+        for entry in before where (entry.metadata?.freshUntil ?? .distantPast) <= now {
+            guard let lock = tryLock(entry.key) else { continue }
+            remove(entry.key)
+            lock.unlock()
+        }
+        state.withLock { state in
+            for entry in before where state.index[entry.key] == nil { state.index[entry.key] = IndexEntry(size: entry.size, lastUsed: 0) }
+        }
+        evict(toFit: configuration.maximumBytes)
+        let after = listEntries()
+        return (before.count - after.count, before.reduce(0) { $0 + $1.size } - after.reduce(0) { $0 + $1.size })
+    }
+
+    /// Removes every entry not locked right now, every temporary file no living process holds,
+    /// and what an earlier layout left (`locks/`): the directory keeps `entries/`, `tmp/` and
+    /// the lock file, empty. Returns how many entries went.
+    func clear() -> Int {
+        var removed = 0
+        for name in (try? Syscalls.names(in: entries)) ?? [] {
+            guard Self.isEntryName(name) else {
+                if !TemporaryFiles.isTemporary(name) { try? Syscalls.unlink(FilePath(name), in: entries) }
+                continue
+            }
+            let key = CacheKey(hex: name)
+            guard let lock = tryLock(key) else { continue }
+            remove(key)
+            lock.unlock()
+            removed += 1
+        }
+        removeOrphans(minimumAge: 0)
+        if let legacy = try? Syscalls.open("locks", in: root, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) {
+            for name in (try? Syscalls.names(in: legacy)) ?? [] { try? Syscalls.unlink(FilePath(name), in: legacy) }
+            try? legacy.close()
+            try? Syscalls.removeDirectory("locks", in: root)
+        }
+        return removed
+    }
+}
+
+/// A held per-key cache lock; released by `unlock()`, when it is dropped, or when its process
+/// ends.
+final class CacheLock: Sendable {
+    private let store: CacheStore
+    private let key: CacheKey
+    private let offset: Int64?
+    private let released = Locked(false)
+
+    init(store: CacheStore, key: CacheKey, offset: Int64?) {
+        self.store = store
+        self.key = key
+        self.offset = offset
+    }
+
+    /// Releases the lock.
+    func unlock() {
+        let first = released.withLock { released -> Bool in
+            let was = released
+            released = true
+            return !was
+        }
+        guard first else { return }
+        store.release(key, offset: offset)
+    }
+
+    deinit { unlock() }
+}
+
+/// The thread eviction runs on: its own, so that scanning and unlinking never take a thread
+/// from Swift's tasks, whose timers end each payload's wait.
+final class Evictor: Sendable {
+    private struct State {
+        var pending = false
+        var stopped = false
+    }
+
+    private let condition = NSCondition()
+    private let state = Locked(State())
+
+    /// Starts the thread; it holds the store weakly and ends with it.
+    func start(for store: CacheStore) {
+        let thread = Thread { [weak store, self] in
+            while true {
+                self.condition.lock()
+                while !self.state.withLock({ $0.pending || $0.stopped }) { self.condition.wait() }
+                let stop = self.state.withLock { state -> Bool in
+                    state.pending = false
+                    return state.stopped
+                }
+                self.condition.unlock()
+                guard !stop, let store else { return }
+                store.evict(toFit: store.configuration.maximumBytes * 9 / 10)
+            }
+        }
+        thread.name = "attachment-fetcher.evict"
+        thread.start()
+    }
+
+    /// Asks for an eviction pass (passes asked for while one runs merge into one).
+    func wake() {
+        condition.lock()
+        state.withLock { $0.pending = true }
+        condition.signal()
+        condition.unlock()
+    }
+
+    func stop() {
+        condition.lock()
+        state.withLock { $0.stopped = true }
+        condition.signal()
+        condition.unlock()
+    }
+}

@@ -1,0 +1,327 @@
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one place the library calls the operating system for files.
+///
+/// Every call returns its result or throws its `Errno`; `EINTR` is retried here, once for all
+/// (`retrying`). Paths are `FilePath`s; names inside a directory are opened relative to that
+/// directory's descriptor. Everything else in the library calls these wrappers, never the C
+/// functions. (`FileDescriptor`'s own `read`, `write` and `close` from swift-system are used
+/// directly: they already throw `Errno` and retry `EINTR`.)
+enum Syscalls {
+    // MARK: Linux constants Swift does not import (their macros are composite or `__USE_GNU`)
+
+    /// `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`): a file with no name until `linkat`.
+    static let temporaryFileFlag: Int32 = 0o20_000_000 | O_DIRECTORY
+    /// `AT_EMPTY_PATH`: `linkat` of the descriptor itself.
+    static let emptyPathFlag: Int32 = 0x1000
+    /// `F_OFD_GETLK`, `F_OFD_SETLK`: byte-range locks owned by an open file description, not a
+    /// process, so that two descriptions in one process exclude each other like two processes.
+    private static let getOFDLock: Int32 = 36
+    private static let setOFDLock: Int32 = 37
+
+    // MARK: EINTR, once
+
+    /// Calls `call` until it does not fail with `EINTR`; a result of -1 throws `errno`.
+    @inline(__always)
+    static func retrying<Result: FixedWidthInteger>(_ call: () -> Result) throws(Errno) -> Result {
+        while true {
+            let result = call()
+            if result != -1 { return result }
+            let error = Errno(rawValue: errno)
+            if error != .interrupted { throw error }
+        }
+    }
+
+    /// `retrying` for a call that needs a C path: `withPlatformString` does not pass typed
+    /// errors through, so the error comes out as a value and is thrown here.
+    @inline(__always)
+    private static func retrying(
+        _ path: FilePath, _ call: (UnsafePointer<CChar>) -> Int32
+    ) throws(Errno) -> Int32 {
+        let (result, error) = path.withPlatformString { path in
+            while true {
+                let result = call(path)
+                if result != -1 { return (result, Errno(rawValue: 0)) }
+                let error = Errno(rawValue: errno)
+                if error != .interrupted { return (result, error) }
+            }
+        }
+        if result == -1 { throw error }
+        return result
+    }
+
+    /// The same for a call with two paths.
+    @inline(__always)
+    private static func retrying(
+        _ first: FilePath, _ second: FilePath, _ call: (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Int32
+    ) throws(Errno) -> Int32 {
+        try first.withPlatformString { first in
+            Result { () throws(Errno) -> Int32 in try retrying(second) { call(first, $0) } }
+        }.get()
+    }
+
+    // MARK: Opening
+
+    /// `openat(2)` of `name` in `directory` (the working directory when `nil`, or any absolute
+    /// path), always with `O_CLOEXEC`.
+    static func open(
+        _ name: FilePath, in directory: FileDescriptor? = nil, flags: Int32, permissions: mode_t = 0o600
+    ) throws(Errno) -> FileDescriptor {
+        let descriptor = try retrying(name) { openat(directory?.rawValue ?? AT_FDCWD, $0, flags | O_CLOEXEC, permissions) }
+        return FileDescriptor(rawValue: descriptor)
+    }
+
+    /// An anonymous file in `directory`, open for reading and writing (`O_TMPFILE`): nothing is
+    /// named until `link(_:in:as:)` gives it a name, so a crash leaves nothing behind.
+    static func openAnonymous(in directory: FileDescriptor, permissions: mode_t = 0o600) throws(Errno) -> FileDescriptor {
+        try open(".", in: directory, flags: temporaryFileFlag | O_RDWR, permissions: permissions)
+    }
+
+    /// Whether `error`, from `openAnonymous`, says the file system has no `O_TMPFILE`.
+    static func lacksAnonymousFiles(_ error: Errno) -> Bool {
+        error == .notSupported || error == .isDirectory || error == .invalidArgument
+    }
+
+    // MARK: Status
+
+    /// `fstat(2)`.
+    static func status(of descriptor: FileDescriptor) throws(Errno) -> Stat { try descriptor.stat() }
+
+    /// `fstatat(2)` of `name` in `directory`, not following a final symbolic link.
+    static func status(of name: FilePath, in directory: FileDescriptor) throws(Errno) -> Stat {
+        try name.stat(relativeTo: directory, flags: .symlinkNoFollow)
+    }
+
+    /// `stat(2)` of `path`, or `lstat(2)` when not `followingLink`.
+    static func status(of path: FilePath, followingLink: Bool = true) throws(Errno) -> Stat {
+        try path.stat(followTargetSymlink: followingLink)
+    }
+
+    /// `access(2)`: throws unless this process may `mode` (`W_OK | X_OK`…) `path`.
+    static func checkAccess(_ path: FilePath, _ mode: Int32) throws(Errno) {
+        _ = try retrying(path) { access($0, mode) }
+    }
+
+    // MARK: Names
+
+    /// `linkat(2)`: `from` in `fromDirectory` gets the second name `to` in `toDirectory`. With
+    /// no flags, a final symbolic link is linked itself, not followed.
+    static func link(
+        _ from: FilePath, in fromDirectory: FileDescriptor?, to: FilePath, in toDirectory: FileDescriptor?, flags: Int32 = 0
+    ) throws(Errno) {
+        _ = try retrying(from, to) {
+            linkat(fromDirectory?.rawValue ?? AT_FDCWD, $0, toDirectory?.rawValue ?? AT_FDCWD, $1, flags)
+        }
+    }
+
+    /// Names the open file `descriptor` as `name` in `directory`: `linkat` with `AT_EMPTY_PATH`,
+    /// or through `/proc/self/fd/N` where that needs a privilege this process lacks. This is how
+    /// an `O_TMPFILE` file gets its name, and how an entry an open descriptor holds gets another.
+    /// A file whose every name is gone (and that was not made anonymous) cannot be named again:
+    /// `ENOENT`.
+    static func link(_ descriptor: FileDescriptor, as name: FilePath, in directory: FileDescriptor?) throws(Errno) {
+        do {
+            try link("", in: descriptor, to: name, in: directory, flags: emptyPathFlag)
+        } catch where error == .noSuchFileOrDirectory || error == .notPermitted {
+            try link(FilePath("/proc/self/fd/\(descriptor.rawValue)"), in: nil, to: name, in: directory, flags: AT_SYMLINK_FOLLOW)
+        }
+    }
+
+    /// `renameat(2)`.
+    static func rename(_ from: FilePath, in fromDirectory: FileDescriptor?, to: FilePath, in toDirectory: FileDescriptor?) throws(Errno) {
+        _ = try retrying(from, to) { renameat(fromDirectory?.rawValue ?? AT_FDCWD, $0, toDirectory?.rawValue ?? AT_FDCWD, $1) }
+    }
+
+    /// `unlinkat(2)` of a file (not a directory).
+    static func unlink(_ name: FilePath, in directory: FileDescriptor? = nil) throws(Errno) {
+        _ = try retrying(name) { unlinkat(directory?.rawValue ?? AT_FDCWD, $0, 0) }
+    }
+
+    /// `unlinkat(2)` of an empty directory.
+    static func removeDirectory(_ name: FilePath, in directory: FileDescriptor? = nil) throws(Errno) {
+        _ = try retrying(name) { unlinkat(directory?.rawValue ?? AT_FDCWD, $0, AT_REMOVEDIR) }
+    }
+
+    /// `mkdirat(2)`; an existing directory is no error.
+    static func makeDirectory(_ name: FilePath, in directory: FileDescriptor? = nil, permissions: mode_t = 0o755) throws(Errno) {
+        do {
+            _ = try retrying(name) { mkdirat(directory?.rawValue ?? AT_FDCWD, $0, permissions) }
+        } catch where error == .fileExists {}
+    }
+
+    /// The names in the directory `directory` (without `.` and `..`). The descriptor stays open
+    /// and usable.
+    static func names(in directory: FileDescriptor) throws(Errno) -> [String] {
+        let copy = try retrying { dup(directory.rawValue) }
+        guard let stream = fdopendir(copy) else {
+            let error = Errno(rawValue: errno)
+            _ = close(copy)
+            throw error
+        }
+        defer { closedir(stream) }
+        rewinddir(stream)
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    // MARK: Attributes
+
+    /// `fchmod(2)`.
+    static func setPermissions(of descriptor: FileDescriptor, _ mode: mode_t) throws(Errno) {
+        _ = try retrying { fchmod(descriptor.rawValue, mode) }
+    }
+
+    /// `futimens(2)`: the access time becomes now, the modification time stays (the change time
+    /// moves with it).
+    static func touchAccessTime(of descriptor: FileDescriptor) throws(Errno) {
+        // UTIME_NOW and UTIME_OMIT, whose macros Swift does not import.
+        var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 1), timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)]
+        _ = try retrying { futimens(descriptor.rawValue, &times) }
+    }
+
+    /// `fsetxattr(2)`: sets the extended attribute `name` of the open file.
+    static func setAttribute(_ name: String, of descriptor: FileDescriptor, to value: [UInt8]) throws(Errno) {
+        guard let call = ExtendedAttributes.set else { throw .notSupported }
+        _ = try value.withUnsafeBytes { bytes in
+            Result { () throws(Errno) in try retrying { call(descriptor.rawValue, name, bytes.baseAddress, bytes.count, 0) } }
+        }.get()
+    }
+
+    /// `fgetxattr(2)`: the extended attribute `name` of the open file, at most `limit` bytes;
+    /// `nil` when the file has none.
+    static func attribute(_ name: String, of descriptor: FileDescriptor, limit: Int = 4096) throws(Errno) -> [UInt8]? {
+        guard let call = ExtendedAttributes.get else { throw .notSupported }
+        var value = [UInt8](repeating: 0, count: limit)
+        do {
+            let count = try value.withUnsafeMutableBytes { bytes in
+                Result { () throws(Errno) in try retrying { call(descriptor.rawValue, name, bytes.baseAddress, bytes.count) } }
+            }.get()
+            return Array(value.prefix(count))
+        } catch where error == .noData {
+            return nil
+        }
+    }
+
+    // MARK: Locks
+
+    /// A non-blocking byte-range lock (`F_OFD_SETLK`) on one byte at `offset` of `descriptor`:
+    /// `true` when taken, `false` when another open file description holds it. Released by
+    /// `unlock`, or when the description is closed (so when its process ends, however it ends).
+    static func tryLock(_ descriptor: FileDescriptor, at offset: Int64, exclusive: Bool = true) throws(Errno) -> Bool {
+        var lock = Glibc.flock()
+        lock.l_type = Int16(exclusive ? F_WRLCK : F_RDLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = off_t(offset)
+        lock.l_len = 1
+        do {
+            _ = try retrying { fcntl(descriptor.rawValue, setOFDLock, &lock) }
+            return true
+        } catch where error == .resourceTemporarilyUnavailable || error == .permissionDenied {
+            return false
+        }
+    }
+
+    /// Releases the byte-range lock at `offset`.
+    static func unlock(_ descriptor: FileDescriptor, at offset: Int64) {
+        var lock = Glibc.flock()
+        lock.l_type = Int16(F_UNLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = off_t(offset)
+        lock.l_len = 1
+        _ = try? retrying { fcntl(descriptor.rawValue, setOFDLock, &lock) }
+    }
+
+    /// Whether another open file description (of this process or another) holds a lock on the
+    /// byte at `offset` (`F_OFD_GETLK`).
+    static func isLocked(_ descriptor: FileDescriptor, at offset: Int64) throws(Errno) -> Bool {
+        var lock = Glibc.flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = off_t(offset)
+        lock.l_len = 1
+        _ = try retrying { fcntl(descriptor.rawValue, getOFDLock, &lock) }
+        return lock.l_type != Int16(F_UNLCK)
+    }
+
+    /// `flock(2)` without waiting: `true` when taken, `false` when held elsewhere.
+    static func tryFileLock(_ descriptor: FileDescriptor, exclusive: Bool) throws(Errno) -> Bool {
+        do {
+            _ = try retrying { fileLock(descriptor.rawValue, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) }
+            return true
+        } catch where error == .wouldBlock {
+            return false
+        }
+    }
+
+    // MARK: Limits
+
+    /// The soft and hard limits on open files (`getrlimit(RLIMIT_NOFILE)`); `nil` for an
+    /// unlimited one.
+    static func openFileLimits() throws(Errno) -> (soft: Int?, hard: Int?) {
+        var limit = rlimit()
+        _ = try retrying { getrlimit(fileLimitResource, &limit) }
+        func value(_ raw: rlim_t) -> Int? { raw == unlimited ? nil : Int(clamping: raw) }
+        return (value(limit.rlim_cur), value(limit.rlim_max))
+    }
+
+    /// Raises the soft limit on open files to the hard one (`setrlimit`), at most to `ceiling`.
+    static func raiseOpenFileLimit(ceiling: Int? = nil) throws(Errno) {
+        var limit = rlimit()
+        _ = try retrying { getrlimit(fileLimitResource, &limit) }
+        var target = limit.rlim_max
+        if let ceiling, target == unlimited || target > rlim_t(ceiling) { target = rlim_t(ceiling) }
+        guard limit.rlim_cur != unlimited, limit.rlim_cur < target else { return }
+        limit.rlim_cur = target
+        _ = try retrying { setrlimit(fileLimitResource, &limit) }
+    }
+
+    #if canImport(Glibc)
+    /// `RLIM_INFINITY`, which Swift does not import from Glibc (its macro is `-1`).
+    private static let unlimited = rlim_t.max
+    private static let fileLimitResource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    private static let unlimited = RLIM_INFINITY
+    private static let fileLimitResource = RLIMIT_NOFILE
+    #endif
+
+    // MARK: Processes
+
+    /// Whether process `pid` exists in this process's PID namespace (`kill(pid, 0)`); a process
+    /// of another user exists too (`EPERM`).
+    static func processExists(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || errno == EPERM
+    }
+}
+
+/// `fgetxattr` and `fsetxattr`, looked up once in the C library: Swift's Glibc module does not
+/// export `<sys/xattr.h>`. `nil` where the C library lacks them.
+private enum ExtendedAttributes {
+    typealias Get = @convention(c) (Int32, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int) -> Int
+    typealias Set = @convention(c) (Int32, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32) -> Int32
+
+    static let get: Get? = symbol("fgetxattr").map { unsafeBitCast($0, to: Get.self) }
+    static let set: Set? = symbol("fsetxattr").map { unsafeBitCast($0, to: Set.self) }
+
+    private static func symbol(_ name: String) -> UnsafeMutableRawPointer? {
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), name)
+    }
+}
+
+/// `flock(2)`, under a name the `flock` struct does not shadow.
+private func fileLock(_ descriptor: Int32, _ operation: Int32) -> Int32 {
+    flock(descriptor, operation)
+}

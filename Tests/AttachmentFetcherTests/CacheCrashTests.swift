@@ -1,0 +1,116 @@
+@testable import AttachmentFetcher
+import Crypto
+import Foundation
+import MockCDN
+import SystemPackage
+import Testing
+
+/// A process killed anywhere leaves nothing a later run serves as a whole body; processes in
+/// other PID namespaces never take each other's downloads for a crash's leftovers.
+@Suite("Cache crashes: SIGKILL at many points, PID namespaces", .timeLimit(.minutes(4)))
+struct CacheCrashTests {
+    /// Every entry in `cache` is whole: a regular file with its metadata, whose size and SHA-256
+    /// match it; and nothing named is left in `tmp/`. Returns how many entries there are.
+    private func checkEntries(in cache: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
+        let entries = cache + "/entries"
+        var count = 0
+        for name in try FileManager.default.contentsOfDirectory(atPath: entries) {
+            let file = try FileDescriptor.open(FilePath(entries + "/" + name), .readOnly, options: [.noFollow])
+            defer { try? file.close() }
+            let status = try file.stat()
+            #expect(status.type == .regular, "\(name)", sourceLocation: sourceLocation)
+            let bytes = try #require(try Syscalls.attribute(CacheEntryMetadata.attributeName, of: file), sourceLocation: sourceLocation)
+            let metadata = try #require(CacheEntryMetadata.decode(bytes), sourceLocation: sourceLocation)
+            #expect(metadata.size == Int(status.size), "\(name)", sourceLocation: sourceLocation)
+            #expect(CacheStore.sha256(of: file) == metadata.sha256, "\(name)", sourceLocation: sourceLocation)
+            count += 1
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/tmp").isEmpty, sourceLocation: sourceLocation)
+        return count
+    }
+
+    @Test("SIGKILL at 52 points of a batch leaves only whole entries, and a later run serves the right bytes")
+    func killedAtManyPoints() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let cache = try #require(fixture.cacheDirectory)
+            var killedWithEntries = 0
+            var lastRun: [String] = []
+            for run in 0..<52 {
+                // Eight distinct URLs per run, their bodies ending at staggered times.
+                let paths = (0..<8).map { "/media/k\(run)-\($0).jpg?bytes=\(60_000 + $0 * 10_000)&delay_ms=\($0 * 15)" }
+                let lines = paths.map { String(decoding: fixture.braze($0), as: UTF8.self) }.joined(separator: "\n") + "\n"
+                let delay = Duration.milliseconds(run * 8)
+                let (status, _) = try await CommandRunner.withRunning(
+                    "fetch-attachment",
+                    ["--batch", "-", "--cache-dir", cache, "--output-dir", fixture.directory + "/k\(run)", "--allow-private-networks"],
+                    stdin: Data(lines.utf8)
+                ) { program in
+                    try await Task.sleep(for: delay)
+                    program.send(SIGKILL)
+                }
+                let entries = try checkEntries(in: cache)
+                if status == SIGKILL, entries > 0 { killedWithEntries += 1 }
+                lastRun = paths
+            }
+            // Some kills came while entries were being made, not only before or after.
+            #expect(killedWithEntries > 0)
+            // A later run: every body it gets is the origin's, served or downloaded.
+            let next = try fixture.anotherFetcher()
+            for path in lastRun {
+                let outcome = await next.process(fixture.braze(path))
+                #expect(outcome.status == .attached)
+                let file = try #require(outcome.attachments.first?.path)
+                let size = Int(path.split(separator: "=")[1].split(separator: "&")[0])!
+                #expect(Array(try Data(contentsOf: URL(fileURLWithPath: file))) == SyntheticMedia.body(extension: "jpg", size: size))
+            }
+            await next.shutdown()
+        }
+    }
+
+    /// Whether this machine lets us make PID namespaces (root, or unprivileged user namespaces).
+    static let canUnshare: Bool = {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = ["--pid", "--fork", "--mount-proc", "/bin/true"]
+        do {
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus == 0
+        } catch {
+            return false
+        }
+    }()
+
+    @Test(
+        "Two processes in different PID namespaces on one cache do not delete each other's downloads",
+        .enabled(if: CacheCrashTests.canUnshare, "unshare --pid is refused here"))
+    func pidNamespaces() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let cache = try #require(fixture.cacheDirectory)
+            let program = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+            // The first: started after 80 other processes in its namespace, so that its pid there
+            // (above 80) names no process or thread in the second's; twenty slow bodies.
+            let lines = (0..<20).map { String(decoding: fixture.braze("/media/ns\($0).jpg?bytes=200000&rate=150000"), as: UTF8.self) }
+                .joined(separator: "\n") + "\n"
+            let first = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: first) }
+            let server = fixture.server
+            async let slow = CommandRunner.run(
+                "/usr/bin/unshare",
+                ["--pid", "--fork", "--mount-proc", "/bin/sh", "-c", "for i in $(seq 80); do /bin/true; done; exec \"$0\" \"$@\"", program, "--batch", "-", "--cache-dir", cache,
+                 "--output-dir", first, "--allow-private-networks", "--deadline", "30"],
+                stdin: Data(lines.utf8))
+            // Once its bodies stream, the second starts in a namespace of its own (pid 1 there).
+            for _ in 0..<500 where server.stats().bytesSent < 100_000 { try await Task.sleep(for: .milliseconds(10)) }
+            let second = try await CommandRunner.run(
+                "/usr/bin/unshare",
+                ["--pid", "--fork", "--mount-proc", program, "--cache-dir", cache, "--output-dir", fixture.directory + "/second",
+                 "--allow-private-networks"],
+                stdin: fixture.braze("/media/other.png?bytes=2000"))
+            #expect(second.status == 0, "\(second.stderr)")
+            let result = try await slow
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: first).count == 20)
+        }
+    }
+}

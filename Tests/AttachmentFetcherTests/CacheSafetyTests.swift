@@ -1,0 +1,237 @@
+@testable import AttachmentFetcher
+import Crypto
+import Foundation
+import Logging
+import MockCDN
+import SystemPackage
+import Testing
+
+/// A shared cache directory must not be turned against its users, and its files must be what
+/// they claim: planted entries, symbolic links and loose permissions are refused.
+@Suite("Cache safety: planted entries, symbolic links, shared directories, lock failures", .timeLimit(.minutes(2)))
+struct CacheSafetyTests {
+    private static let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// The entry name (SHA-256 of the normalised URL, hex) of `path` on `server`.
+    private func key(_ server: MockCDNServer, _ path: String) throws -> String {
+        let url = try AttachmentURL.parse(server.url(path)).get()
+        return Hex.encode(SHA256.hash(data: Data(url.string.utf8)))
+    }
+
+    private func metadataJSON(url: String, mime: String, kind: MediaKind, suffix: String, body: [UInt8], modified: Int64) -> [UInt8] {
+        let now = Date()
+        let metadata = CacheEntryMetadata(
+            size: body.count, sha256: Hex.encode(SHA256.hash(data: Data(body))), modified: modified,
+            freshUntil: now.addingTimeInterval(3600), etag: nil, lastModified: nil)
+        // The earlier layout's JSON (`<key>.meta`), for a planted entry of that kind.
+        guard url != "binary" else { return metadata.encoded() }
+        let json: [String: Any] = [
+            "url": url, "mime": mime, "kind": kind.rawValue, "fileExtension": suffix, "size": body.count,
+            "sha256": metadata.sha256, "storedAt": now.timeIntervalSinceReferenceDate,
+            "freshUntil": now.addingTimeInterval(3600).timeIntervalSinceReferenceDate,
+        ]
+        return Array((try? JSONSerialization.data(withJSONObject: json)) ?? Data())
+    }
+
+    @Test("A body planted with metadata under the predictable name is classified, refused, and downloaded for real")
+    func plantedEntry() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let path = "/media/planted.jpg?bytes=20000"
+            let hex = try key(fixture.server, path)
+            let entries = try #require(fixture.cacheDirectory) + "/entries"
+            let html = Array("<!DOCTYPE html><html><body>not an image</body></html>\n".utf8)
+            // This layout: the body with its metadata attribute, claiming a JPEG.
+            try Data(html).write(to: URL(fileURLWithPath: entries + "/" + hex))
+            let file = try FileDescriptor.open(FilePath(entries + "/" + hex), .readOnly)
+            let modified = CacheStore.nanoseconds(try file.stat().st_mtim)
+            try Syscalls.setAttribute(
+                CacheEntryMetadata.attributeName, of: file,
+                to: metadataJSON(url: "binary", mime: "image/jpeg", kind: .image, suffix: "jpg", body: html, modified: modified))
+            try file.close()
+            // The earlier layout too (`<key>.body` + `<key>.meta`), which a cache of that kind served.
+            try Data(html).write(to: URL(fileURLWithPath: entries + "/" + hex + ".body"))
+            try Data(metadataJSON(url: "", mime: "image/jpeg", kind: .image, suffix: "jpg", body: html, modified: 0))
+                .write(to: URL(fileURLWithPath: entries + "/" + hex + ".meta"))
+
+            let outcome = await fixture.fetch(path)
+            #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
+            #expect(fixture.server.stats().requests == 1)
+            let attached = try #require(outcome.attachments.first?.path)
+            #expect(Array(try Data(contentsOf: URL(fileURLWithPath: attached))) == SyntheticMedia.body(extension: "jpg", size: 20000))
+        }
+    }
+
+    @Test("A body that is a symbolic link is never followed: removed, and the URL downloaded")
+    func symlinkBody() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let path = "/media/linked.jpg?bytes=20000"
+            let hex = try key(fixture.server, path)
+            let cache = try #require(fixture.cacheDirectory)
+            let entries = cache + "/entries"
+            // A private file with a valid JPEG, which the link would expose.
+            let secret = cache + "/../secret.jpg"
+            let bytes = SyntheticMedia.body(extension: "jpg", size: 5000)
+            try Data(bytes).write(to: URL(fileURLWithPath: secret))
+            chmod(secret, 0o600)
+            try FileManager.default.createSymbolicLink(atPath: entries + "/" + hex, withDestinationPath: secret)
+            try FileManager.default.createSymbolicLink(atPath: entries + "/" + hex + ".body", withDestinationPath: secret)
+            try Data(metadataJSON(url: "", mime: "image/jpeg", kind: .image, suffix: "jpg", body: bytes, modified: 0))
+                .write(to: URL(fileURLWithPath: entries + "/" + hex + ".meta"))
+
+            let outcome = await fixture.fetch(path)
+            #expect(outcome.status == .attached)
+            #expect(fixture.server.stats().requests == 1)
+            let attached = try #require(outcome.attachments.first?.path)
+            let attributes = try FileManager.default.attributesOfItem(atPath: attached)
+            #expect(attributes[.type] as? FileAttributeType == .typeRegular)
+            #expect(Array(try Data(contentsOf: URL(fileURLWithPath: attached))) == SyntheticMedia.body(extension: "jpg", size: 20000))
+        }
+    }
+
+    @Test("A lock file that is a symbolic link creates nothing where it points, and the download goes on")
+    func symlinkLock() async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let cache = root + "/cache"
+        let path = "/media/l.png?bytes=3000"
+        let hex = try key(server, path)
+        try FileManager.default.createDirectory(atPath: cache + "/locks", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: cache + "/lock", withDestinationPath: root + "/made-through-lock")
+        try FileManager.default.createSymbolicLink(
+            atPath: cache + "/locks/\(hex).lock", withDestinationPath: root + "/made-through-key-lock")
+        var configuration = AttachmentFetcher.Configuration(outputDirectory: root + "/out", deadline: .seconds(10))
+        configuration.cache = .init(directory: cache)
+        configuration.addressPolicy.allowsPrivateNetworks = true
+        let fetcher = try AttachmentFetcher(configuration: configuration)
+        let outcome = await fetcher.process(Payloads.braze(url: server.url(path)))
+        await fetcher.shutdown()
+        try await server.shutdown()
+        #expect(outcome.status == .attached)
+        #expect(!FileManager.default.fileExists(atPath: root + "/made-through-lock"))
+        #expect(!FileManager.default.fileExists(atPath: root + "/made-through-key-lock"))
+    }
+
+    @Test("A lock file that cannot be opened is no wait: the download goes on at once")
+    func unopenableLock() async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let cache = root + "/cache"
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        // A directory where the lock file belongs; and, for the earlier layout, a file where its
+        // directory of lock files belongs.
+        try FileManager.default.createDirectory(atPath: cache + "/lock", withIntermediateDirectories: true)
+        try Data().write(to: URL(fileURLWithPath: cache + "/locks"))
+        var configuration = AttachmentFetcher.Configuration(outputDirectory: root + "/out", deadline: .seconds(10))
+        configuration.cache = .init(directory: cache)
+        configuration.addressPolicy.allowsPrivateNetworks = true
+        let fetcher = try AttachmentFetcher(configuration: configuration)
+        let outcome = await fetcher.process(Payloads.braze(url: server.url("/media/u.png?bytes=3000")), deadline: .seconds(10))
+        await fetcher.shutdown()
+        try await server.shutdown()
+        #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
+    }
+
+    @Test("A cache directory other users may write, or another user owns, is refused unless allowed")
+    func sharedDirectory() async throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let cache = root + "/cache"
+        try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+        var configuration = AttachmentFetcher.Configuration(outputDirectory: root + "/out", deadline: .seconds(10))
+        configuration.cache = .init(directory: cache)
+
+        chmod(cache, 0o777)
+        #expect(throws: AttachmentFetcherError.self) { _ = try AttachmentFetcher(configuration: configuration) }
+        chmod(cache, 0o775)
+        #expect(throws: AttachmentFetcherError.self) { _ = try AttachmentFetcher(configuration: configuration) }
+        chmod(cache, 0o755)
+        await (try AttachmentFetcher(configuration: configuration)).shutdown()
+
+        // Another user's directory (as root, hand it to an unused uid).
+        if geteuid() == 0, chown(cache, 54_321, 54_321) == 0 {
+            #expect(throws: AttachmentFetcherError.self) { _ = try AttachmentFetcher(configuration: configuration) }
+        }
+        chmod(cache, 0o777)
+        configuration.cache?.allowsSharedDirectory = true
+        await (try AttachmentFetcher(configuration: configuration)).shutdown()
+        // What the cache makes inside is never writable by others.
+        let entries = try FileManager.default.attributesOfItem(atPath: cache + "/entries")
+        #expect(((entries[.posixPermissions] as? Int) ?? 0o777) & 0o022 == 0)
+    }
+
+    @Test("Entry metadata reads back as written, is small, and a damaged attribute reads as none")
+    func metadataEncoding() throws {
+        let digest = Hex.encode(SHA256.hash(data: Data("x".utf8)))
+        var metadata = CacheEntryMetadata(
+            size: 123_456, sha256: digest, modified: 1_700_000_000_123_456_789, freshUntil: Date(timeIntervalSince1970: 1_800_000_000.5),
+            etag: nil, lastModified: nil)
+        #expect(metadata.encoded().count == 61)
+        #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
+        metadata.etag = "\"v1\""
+        metadata.lastModified = "Tue, 24 Nov 2026 04:00:00 GMT"
+        let bytes = metadata.encoded()
+        #expect(CacheEntryMetadata.decode(bytes) == metadata)
+        #expect(CacheEntryMetadata.decode(Array(bytes.dropLast())) == nil)
+        #expect(CacheEntryMetadata.decode(Array("{\"url\":\"\"}".utf8)) == nil)
+    }
+
+    @Test("Cached bodies are read-only, so no payload's file can change another's")
+    func readOnlyBodies() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let outcome = await fixture.fetch("/media/ro.gif?bytes=4000")
+            let attached = try #require(outcome.attachments.first?.path)
+            let permissions = try FileManager.default.attributesOfItem(atPath: attached)[.posixPermissions] as? Int
+            #expect(permissions == 0o444)
+        }
+    }
+
+    @Test("Entries checked in a process are remembered up to a bound")
+    func verifiedMapIsBounded() async throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let store = try CacheStore(configuration: .init(directory: root + "/cache"), verifiedCapacity: 100)
+        let count = 350
+        let media = MediaType(mime: "image/gif", kind: .image, fileExtension: "gif")
+        for index in 0..<count {
+            let url = try AttachmentURL.parse("http://127.0.0.1/\(index).gif").get()
+            let path = TemporaryFiles.path(in: store.temporaryDirectory)
+            // Written plainly (Foundation's `Data.write` syncs every file).
+            let file = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite)
+            _ = try file.closeAfter { try file.writeAll(Array("GIF89a\(index)".utf8)) }
+            let body = DownloadedFile(path: path, media: media, byteCount: 6 + "\(index)".utf8.count, effectiveURL: url.string, headerBlock: "")
+            let committed = try store.commit(body, key: CacheKey(url), freshness: HTTPFreshness(headers: [])).get()
+            try committed.descriptor.close()
+        }
+        let remembered = store.state.withLock { $0.verified.count }
+        #expect(remembered <= 100)
+        #expect(store.state.withLock { $0.index.count } == count)
+        // `cache clear` leaves the layout and the lock file, and nothing else.
+        #expect(store.clear() == count)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/cache/entries").isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/cache/tmp").isEmpty)
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: root + "/cache")) == ["entries", "tmp", "lock"])
+    }
+
+    @Test("Eviction under a small budget takes no entry from its waiting payloads")
+    func evictionKeepsWaiters() async throws {
+        try await Fixture.with(cached: true, configure: { $0.cache?.maximumBytes = 150_000 }) { fixture in
+            var payloads: [Data] = []
+            for url in 0..<24 {
+                for _ in 0..<8 { payloads.append(fixture.braze("/media/e\(url).jpg?bytes=100000&delay_ms=\(50 + url * 10)")) }
+            }
+            let outcomes = await withTaskGroup { group in
+                for payload in payloads { group.addTask { await fixture.fetcher.process(payload) } }
+                return await group.reduce(into: [Outcome]()) { $0.append($1) }
+            }
+            let lost = outcomes.filter { $0.status != .attached }
+            #expect(lost.isEmpty, "\(lost.first?.detail ?? "")")
+            #expect(fixture.filesLeft().count == payloads.count)
+            for outcome in outcomes.prefix(20) {
+                let path = try #require(outcome.attachments.first?.path)
+                #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count == 100_000)
+            }
+        }
+    }
+}
