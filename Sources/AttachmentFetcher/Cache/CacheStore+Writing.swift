@@ -1,0 +1,118 @@
+import Foundation
+import SystemPackage
+import Glibc
+
+/// Writing entries: a committed body, a refreshed one, a removed one.
+extension CacheStore {
+
+    /// Stores a validated body as the entry for `key`: its metadata set on it, made read-only,
+    /// named `entries/<key>` (a nameless body by `linkat`, a named one by `rename`). Returns the
+    /// entry and the body's descriptor, open, for the waiting payloads. Evicts in the background
+    /// when the budget is exceeded.
+    func commit(
+        _ body: DownloadedFile, key: CacheKey, freshness: HTTPFreshness
+    ) -> Result<(entry: CachedEntry, descriptor: FileDescriptor), TransferFailure> {
+        let file: FileDescriptor
+        if let descriptor = body.descriptor {
+            file = descriptor
+        } else {
+            do {
+                file = try Syscalls.open(FilePath(body.path), flags: O_RDWR | O_NOFOLLOW)
+            } catch {
+                return .failure(TemporaryFiles.failure(error, "cannot open \(body.path)"))
+            }
+        }
+        do {
+            let status = try Syscalls.status(of: file)
+            guard let digest = body.sha256.map { Hex.encode($0) } ?? Self.sha256(of: file) else {
+                throw Errno.ioError
+            }
+            let now = clock.date()
+            let metadata = CacheEntryMetadata(
+                size: body.byteCount, sha256: digest, modified: Self.nanoseconds(status.st_mtim),
+                freshUntil: now.addingTimeInterval(lifetime(freshness)), etag: freshness.etag, lastModified: freshness.lastModified)
+            try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
+            try Syscalls.setPermissions(of: file, 0o444)
+            let name = FilePath(key.hex)
+            if body.descriptor == nil {
+                try Syscalls.rename(FilePath(body.path), in: nil, to: name, in: entries)
+            } else {
+                if (try? Syscalls.link(file, as: name, in: entries)) == nil {
+                    // A stale entry this transfer replaces (the key's lock is held).
+                    try? Syscalls.unlink(name, in: entries)
+                    dropFromIndex(key)
+                    try Syscalls.link(file, as: name, in: entries)
+                }
+            }
+            let entry = CachedEntry(
+                key: key, metadata: metadata, media: body.media, bodyPath: entriesDirectory + "/" + key.hex,
+                inode: UInt64(status.inode.rawValue))
+            remember(entry, lastUsed: Self.nanoseconds(now))
+            if state.withLock({ $0.bytes > configuration.maximumBytes }) { evictor.wake() }
+            return .success((entry, file))
+        } catch {
+            if body.descriptor == nil { try? file.close() }
+            let errno = (error as? Errno) ?? .ioError
+            let reason: FallbackReason = FileDescriptorBudget.isExhaustion(errno.rawValue) ? .resources : .storage
+            return .failure(TransferFailure(reason: reason, detail: "cannot store \(key) in the cache: \(errno)"))
+        }
+    }
+
+    /// Renews `entry`'s freshness after a `304 Not Modified` (its metadata attribute, in place).
+    func refresh(_ entry: CachedEntry, freshness: HTTPFreshness) -> Result<CachedEntry, TransferFailure> {
+        var metadata = entry.metadata
+        metadata.freshUntil = clock.date().addingTimeInterval(lifetime(freshness))
+        metadata.etag = freshness.etag ?? metadata.etag
+        metadata.lastModified = freshness.lastModified ?? metadata.lastModified
+        if let error = setMetadata(metadata, of: entry) {
+            return .failure(TransferFailure(reason: .storage, detail: "cannot refresh \(entry.key) in the cache: \(error)"))
+        }
+        var refreshed = entry
+        refreshed.metadata = metadata
+        remember(refreshed, lastUsed: Self.nanoseconds(clock.date()))
+        return .success(refreshed)
+    }
+
+    /// Sets the metadata attribute of `entry`'s body, in place; the error, or `nil`.
+    fileprivate func setMetadata(_ metadata: CacheEntryMetadata, of entry: CachedEntry) -> Errno? {
+        let file: FileDescriptor
+        do {
+            file = try Syscalls.open(FilePath(entry.key.hex), in: entries, flags: O_RDONLY | O_NOFOLLOW)
+        } catch {
+            return error
+        }
+        let result = updateAttribute(metadata, of: file, inode: entry.inode)
+        try? file.close()
+        return result
+    }
+
+    fileprivate func updateAttribute(_ metadata: CacheEntryMetadata, of file: FileDescriptor, inode: UInt64) -> Errno? {
+        guard (try? Syscalls.status(of: file)).map({ UInt64($0.inode.rawValue) }) == inode else { return .noSuchFileOrDirectory }
+        if (try? Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())) != nil { return nil }
+        // Read-only bodies: their owner may open them for a moment.
+        guard (try? Syscalls.setPermissions(of: file, 0o644)) != nil else { return .permissionDenied }
+        let error: Errno?
+        do {
+            try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
+            error = nil
+        } catch let failure {
+            error = failure
+        }
+        try? Syscalls.setPermissions(of: file, 0o444)
+        return error
+    }
+
+    /// Removes `key`'s entry.
+    func remove(_ key: CacheKey) {
+        try? Syscalls.unlink(FilePath(key.hex), in: entries)
+        dropFromIndex(key)
+    }
+
+    func dropFromIndex(_ key: CacheKey) {
+        state.withLock { state in
+            state.verified[key] = nil
+            if let removed = state.index.removeValue(forKey: key) { state.bytes -= removed.size }
+        }
+    }
+
+}
