@@ -4,7 +4,6 @@ import Glibc
 
 /// Writing entries: a committed body, a refreshed one, a removed one.
 extension CacheStore {
-
     /// Stores a validated body as the entry for `key`: its metadata set on it, made read-only,
     /// named `entries/<key>` (a nameless body by `linkat`, a named one by `rename`). Returns the
     /// entry and the body's descriptor, open, for the waiting payloads. Evicts in the background
