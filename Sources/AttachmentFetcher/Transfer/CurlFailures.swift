@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 
 /// How libcurl's result codes become the engine's failures.
 struct CurlFailures {
@@ -29,7 +30,7 @@ struct CurlFailures {
     func failure(for code: CurlCode, of transfer: ActiveTransfer) -> TransferFailure {
         let easy = transfer.easy
         if let error = easy.socketOpenError, FileDescriptorBudget.isExhaustion(error), code == .couldNotConnect {
-            return TransferFailure(reason: .resources, detail: "cannot open a socket: \(String(cString: strerror(error)))")
+            return TransferFailure(reason: .resources, detail: "cannot open a socket: \(Errno(rawValue: error))")
         }
         // Refused only when no candidate was permitted: a permitted one that failed to connect
         // is a network failure like any other.
