@@ -107,12 +107,12 @@ struct CacheDeadlineTests {
         }
     }
 
-    @Test("12,000 payloads over 6,000 URLs through a cache a third their size: evicting all along")
+    @Test("8,000 payloads over 4,000 URLs through a cache a third their size: evicting all along")
     func evicting() async throws {
         let deadline = Duration.seconds(2) * TestTiming.scale
-        let urls = 6_000
+        let urls = 4_000
         let bytes = 4_000
-        // Room for 2,000 entries: every eviction has thousands of entries to choose from.
+        // Room for 1,333 entries: every eviction has over a thousand entries to choose from.
         let budget = urls * bytes / 3
         try await Fixture.with(cached: true, configure: { $0.cache?.maximumBytes = budget }) { fixture in
             // Each URL twice, a whole pass apart: by the second pass its entry has been evicted.
