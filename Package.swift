@@ -38,6 +38,8 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // The blocking pool the cache's file-system work runs on (`BlockingIO`).
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // An HTTP/1.1 origin on SwiftNIO (and, given a certificate, HTTPS with HTTP/2) that serves

@@ -1,22 +1,23 @@
-import Dispatch
+import NIOPosix
 
-/// Runs long file-system work (hashing or copying a whole body, taking a lock file, scanning the
-/// cache) on Dispatch's global queue rather than in the caller's task.
+/// Runs file-system work that may block (committing or copying a body, a lock, scanning or
+/// evicting the cache) on threads of its own rather than in the caller's task.
 ///
-/// On Linux this gives the work no threads of its own: Dispatch runs these blocks on the same
-/// root-queue threads as Swift's tasks (`perf` shows both on the same two threads of a two-core
-/// machine). What it adds is libdispatch's monitor, which starts another worker, about one a
-/// second, while its workers stay blocked. Measured with four blocking 2 s sleeps on two cores:
-/// as blocks here they ended at 2.0, 2.0, 2.9 and 3.9 s; as plain tasks at 2.0, 2.0, 4.0 and 4.0 s.
-/// Single metadata calls (`stat`, `link`, `rename`) are made where they are needed instead: a
-/// trip here costs more than they do (a quarter of a cache hit's CPU time).
+/// On Linux, Swift's tasks and Dispatch's global queues share the same root-queue threads, one
+/// per core: blocking work there delays every task behind it, including the timers that end each
+/// payload's wait at its deadline. SwiftNIO's process-wide blocking pool
+/// (`NIOThreadPool.singleton`) has threads no task runs on, so the kernel's scheduler, not the
+/// cooperative pool, shares the cores between the two. Single metadata calls (`stat`, `link`) are
+/// still made where they are needed: a trip here costs more than they do.
 enum BlockingIO {
-    private static let queue = DispatchQueue(label: "attachment-fetcher.io", attributes: .concurrent)
-
-    /// Runs `work` on the I/O queue and returns its result.
+    /// Runs `work` on the blocking pool and returns its result.
     static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: work()) }
+        do {
+            return try await NIOThreadPool.singleton.runIfActive(work)
+        } catch {
+            // The singleton pool is never shut down, so it is always active; were it not, the
+            // work runs here rather than not at all.
+            return work()
         }
     }
 }
