@@ -31,7 +31,7 @@ struct CLITests {
             try Payloads.braze(url: server.url("/media/a.png?bytes=5000"), type: "jpg").write(to: URL(fileURLWithPath: payloadPath))
             let output = directory + "/out/nested"
             let result = try await CommandRunner.run(
-                "fetch-attachment", [payloadPath, "--output-dir", output, "--json", "--deadline", "10", "--allow-private-networks"])
+                "fetch-attachment", [payloadPath, "--output-dir", output, "--json", "--timeout", "10", "--allow-private-networks"])
             #expect(result.status == 0, "\(result.stderr)")
             let object = try jsonObject(result.stdout)
             #expect(Set(object.keys) == ["status", "reason", "detail", "vendor", "attachments", "failures", "warnings", "elapsed_ms", "notification"])
@@ -208,7 +208,7 @@ struct CLITests {
     func demo() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let result = try await CommandRunner.run("fetch-attachment", ["demo", "--deadline", "1", "--output-dir", directory])
+        let result = try await CommandRunner.run("fetch-attachment", ["demo", "--timeout", "1", "--output-dir", directory])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("24 of 24 examples gave the expected outcome"))
         #expect(result.stdout.contains("android notification:"))

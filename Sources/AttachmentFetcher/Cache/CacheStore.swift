@@ -73,7 +73,7 @@ public struct CacheStatistics: Sendable, Codable, Hashable {
 /// hashes the body); the rest, whole-body and whole-cache work, goes through `BlockingIO`.
 final class CacheStore: Sendable {
     /// The configuration.
-    let configuration: AttachmentFetcher.Configuration.Cache
+    let configuration: PushAttachmentFetcher.Configuration.Cache
     /// `<directory>/entries`, `<directory>/tmp`, `<directory>/locks`.
     let entriesDirectory: String
     let temporaryDirectory: String
@@ -98,7 +98,7 @@ final class CacheStore: Sendable {
 
     /// Opens (creating if needed) the cache at `configuration.directory`, removes what crashed
     /// processes left, and measures its size.
-    init(configuration: AttachmentFetcher.Configuration.Cache) throws(AttachmentFetcherError) {
+    init(configuration: PushAttachmentFetcher.Configuration.Cache) throws(AttachmentFetcherError) {
         let root = configuration.directory.hasPrefix("/")
             ? configuration.directory : FileManager.default.currentDirectoryPath + "/" + configuration.directory
         var configuration = configuration
