@@ -11,6 +11,6 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 swift build --build-tests
 swift test --skip-build --skip 'DeadlineTests|LoadTestTests|ResourceTests' "$@"
-for suite in '\.DeadlineTests' 'CacheLoadDeadlineTests' 'CacheDeadlineTests' 'ResourceTests' 'LoadTestTests'; do
+for suite in '\.DeadlineTests' 'InstantDeadlineTests' 'CacheLoadDeadlineTests' 'CacheDeadlineTests' 'ResourceTests' 'LoadTestTests'; do
     swift test --skip-build --filter "$suite" "$@"
 done

@@ -1,4 +1,4 @@
-/// Why an `AttachmentFetcher` could not be created or used.
+/// Why a `PushAttachmentFetcher` could not be created or used.
 ///
 /// Processing a payload never throws (its failures are an `Outcome` with a `FallbackReason`);
 /// this error is only for setting a fetcher up. Compare with the stable statics, e.g.

@@ -1,6 +1,6 @@
 import Foundation
 
-extension AttachmentFetcher {
+extension PushAttachmentFetcher {
     /// How a fetcher downloads, checks and stores attachments. Every field has a documented
     /// default; only the output directory must be given.
     public struct Configuration: Sendable {
@@ -10,7 +10,10 @@ extension AttachmentFetcher {
 
         /// How long a payload may take, measured from the moment it is handed in. Default 30 s,
         /// the time iOS gives a service extension before `serviceExtensionTimeWillExpire`.
-        public var deadline: Duration
+        ///
+        /// Each payload's deadline is this long after `process(_:timeout:)` is called, unless the
+        /// call gives its own timeout or deadline.
+        public var timeout: Duration
 
         /// The largest file accepted for each type class.
         public var sizeLimits: SizeLimits
@@ -72,9 +75,9 @@ extension AttachmentFetcher {
         public var platforms: [Platform] = []
 
         /// A configuration writing into `outputDirectory`, with every other field at its default.
-        public init(outputDirectory: String, deadline: Duration = .seconds(30)) {
+        public init(outputDirectory: String, timeout: Duration = .seconds(30)) {
             self.outputDirectory = outputDirectory
-            self.deadline = deadline
+            self.timeout = timeout
             sizeLimits = SizeLimits()
             connectionPool = ConnectionPool()
             maximumRedirects = 20
@@ -178,7 +181,7 @@ extension AttachmentFetcher {
 
         func validate() throws(AttachmentFetcherError) {
             guard !outputDirectory.isEmpty else { throw .invalidConfiguration("outputDirectory is empty") }
-            guard deadline > .zero else { throw .invalidConfiguration("deadline must be positive") }
+            guard timeout > .zero else { throw .invalidConfiguration("timeout must be positive") }
             guard sizeLimits.image > 0, sizeLimits.audio > 0, sizeLimits.video > 0, sizeLimits.androidPicture > 0 else {
                 throw .invalidConfiguration("size limits must be positive")
             }

@@ -19,12 +19,12 @@ public final class NotificationServiceAdapter: Sendable {
         var task: Task<Void, Never>?
     }
 
-    private let fetcher: AttachmentFetcher
+    private let fetcher: PushAttachmentFetcher
     private let pending = Locked<Pending?>(nil)
     private let requests = Atomic<UInt64>(0)
 
     /// An adapter that processes payloads with `fetcher`.
-    public init(fetcher: AttachmentFetcher) {
+    public init(fetcher: PushAttachmentFetcher) {
         self.fetcher = fetcher
     }
 

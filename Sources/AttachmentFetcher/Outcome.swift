@@ -165,7 +165,7 @@ public struct Outcome: Sendable {
     /// What the push shows and does, read whenever its vendor was recognised; `nil` otherwise.
     public var notification: NotificationContent?
 
-    /// An outcome; prefer reading the ones `AttachmentFetcher.process(_:)` returns.
+    /// An outcome; prefer reading the ones `PushAttachmentFetcher.process(_:)` returns.
     public init(
         status: Status, reason: FallbackReason?, detail: String?, vendor: Vendor?, attachments: [Attachment],
         warnings: [String], elapsed: Duration, payload: Data, notification: NotificationContent? = nil,

@@ -37,9 +37,9 @@ struct BatchRunner {
         let report = reportPath.map { _ in CampaignReport() }
         let started = ContinuousClock.now
         let progress = Progress(total: Progress.isEnabled && source.isFile ? FileLineSource.countLines(descriptor) : nil)
-        let (records, statistics) = try await withAttachmentFetcher(
+        let (records, statistics) = try await withPushAttachmentFetcher(
             configuration: configuration, logger: options.logger()
-        ) { fetcher -> ([BatchRecord], AttachmentFetcher.Statistics) in
+        ) { fetcher -> ([BatchRecord], PushAttachmentFetcher.Statistics) in
             let records = await Self.processAll(
                 source, through: fetcher, limit: limit, concurrency: concurrency, printer: printer, report: report,
                 progress: progress)
@@ -69,7 +69,7 @@ struct BatchRunner {
 
     /// The outcome of one line: the fetcher's for a payload; `invalid-payload` for a line
     /// longer than `limit`, which the fetcher never sees; `nil` for a blank one, which is skipped.
-    private static func outcome(of line: BatchLine, through fetcher: AttachmentFetcher, limit: Int) async -> Outcome? {
+    private static func outcome(of line: BatchLine, through fetcher: PushAttachmentFetcher, limit: Int) async -> Outcome? {
         switch line {
         case .payload(let payload): return await fetcher.process(payload)
         case .tooLong: return PayloadInput.tooLargeOutcome(limit: limit, what: "the line")
@@ -79,7 +79,7 @@ struct BatchRunner {
 
     /// Processes every line, at most `concurrency` at once, printing outcomes in input order.
     private static func processAll(
-        _ source: BatchInput, through fetcher: AttachmentFetcher, limit: Int, concurrency: Int, printer: OutcomePrinter,
+        _ source: BatchInput, through fetcher: PushAttachmentFetcher, limit: Int, concurrency: Int, printer: OutcomePrinter,
         report: CampaignReport?, progress: Progress
     ) async -> [BatchRecord] {
         let reporter = progress.startReporting()
@@ -102,7 +102,7 @@ struct BatchRunner {
     /// each of 100,000 payloads (and every outcome passing through one parent task) the batch took
     /// a third longer.
     private static func processLines(
-        _ lines: FileLineSource, through fetcher: AttachmentFetcher, limit: Int, concurrency: Int,
+        _ lines: FileLineSource, through fetcher: PushAttachmentFetcher, limit: Int, concurrency: Int,
         emitter: OrderedEmitter, progress: Progress
     ) async -> [BatchRecord] {
         let emitter = SharedEmitter(emitter)
@@ -145,7 +145,7 @@ struct BatchRunner {
     /// outcomes are printed, and flushed, while the producer is still writing, however slowly
     /// lines come.
     private static func processStream(
-        _ reader: LineReader, through fetcher: AttachmentFetcher, limit: Int, concurrency: Int, emitter: OrderedEmitter,
+        _ reader: LineReader, through fetcher: PushAttachmentFetcher, limit: Int, concurrency: Int, emitter: OrderedEmitter,
         progress: Progress
     ) async -> [BatchRecord] {
         await withTaskGroup(of: StreamEvent.self) { group -> [BatchRecord] in

@@ -12,7 +12,7 @@ struct BatchRecord: Sendable {
 /// The closing summary of a batch.
 struct BatchSummary {
     var records: [BatchRecord]
-    var statistics: AttachmentFetcher.Statistics
+    var statistics: PushAttachmentFetcher.Statistics
     var wall: Duration
 
     var text: String {

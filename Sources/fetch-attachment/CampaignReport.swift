@@ -101,7 +101,7 @@ final class CampaignReport: Sendable {
     }
 
     /// The page, with the fetcher's counters and the batch's wall time.
-    func html(statistics: AttachmentFetcher.Statistics, wall: Duration) -> String {
+    func html(statistics: PushAttachmentFetcher.Statistics, wall: Duration) -> String {
         let state = state.withLock { $0 }
         var page = """
             <!DOCTYPE html>

@@ -19,21 +19,28 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .customLong("output-dir"), help: "Where attachment files go. Default: a fresh temporary directory.")
     var outputDirectory: String?
 
-    @Option(parsing: .unconditional, help: "Seconds each payload may take (the stalling example waits this long).")
-    var deadline: Double = 2
+    @Option(name: .customLong("timeout"), parsing: .unconditional, help: ArgumentHelp("Seconds each payload may take (default 2; the stalling example waits this long).", valueName: "seconds"))
+    var timeoutSeconds: Double?
+
+    /// `--timeout`'s old name, still accepted.
+    @Option(name: .customLong("deadline"), parsing: .unconditional, help: .hidden)
+    var deadlineSeconds: Double?
+
+    /// Seconds each payload may take: `--timeout`, or `--deadline`, or 2.
+    var timeout: Double { timeoutSeconds ?? deadlineSeconds ?? 2 }
 
     @Flag(help: "Print one JSON object per outcome, with the example's name, instead of a table.")
     var json = false
 
     func validate() throws {
-        try DeadlineOption.validate(deadline, maximum: 60)
+        try TimeoutOption.validate(timeout: timeoutSeconds, deadline: deadlineSeconds, maximum: 60)
     }
 
     func run() async throws {
         let server = try await MockCDNServer.start()
         let directory = outputDirectory ?? NSTemporaryDirectory() + "attachment-fetcher-demo-\(UUID().uuidString.prefix(8))"
-        var configuration = AttachmentFetcher.Configuration(
-            outputDirectory: directory, deadline: DeadlineOption.duration(deadline))
+        var configuration = PushAttachmentFetcher.Configuration(
+            outputDirectory: directory, timeout: TimeoutOption.duration(timeout))
         configuration.userAgent = "fetch-attachment-demo"
         configuration.cache = .init(directory: directory + "/.cache")
         // The mock CDN's loopback address, and only it, joins the public addresses: the
@@ -41,7 +48,7 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.addressPolicy.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
         let results: [(ExamplePayload, Outcome)]
         do {
-            results = try await withAttachmentFetcher(configuration: configuration) { fetcher in
+            results = try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
                 try await withThrowingTaskGroup { group in
                     for (index, example) in ExamplePayload.all.enumerated() {
                         let bytes = Data(example.payload(cdn: server.baseURL).utf8)

@@ -69,13 +69,13 @@ struct FetchCommand: AsyncParsableCommand {
                 limit: configuration.maximumPayloadBytes, what: payload == "-" ? "standard input" : "the payload file")
         } else {
             do {
-                outcome = try await withAttachmentFetcher(configuration: configuration, logger: options.logger()) { fetcher in
+                outcome = try await withPushAttachmentFetcher(configuration: configuration, logger: options.logger()) { fetcher in
                     await fetcher.process(bytes)
                 }
             } catch let error as AttachmentFetcherError {
                 // The reason is `storage`; the detail is the message alone, with no second code.
                 outcome = Outcome(
-                    status: .original, reason: .storage, detail: error.message, vendor: AttachmentFetcher.vendor(of: bytes),
+                    status: .original, reason: .storage, detail: error.message, vendor: PushAttachmentFetcher.vendor(of: bytes),
                     attachments: [], warnings: [], elapsed: .zero, payload: bytes)
             }
         }
@@ -89,8 +89,15 @@ struct FetchOptions: ParsableArguments {
     @Option(name: .customLong("output-dir"), help: "Where attachment files go (created if missing). Default: $XDG_CACHE_HOME/attachment-fetcher/attachments or ~/.cache/attachment-fetcher/attachments.")
     var outputDirectory: String?
 
-    @Option(parsing: .unconditional, help: "Seconds a payload may take, from the moment it is read (iOS gives about 30).")
-    var deadline: Double = 30
+    @Option(name: .customLong("timeout"), parsing: .unconditional, help: ArgumentHelp("Seconds a payload may take, from the moment it is read (default 30, about what iOS gives).", valueName: "seconds"))
+    var timeoutSeconds: Double?
+
+    /// `--timeout`'s old name, still accepted.
+    @Option(name: .customLong("deadline"), parsing: .unconditional, help: .hidden)
+    var deadlineSeconds: Double?
+
+    /// Seconds each payload may take: `--timeout`, or `--deadline`, or 30.
+    var timeout: Double { timeoutSeconds ?? deadlineSeconds ?? 30 }
 
     @Flag(help: "Print exactly one JSON object per outcome on standard output.")
     var json = false
@@ -113,7 +120,7 @@ struct FetchOptions: ParsableArguments {
 
     func validate() throws {
         try network.validate()
-        try DeadlineOption.validate(deadline, maximum: 3_600)
+        try TimeoutOption.validate(timeout: timeoutSeconds, deadline: deadlineSeconds, maximum: 3_600)
         if let outputDirectory, outputDirectory.isEmpty {
             throw ValidationError("--output-dir must not be empty")
         }
@@ -132,10 +139,10 @@ struct FetchOptions: ParsableArguments {
         try cache.validate()
     }
 
-    func fetcherConfiguration() -> AttachmentFetcher.Configuration {
-        var configuration = AttachmentFetcher.Configuration(
+    func fetcherConfiguration() -> PushAttachmentFetcher.Configuration {
+        var configuration = PushAttachmentFetcher.Configuration(
             outputDirectory: outputDirectory ?? DefaultPaths.attachments,
-            deadline: DeadlineOption.duration(deadline))
+            timeout: TimeoutOption.duration(timeout))
         configuration.cache = cache.noCache ? nil : cache.configuration()
         configuration.trustedCertificatesFile = cacert
         configuration.platforms = (try? platforms()) ?? []
@@ -168,15 +175,20 @@ struct FetchOptions: ParsableArguments {
     }
 }
 
-/// `--deadline SECONDS`, checked and converted the same way by every command.
-enum DeadlineOption {
-    static func validate(_ seconds: Double, maximum: Double) throws {
-        guard seconds.isFinite, seconds > 0, seconds <= maximum else {
-            throw ValidationError("--deadline must be a number of seconds above 0 and at most \(Int(maximum))")
+/// `--timeout SECONDS` (or its old name `--deadline`), checked and converted the same way by every
+/// command.
+enum TimeoutOption {
+    static func validate(timeout: Double?, deadline: Double?, maximum: Double) throws {
+        if timeout != nil, deadline != nil {
+            throw ValidationError("--deadline is the old name of --timeout: give --timeout only")
         }
-        // Deadlines are kept in whole milliseconds: a smaller one would be no deadline at all.
+        guard let seconds = timeout ?? deadline else { return }
+        guard seconds.isFinite, seconds > 0, seconds <= maximum else {
+            throw ValidationError("--timeout must be a number of seconds above 0 and at most \(Int(maximum))")
+        }
+        // Timeouts are kept in whole milliseconds: a smaller one would be no time at all.
         guard (seconds * 1_000).rounded() >= 1 else {
-            throw ValidationError("--deadline must be at least 0.001 seconds (1 ms); \(seconds) rounds to 0 ms")
+            throw ValidationError("--timeout must be at least 0.001 seconds (1 ms); \(seconds) rounds to 0 ms")
         }
     }
 
@@ -194,14 +206,20 @@ struct CacheOptions: ParsableArguments {
     @Flag(name: .customLong("no-cache"), help: "Use no cache: every payload downloads its own copy.")
     var noCache = false
 
+    @Flag(
+        name: .customLong("allow-shared-cache-dir"),
+        help: "Use a cache directory owned by another user or writable by others (refused by default: whoever can write it can plant entries every user would serve).")
+    var allowsSharedDirectory = false
+
     func validate() throws {
         if let directory, directory.isEmpty { throw ValidationError("--cache-dir must not be empty") }
         if let maximumBytes, maximumBytes <= 0 { throw ValidationError("--cache-max-bytes must be positive") }
     }
 
-    func configuration() -> AttachmentFetcher.Configuration.Cache {
-        var cache = AttachmentFetcher.Configuration.Cache(directory: directory ?? DefaultPaths.root)
+    func configuration() -> PushAttachmentFetcher.Configuration.Cache {
+        var cache = PushAttachmentFetcher.Configuration.Cache(directory: directory ?? DefaultPaths.root)
         if let maximumBytes { cache.maximumBytes = maximumBytes }
+        cache.allowsSharedDirectory = allowsSharedDirectory
         return cache
     }
 }

@@ -27,7 +27,7 @@ struct NetworkOptions: ParsableArguments {
             throw ValidationError("--allow-network '\(network)' is not an address or network such as 10.0.0.0/8 or fd00::/8")
         }
         if let proxy, proxy.isEmpty { throw ValidationError("--proxy must not be empty") }
-        for entry in resolve where !AttachmentFetcher.Configuration.isResolveEntry(entry) {
+        for entry in resolve where !PushAttachmentFetcher.Configuration.isResolveEntry(entry) {
             throw ValidationError("--resolve '\(entry)' is not HOST:PORT:ADDRESS")
         }
         if let maximumAttachments, maximumAttachments < 1 {
@@ -36,7 +36,7 @@ struct NetworkOptions: ParsableArguments {
     }
 
     /// Writes the options into `configuration`.
-    func apply(to configuration: inout AttachmentFetcher.Configuration) {
+    func apply(to configuration: inout PushAttachmentFetcher.Configuration) {
         configuration.addressPolicy = .init(
             allowsPrivateNetworks: allowPrivateNetworks, allowedNetworks: allowedNetworks.compactMap(IPNetwork.init))
         configuration.allowsCredentialsInURLs = allowURLCredentials

@@ -111,7 +111,7 @@ extension Harness {
         let command = ChildCommand(
             executable: tools.fetchAttachment,
             arguments: [
-                "--batch", input, "--json", "--output-dir", directory.output, "--deadline", String(invocation.deadline),
+                "--batch", input, "--json", "--output-dir", directory.output, "--timeout", String(invocation.deadline),
                 // The mock CDN is on loopback, which the default address policy refuses.
                 "--allow-private-networks",
             ] + invocation.cache.arguments(in: directory)

@@ -102,8 +102,13 @@ struct RunLoadTest: AsyncParsableCommand {
     var mediaType: String = "jpg"
     @Option(name: .customLong("fault-percent"), help: "custom: percent of payloads whose URL injects a fault.")
     var faultPercent: Int = 0
-    @Option(help: "custom: each payload's deadline in seconds.")
-    var deadline: Double = 30
+    @Option(name: .customLong("timeout"), help: "custom: seconds each payload may take (default 30).")
+    var timeoutSeconds: Double?
+    /// `--timeout`'s old name, still accepted.
+    @Option(name: .customLong("deadline"), help: .hidden)
+    var deadlineSeconds: Double?
+    /// Seconds each payload of a custom spike may take: `--timeout`, or `--deadline`, or 30.
+    var payloadTimeout: Double { timeoutSeconds ?? deadlineSeconds ?? 30 }
     @Option(help: "custom: seconds over which payloads are handed in evenly (0: all at once).")
     var window: Double = 0
 
@@ -123,7 +128,12 @@ struct RunLoadTest: AsyncParsableCommand {
             throw ValidationError("--media-type must be one of \(SyntheticMedia.mediaExtensions.joined(separator: " "))")
         }
         guard (0...100).contains(faultPercent) else { throw ValidationError("--fault-percent must be 0...100") }
-        guard deadline.isFinite, deadline > 0, deadline <= 3_600 else { throw ValidationError("--deadline must be above 0 and at most 3600") }
+        if timeoutSeconds != nil, deadlineSeconds != nil {
+            throw ValidationError("--deadline is the old name of --timeout: give --timeout only")
+        }
+        guard payloadTimeout.isFinite, payloadTimeout > 0, payloadTimeout <= 3_600 else {
+            throw ValidationError("--timeout must be above 0 and at most 3600")
+        }
         guard window.isFinite, window >= 0, window <= 3_600 else { throw ValidationError("--window must be 0...3600 seconds") }
         if tmpfs, workDirectory != nil { throw ValidationError("--tmpfs and --work-dir cannot be given together") }
     }
@@ -151,7 +161,7 @@ struct RunLoadTest: AsyncParsableCommand {
             rssMethod: ChildRunner.gnuTime == nil ? "wait4" : "gnu-time",
             custom: CustomSpike(
                 payloads: payloads, urls: urls, bytes: bytes, mediaType: mediaType, faultPercent: faultPercent,
-                deadline: deadline, window: window))
+                deadline: payloadTimeout, window: window))
         let startedAt = ISO8601DateFormatter().string(from: Date())
         let server: MockCDNServer
         do {

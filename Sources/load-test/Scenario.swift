@@ -32,7 +32,7 @@ enum ScenarioName: String, CaseIterable, Codable, Sendable, ExpressibleByArgumen
         case .faultMix: "10 % faulty (stall, reset, truncation, 404, 500, lying Content-Type), deadline 2 s"
         case .warmCache: "one URL, second run on a warm cache, against a bare hard-link loop"
         case .smoke: "100 payloads over 10 URLs plus faults, deadline 2 s (CI)"
-        case .custom: "a spike described by --payloads, --urls, --bytes, --media-type, --fault-percent, --deadline, --window"
+        case .custom: "a spike described by --payloads, --urls, --bytes, --media-type, --fault-percent, --timeout, --window"
         }
     }
 }

@@ -8,7 +8,7 @@ import Testing
 /// before any connection: the listener must see none.
 @Suite("Address policy: internal addresses refused where the connection is made", .timeLimit(.minutes(2)))
 struct AddressPolicyTests {
-    typealias Policy = AttachmentFetcher.Configuration.AddressPolicy
+    typealias Policy = PushAttachmentFetcher.Configuration.AddressPolicy
 
     /// Spellings and range edges that are not globally reachable. Only classified, never
     /// connected to.
@@ -89,7 +89,7 @@ struct AddressPolicyTests {
 
     /// A fixture whose fetcher has the default policy (plus `configure`).
     private func withDefaultPolicy<R: Sendable>(
-        _ configure: @escaping (inout AttachmentFetcher.Configuration) -> Void = { _ in },
+        _ configure: @escaping (inout PushAttachmentFetcher.Configuration) -> Void = { _ in },
         _ body: (Fixture) async throws -> R
     ) async throws -> R {
         try await Fixture.with(configure: { configuration in

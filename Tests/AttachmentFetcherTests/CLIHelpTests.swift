@@ -10,9 +10,11 @@ struct CLIHelpTests {
     func help() async throws {
         let help = try await CommandRunner.run("fetch-attachment", ["--help"])
         #expect(help.status == 0)
-        for option in ["--batch", "--output-dir", "--json", "--cacert", "--no-cache", "--platform", "--report", "cache", "demo"] {
+        for option in ["--batch", "--output-dir", "--timeout", "--json", "--cacert", "--no-cache", "--platform", "--report", "cache", "demo"] {
             #expect(help.stdout.contains(option), "\(option) missing from --help")
         }
+        // `--deadline` is the old name of `--timeout`: still accepted, no longer shown.
+        #expect(!help.stdout.contains("--deadline"))
         let version = try await CommandRunner.run("fetch-attachment", ["--version"])
         #expect(version.status == 0)
         #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1.0.0")
@@ -21,7 +23,9 @@ struct CLIHelpTests {
     @Test(
         "Bad arguments are exit 64 with a message that says what is wrong",
         arguments: [
-            (["--deadline", "-1"], "--deadline must be a number of seconds above 0"),
+            (["--timeout", "-1"], "--timeout must be a number of seconds above 0"),
+            (["--deadline", "-1"], "--timeout must be a number of seconds above 0"),
+            (["--timeout", "5", "--deadline", "5"], "--deadline is the old name of --timeout"),
             (["--concurrency", "-5"], "--concurrency must be between 1"),
             (["--max-redirects", "-2"], "--max-redirects must be between 0 and 100"),
             (["--platform", "windows"], "unknown platform 'windows'"),

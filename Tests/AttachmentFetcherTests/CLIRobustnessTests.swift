@@ -194,11 +194,20 @@ struct CLIRobustnessTests {
 
     // MARK: Command lines
 
-    @Test("A --deadline that rounds below 1 ms is a bad command line (exit 64) that says so")
-    func tinyDeadline() async throws {
-        let result = try await CommandRunner.run("fetch-attachment", ["--deadline", "0.0004", "-"], stdin: Data(Self.silentPush.utf8))
+    @Test("--deadline, the old name of --timeout, is still accepted", arguments: ["--timeout", "--deadline"])
+    func deadlineAlias(option: String) async throws {
+        let result = try await CommandRunner.run(
+            "fetch-attachment", ["--json", "--no-cache", option, "5", "-"], stdin: Data(Self.silentPush.utf8))
+        // The silent push needs no download: the original content stands (exit 1), named as such.
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stdout.contains("internal-push"), "\(result.stdout)")
+    }
+
+    @Test("A --timeout that rounds below 1 ms is a bad command line (exit 64) that says so")
+    func tinyTimeout() async throws {
+        let result = try await CommandRunner.run("fetch-attachment", ["--timeout", "0.0004", "-"], stdin: Data(Self.silentPush.utf8))
         #expect(result.status == 64)
-        #expect(result.stderr.contains("--deadline"), "\(result.stderr)")
+        #expect(result.stderr.contains("--timeout"), "\(result.stderr)")
         #expect(result.stderr.contains("1 ms") || result.stderr.contains("0.001"), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }

@@ -24,6 +24,27 @@ struct CLITests {
         return try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
 
+    @Test("A cache directory others may write is refused with a storage outcome naming the flag; --allow-shared-cache-dir uses it")
+    func sharedCacheDirectory() async throws {
+        try await withServer { server, directory in
+            let payloadPath = directory + "/payload.json"
+            try Payloads.braze(url: server.url("/media/a.png?bytes=5000"), type: "jpg").write(to: URL(fileURLWithPath: payloadPath))
+            let cache = directory + "/cache"
+            try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: false)
+            try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: cache)
+            let common = [payloadPath, "--output-dir", directory + "/out", "--cache-dir", cache, "--json", "--allow-private-networks"]
+            let refused = try await CommandRunner.run("fetch-attachment", common)
+            #expect(refused.status == 1, "\(refused.stderr)")
+            let original = try jsonObject(refused.stdout)
+            #expect(original["reason"] as? String == "storage")
+            #expect((original["detail"] as? String)?.contains("--allow-shared-cache-dir") == true, "\(refused.stdout)")
+            #expect(server.stats().requests == 0)
+            let allowed = try await CommandRunner.run("fetch-attachment", common + ["--allow-shared-cache-dir"])
+            #expect(allowed.status == 0, "\(allowed.stderr)")
+            #expect(try jsonObject(allowed.stdout)["status"] as? String == "attached")
+        }
+    }
+
     @Test("--json with a payload file: exit 0 and one JSON object with the documented fields")
     func jsonAttached() async throws {
         try await withServer { server, directory in
@@ -31,7 +52,7 @@ struct CLITests {
             try Payloads.braze(url: server.url("/media/a.png?bytes=5000"), type: "jpg").write(to: URL(fileURLWithPath: payloadPath))
             let output = directory + "/out/nested"
             let result = try await CommandRunner.run(
-                "fetch-attachment", [payloadPath, "--output-dir", output, "--json", "--deadline", "10", "--allow-private-networks"])
+                "fetch-attachment", [payloadPath, "--output-dir", output, "--json", "--timeout", "10", "--allow-private-networks"])
             #expect(result.status == 0, "\(result.stderr)")
             let object = try jsonObject(result.stdout)
             #expect(Set(object.keys) == ["status", "reason", "detail", "vendor", "attachments", "failures", "warnings", "elapsed_ms", "notification"])
@@ -208,7 +229,7 @@ struct CLITests {
     func demo() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let result = try await CommandRunner.run("fetch-attachment", ["demo", "--deadline", "1", "--output-dir", directory])
+        let result = try await CommandRunner.run("fetch-attachment", ["demo", "--timeout", "1", "--output-dir", directory])
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("24 of 24 examples gave the expected outcome"))
         #expect(result.stdout.contains("android notification:"))

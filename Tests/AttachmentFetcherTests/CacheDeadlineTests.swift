@@ -50,7 +50,7 @@ struct CacheDeadlineTests {
     /// Processes every payload with `deadline`, at most `inFlight` at once (as `fetch-attachment
     /// --batch` does), each starting as soon as one ends; the outcomes in input order.
     static func run(
-        _ planned: [Planned], through fetcher: AttachmentFetcher, deadline: Duration, inFlight: Int
+        _ planned: [Planned], through fetcher: PushAttachmentFetcher, deadline: Duration, inFlight: Int
     ) async -> [Outcome] {
         await withTaskGroup(of: (Int, Outcome).self) { group in
             var next = 0
@@ -59,7 +59,7 @@ struct CacheDeadlineTests {
                 let index = next
                 let payload = planned[index].payload
                 next += 1
-                group.addTask { (index, await fetcher.process(payload, deadline: deadline)) }
+                group.addTask { (index, await fetcher.process(payload, timeout: deadline)) }
             }
             for _ in 0..<min(inFlight, planned.count) { start() }
             var outcomes = [Outcome?](repeating: nil, count: planned.count)

@@ -25,7 +25,7 @@ struct CacheLoadDeadlineTests {
                 for payload in payloads {
                     group.addTask {
                         let start = ContinuousClock.now
-                        let outcome = await fixture.fetcher.process(payload, deadline: deadline)
+                        let outcome = await fixture.fetcher.process(payload, timeout: deadline)
                         return (outcome, ContinuousClock.now - start)
                     }
                 }

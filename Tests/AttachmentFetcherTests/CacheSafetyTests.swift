@@ -100,10 +100,10 @@ struct CacheSafetyTests {
         try FileManager.default.createSymbolicLink(atPath: cache + "/lock", withDestinationPath: root + "/made-through-lock")
         try FileManager.default.createSymbolicLink(
             atPath: cache + "/locks/\(hex).lock", withDestinationPath: root + "/made-through-key-lock")
-        var configuration = AttachmentFetcher.Configuration(outputDirectory: root + "/out", deadline: .seconds(10))
+        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(10))
         configuration.cache = .init(directory: cache)
         configuration.addressPolicy.allowsPrivateNetworks = true
-        let fetcher = try AttachmentFetcher(configuration: configuration)
+        let fetcher = try PushAttachmentFetcher(configuration: configuration)
         let outcome = await fetcher.process(Payloads.braze(url: server.url(path)))
         await fetcher.shutdown()
         try await server.shutdown()
@@ -123,11 +123,11 @@ struct CacheSafetyTests {
         // directory of lock files belongs.
         try FileManager.default.createDirectory(atPath: cache + "/lock", withIntermediateDirectories: true)
         try Data().write(to: URL(fileURLWithPath: cache + "/locks"))
-        var configuration = AttachmentFetcher.Configuration(outputDirectory: root + "/out", deadline: .seconds(10))
+        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(10))
         configuration.cache = .init(directory: cache)
         configuration.addressPolicy.allowsPrivateNetworks = true
-        let fetcher = try AttachmentFetcher(configuration: configuration)
-        let outcome = await fetcher.process(Payloads.braze(url: server.url("/media/u.png?bytes=3000")), deadline: .seconds(10))
+        let fetcher = try PushAttachmentFetcher(configuration: configuration)
+        let outcome = await fetcher.process(Payloads.braze(url: server.url("/media/u.png?bytes=3000")), timeout: .seconds(10))
         await fetcher.shutdown()
         try await server.shutdown()
         #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
@@ -139,23 +139,23 @@ struct CacheSafetyTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let cache = root + "/cache"
         try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
-        var configuration = AttachmentFetcher.Configuration(outputDirectory: root + "/out", deadline: .seconds(10))
+        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(10))
         configuration.cache = .init(directory: cache)
 
         chmod(cache, 0o777)
-        #expect(throws: AttachmentFetcherError.self) { _ = try AttachmentFetcher(configuration: configuration) }
+        #expect(throws: AttachmentFetcherError.self) { _ = try PushAttachmentFetcher(configuration: configuration) }
         chmod(cache, 0o775)
-        #expect(throws: AttachmentFetcherError.self) { _ = try AttachmentFetcher(configuration: configuration) }
+        #expect(throws: AttachmentFetcherError.self) { _ = try PushAttachmentFetcher(configuration: configuration) }
         chmod(cache, 0o755)
-        await (try AttachmentFetcher(configuration: configuration)).shutdown()
+        await (try PushAttachmentFetcher(configuration: configuration)).shutdown()
 
         // Another user's directory (as root, hand it to an unused uid).
         if geteuid() == 0, chown(cache, 54_321, 54_321) == 0 {
-            #expect(throws: AttachmentFetcherError.self) { _ = try AttachmentFetcher(configuration: configuration) }
+            #expect(throws: AttachmentFetcherError.self) { _ = try PushAttachmentFetcher(configuration: configuration) }
         }
         chmod(cache, 0o777)
         configuration.cache?.allowsSharedDirectory = true
-        await (try AttachmentFetcher(configuration: configuration)).shutdown()
+        await (try PushAttachmentFetcher(configuration: configuration)).shutdown()
         // What the cache makes inside is never writable by others.
         let entries = try FileManager.default.attributesOfItem(atPath: cache + "/entries")
         #expect(((entries[.posixPermissions] as? Int) ?? 0o777) & 0o022 == 0)

@@ -6,10 +6,10 @@ import Testing
 
 @Suite("Cache: one download per URL, however many payloads and processes ask", .timeLimit(.minutes(2)))
 struct CacheTests {
-    private func processAll(_ payloads: [Data], through fetcher: AttachmentFetcher, deadline: Duration? = nil) async -> [Outcome] {
+    private func processAll(_ payloads: [Data], through fetcher: PushAttachmentFetcher, timeout: Duration? = nil) async -> [Outcome] {
         await withTaskGroup { group in
             for (index, payload) in payloads.enumerated() {
-                group.addTask { (index, await fetcher.process(payload, deadline: deadline)) }
+                group.addTask { (index, await fetcher.process(payload, timeout: timeout)) }
             }
             var outcomes = [Outcome?](repeating: nil, count: payloads.count)
             for await (index, outcome) in group { outcomes[index] = outcome }
@@ -52,7 +52,7 @@ struct CacheTests {
             #expect(fixture.server.stats().requests == 1)
 
             let clock = ManualCacheClock()
-            let second = try AttachmentFetcher(
+            let second = try PushAttachmentFetcher(
                 configuration: fixture.fetcher.configuration, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
                 classifier: MediaClassifier(), cacheClock: clock.clock)
             let warm = await second.process(payload)
@@ -243,7 +243,7 @@ struct CacheTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: cacheDirectory + "/entries").isEmpty)
 
             let next = try fixture.anotherFetcher()
-            let outcome = await next.process(payload, deadline: .milliseconds(500))
+            let outcome = await next.process(payload, timeout: .milliseconds(500))
             #expect(outcome.reason == .deadline)
             #expect(fixture.server.stats().requests == 2)
             let cache = try await AttachmentCache(configuration: try #require(next.configuration.cache))

@@ -86,7 +86,7 @@ struct ConcurrencyTests {
         guard enough else { return }
 
         let count = 2_000
-        try await Fixture.with(deadline: .seconds(60) * TestTiming.scale, configure: { configuration in
+        try await Fixture.with(timeout: .seconds(60) * TestTiming.scale, configure: { configuration in
             configuration.connectionPool = .init(maximumConnectionsPerHost: count, maximumConcurrentTransfers: count)
         }) { fixture in
             let outcomes = await withTaskGroup { group in

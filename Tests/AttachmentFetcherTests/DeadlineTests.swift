@@ -11,7 +11,7 @@ struct DeadlineTests {
     /// the fetcher to a bound of time; the others check what happened, and in which order.
     @Test("Contract: a server that stalls mid-body is cut off within 100 ms of the deadline")
     func deadlineContract() async throws {
-        try await Fixture.with(deadline: .milliseconds(600)) { fixture in
+        try await Fixture.with(timeout: .milliseconds(600)) { fixture in
             let clock = ContinuousClock()
             let started = clock.now
             let outcome = await fixture.fetch("/media/x.jpg?bytes=500000&stall_after=20000")
@@ -34,7 +34,7 @@ struct DeadlineTests {
             ("/media/x.mp4?bytes=40000000&rate=200000", "a slow, steady trickle"),
         ])
     func stall(path: String, step: String) async throws {
-        try await Fixture.with(deadline: .milliseconds(600)) { fixture in
+        try await Fixture.with(timeout: .milliseconds(600)) { fixture in
             let clock = ContinuousClock()
             let started = clock.now
             let outcome = await fixture.fetch(path)
@@ -66,7 +66,7 @@ struct DeadlineTests {
     func typeStillUnknownAtDeadline() async throws {
         // The type's answer is held back 2 s (libmagic itself takes under a millisecond), so this
         // 2 KB body is whole, out of libcurl, long before the deadline and waits for its type.
-        try await Fixture.with(deadline: .milliseconds(600), typeAnswerDelay: .seconds(2)) { fixture in
+        try await Fixture.with(timeout: .milliseconds(600), typeAnswerDelay: .seconds(2)) { fixture in
             let outcome = await fixture.fetch("/media/x.jpg?bytes=2000")
             #expect(outcome.reason == .deadline)
             #expect(outcome.detail == "the deadline passed after 2000 bytes were received")
@@ -129,14 +129,14 @@ struct DeadlineTests {
             // Two stalling downloads take both connections for a second…
             let running = (0..<2).map { index in
                 let payload = fixture.braze("/media/r\(index).jpg?bytes=100000&stall_after=1000")
-                return Task { await fixture.fetcher.process(payload, deadline: .seconds(1)) }
+                return Task { await fixture.fetcher.process(payload, timeout: .seconds(1)) }
             }
             for _ in 0..<200 where fixture.server.stats().requests < 2 { try await Task.sleep(for: .milliseconds(5)) }
             // …so four more wait in the queue, and their shorter deadlines pass there.
             let queued = await withTaskGroup { group in
                 for index in 0..<4 {
                     let payload = fixture.braze("/media/q\(index).jpg?bytes=100000")
-                    group.addTask { await fixture.fetcher.process(payload, deadline: .milliseconds(300)) }
+                    group.addTask { await fixture.fetcher.process(payload, timeout: .milliseconds(300)) }
                 }
                 return await group.reduce(into: [Outcome]()) { $0.append($1) }
             }
@@ -162,9 +162,9 @@ struct DeadlineTests {
     func shortWaiter() async throws {
         try await Fixture.with(cached: true) { fixture in
             let payload = fixture.braze("/media/slow.jpg?bytes=10000&delay_ms=800")
-            async let patient = fixture.fetcher.process(payload, deadline: .seconds(5))
+            async let patient = fixture.fetcher.process(payload, timeout: .seconds(5))
             try await Task.sleep(for: .milliseconds(50))
-            let hurried = await fixture.fetcher.process(payload, deadline: .milliseconds(300))
+            let hurried = await fixture.fetcher.process(payload, timeout: .milliseconds(300))
             #expect(hurried.reason == .deadline)
             #expect(hurried.detail == "the deadline passed while the shared download went on")
             // After its own deadline, and before the shared transfer's response came (800 ms).

@@ -40,7 +40,7 @@ struct FanOutTests {
 
     @Test("maximumPayloadBytes defaults to APNs' 4096: 4096 bytes are read, 4097 refused unparsed")
     func defaultPayloadLimit() async throws {
-        #expect(AttachmentFetcher.Configuration(outputDirectory: "/tmp").maximumPayloadBytes == 4096)
+        #expect(PushAttachmentFetcher.Configuration(outputDirectory: "/tmp").maximumPayloadBytes == 4096)
         try await Fixture.with { fixture in
             let bare = fixture.braze("/media/p.jpg?status=404&padding=").count
             let fits = fixture.braze("/media/p.jpg?status=404&padding=" + String(repeating: "a", count: 4096 - bare))

@@ -97,12 +97,12 @@ struct FaultTests {
     func invalidConfiguration() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = AttachmentFetcher.Configuration(outputDirectory: directory, deadline: .zero)
-        #expect(throws: AttachmentFetcherError.self) { try AttachmentFetcher(configuration: configuration) }
-        configuration.deadline = .seconds(1)
+        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: directory, timeout: .zero)
+        #expect(throws: AttachmentFetcherError.self) { try PushAttachmentFetcher(configuration: configuration) }
+        configuration.timeout = .seconds(1)
         configuration.outputDirectory = "/proc/attachment-fetcher-cannot-be-here"
         do {
-            _ = try AttachmentFetcher(configuration: configuration)
+            _ = try PushAttachmentFetcher(configuration: configuration)
             Issue.record("an unusable directory was accepted")
         } catch {
             #expect(error.code == .outputDirectoryUnusable)

@@ -137,7 +137,7 @@ struct LoadTestTests {
         let result = try await CommandRunner.run(
             "load-test",
             ["--scenario", "custom", "--payloads", "40", "--urls", "2", "--bytes", "20000", "--media-type", "gif",
-             "--fault-percent", "10", "--deadline", "1", "--window", "1", "--json"],
+             "--fault-percent", "10", "--timeout", "1", "--window", "1", "--json"],
             timeout: .seconds(90))
         #expect(result.status == 0, "load-test failed: \(result.stderr)")
         let document = try JSONDecoder().decode(LoadTestDocument.self, from: Data(result.stdout.utf8))

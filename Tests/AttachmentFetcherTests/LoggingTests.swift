@@ -48,9 +48,9 @@ struct LoggingTests {
         let logger = Logger(label: "test") { _ in handler }
         let url404 = server.url("/media/gone.jpg?status=404")
         let urlOK = server.url("/media/ok.png?bytes=2000")
-        var configuration = AttachmentFetcher.Configuration(outputDirectory: directory)
+        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: directory)
         configuration.addressPolicy.allowsPrivateNetworks = true  // the mock CDN is on loopback
-        try await withAttachmentFetcher(configuration: configuration, logger: logger) { fetcher in
+        try await withPushAttachmentFetcher(configuration: configuration, logger: logger) { fetcher in
             _ = await fetcher.process(Payloads.braze(url: url404))
             _ = await fetcher.process(Payloads.moengage(url: urlOK))
         }

@@ -12,8 +12,8 @@ import Testing
 struct TLSTests {
     /// A TLS mock CDN with a fresh certificate, and a fetcher that trusts it or not.
     private static func withTLSServer(
-        trusted: Bool, deadline: Duration = .seconds(10) * TestTiming.scale,
-        _ body: (MockCDNServer, AttachmentFetcher, String) async throws -> Void
+        trusted: Bool, timeout: Duration = .seconds(10) * TestTiming.scale,
+        _ body: (MockCDNServer, PushAttachmentFetcher, String) async throws -> Void
     ) async throws {
         let root = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -21,11 +21,11 @@ struct TLSTests {
         let server = try await MockCDNServer.start(
             eventLoopThreads: 1,
             tls: .init(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.privateKeyPath))
-        var configuration = AttachmentFetcher.Configuration(outputDirectory: root + "/out", deadline: deadline)
+        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: timeout)
         if trusted { configuration.trustedCertificatesFile = certificate.certificatePath }
         configuration.addressPolicy.allowsPrivateNetworks = true  // the mock CDN is on loopback
         do {
-            try await withAttachmentFetcher(configuration: configuration) { fetcher in
+            try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
                 try await body(server, fetcher, fetcher.configuration.outputDirectory)
             }
         } catch {
@@ -103,7 +103,7 @@ struct TLSTests {
 
     @Test("Faults on HTTP/2 streams give the same reasons as on HTTP/1.1, and spare the other streams")
     func streamFaults() async throws {
-        try await Self.withTLSServer(trusted: true, deadline: .seconds(2) * TestTiming.scale) { server, fetcher, _ in
+        try await Self.withTLSServer(trusted: true, timeout: .seconds(2) * TestTiming.scale) { server, fetcher, _ in
             let cases: [(path: String, expected: String)] = [
                 ("/media/ok.png?bytes=30000", "attached"),
                 ("/media/lies.png?bytes=30000&content_type=image/jpeg", "attached"),

@@ -15,7 +15,7 @@ struct TransferStateMachineTests {
         let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: Fixture.mediaDirectory)
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var addressPolicy = AttachmentFetcher.Configuration.AddressPolicy()
+        var addressPolicy = PushAttachmentFetcher.Configuration.AddressPolicy()
         addressPolicy.allowsPrivateNetworks = true
         let engine = try TransferEngine(
             configuration: .init(
@@ -110,7 +110,7 @@ struct TransferStateMachineTests {
     static let beforeDeadline = start.advanced(by: .seconds(1))
     static let afterDeadline = deadline.advanced(by: .milliseconds(1))
     static let policy: BodyPolicy = {
-        var limits = AttachmentFetcher.Configuration.SizeLimits()
+        var limits = PushAttachmentFetcher.Configuration.SizeLimits()
         (limits.image, limits.audio, limits.video, limits.androidPicture) = (1_000, 500, 5_000, 100)
         return BodyPolicy(limits: limits)
     }()

@@ -27,14 +27,14 @@ final class Fixture: Sendable {
     /// A scratch directory, removed at teardown.
     let directory: String
     /// The fetcher under test, if the benchmark uses one.
-    let fetcher: AttachmentFetcher?
+    let fetcher: PushAttachmentFetcher?
     /// The AsyncHTTPClient baseline, if the benchmark uses it.
     let client: HTTPClient?
     /// The URLSession baseline, if the benchmark uses it.
     let session: URLSession?
 
     private init(
-        server: MockCDNServer, directory: String, fetcher: AttachmentFetcher?, client: HTTPClient?, session: URLSession?
+        server: MockCDNServer, directory: String, fetcher: PushAttachmentFetcher?, client: HTTPClient?, session: URLSession?
     ) {
         self.server = server
         self.directory = directory
@@ -60,13 +60,13 @@ final class Fixture: Sendable {
         let server = try await MockCDNServer.start(host: "127.0.0.1", port: 0, eventLoopThreads: 1)
         let directory = NSTemporaryDirectory() + "attachment-fetcher-benchmark-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory + "/out", withIntermediateDirectories: true)
-        var fetcher: AttachmentFetcher?
+        var fetcher: PushAttachmentFetcher?
         if wantsFetcher {
-            var configuration = AttachmentFetcher.Configuration(outputDirectory: directory + "/out", deadline: .seconds(30))
+            var configuration = PushAttachmentFetcher.Configuration(outputDirectory: directory + "/out", timeout: .seconds(30))
             // The mock CDN is on loopback, which the default address policy refuses.
             configuration.addressPolicy = .init(allowsPrivateNetworks: true)
             if cache { configuration.cache = .init(directory: directory + "/cache") }
-            fetcher = try AttachmentFetcher(configuration: configuration)
+            fetcher = try PushAttachmentFetcher(configuration: configuration)
         }
         var client: HTTPClient?
         if wantsClient {
@@ -148,7 +148,7 @@ func brazePayload(_ url: String, type: String = "jpg") -> Data {
 /// Processes `payloads` all at once through `fetcher`; fails the benchmark unless every one is
 /// attached (naming the first other outcome's reason), and returns whether every one was.
 @discardableResult
-func processAll(_ payloads: [Data], with fetcher: AttachmentFetcher, _ benchmark: Benchmark) async -> Bool {
+func processAll(_ payloads: [Data], with fetcher: PushAttachmentFetcher, _ benchmark: Benchmark) async -> Bool {
     let (attached, firstFailure) = await withTaskGroup(of: Outcome.self) { group in
         for payload in payloads {
             group.addTask { await fetcher.process(payload) }

@@ -4,7 +4,7 @@ public struct AttachmentCache: Sendable {
     private let store: CacheStore
 
     /// Opens the cache (creating it if missing, and removing what crashed processes left).
-    public init(configuration: AttachmentFetcher.Configuration.Cache) async throws(AttachmentFetcherError) {
+    public init(configuration: PushAttachmentFetcher.Configuration.Cache) async throws(AttachmentFetcherError) {
         let result = await BlockingIO.run { () -> Result<CacheStore, AttachmentFetcherError> in
             do throws(AttachmentFetcherError) { return .success(try CacheStore(configuration: configuration)) } catch {
                 return .failure(error)

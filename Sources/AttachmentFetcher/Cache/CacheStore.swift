@@ -22,7 +22,7 @@ import Glibc
 /// pinned (and held open) until every one has its file, so eviction never takes it from them.
 final class CacheStore: Sendable {
     /// The configuration (its directory absolute and normalised).
-    let configuration: AttachmentFetcher.Configuration.Cache
+    let configuration: PushAttachmentFetcher.Configuration.Cache
     /// `<directory>/entries` and `<directory>/tmp`.
     let entriesDirectory: String
     let temporaryDirectory: String
@@ -67,7 +67,7 @@ final class CacheStore: Sendable {
     /// another user owns or may write unless `allowsSharedDirectory`; removes what crashed
     /// processes left, and indexes the entries.
     init(
-        configuration: AttachmentFetcher.Configuration.Cache, classifier: MediaClassifier? = nil, clock: CacheClock = .system,
+        configuration: PushAttachmentFetcher.Configuration.Cache, classifier: MediaClassifier? = nil, clock: CacheClock = .system,
         sniffBytes: Int = 4096, verifiedCapacity: Int = 4096
     ) throws(AttachmentFetcherError) {
         self.verifiedCapacity = max(2, verifiedCapacity)
@@ -134,12 +134,12 @@ final class CacheStore: Sendable {
                 if status.userID.rawValue != geteuid() {
                     try? descriptor.close()
                     throw AttachmentFetcherError.outputDirectoryUnusable(
-                        "the cache directory \(path) belongs to another user (uid \(status.userID.rawValue)); allow a shared cache (Configuration.Cache.allowsSharedDirectory) to use it anyway")
+                        "the cache directory \(path) belongs to another user (uid \(status.userID.rawValue)); allow a shared cache to use it anyway (Configuration.Cache.allowsSharedDirectory; fetch-attachment --allow-shared-cache-dir)")
                 }
                 if permissions.contains(.groupWrite) || permissions.contains(.otherWrite) {
                     try? descriptor.close()
                     throw AttachmentFetcherError.outputDirectoryUnusable(
-                        "the cache directory \(path) is writable by other users (mode \(String(permissions.rawValue, radix: 8))); allow a shared cache (Configuration.Cache.allowsSharedDirectory) to use it anyway")
+                        "the cache directory \(path) is writable by other users (mode \(String(permissions.rawValue, radix: 8))); allow a shared cache to use it anyway (Configuration.Cache.allowsSharedDirectory; fetch-attachment --allow-shared-cache-dir)")
                 }
             }
             return descriptor

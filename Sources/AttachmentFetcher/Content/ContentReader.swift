@@ -9,14 +9,14 @@ struct ContentReader {
     var content: NotificationContent
     var warnings: [String] = []
 
-    init(_ payload: JSONObject, platform: NotificationContent.Platform) {
+    init(_ payload: JSONObject, platform: Platform) {
         self.payload = payload
         content = NotificationContent(platform: platform)
     }
 
     /// The content of `payload`, a push of `vendor` shaped for `platform`, and the warnings.
     static func read(
-        _ payload: JSONObject, vendor: Vendor, platform: NotificationContent.Platform
+        _ payload: JSONObject, vendor: Vendor, platform: Platform
     ) -> (NotificationContent, [String]) {
         var reader = ContentReader(payload, platform: platform)
         switch (vendor, platform) {

@@ -1,7 +1,7 @@
 /// What a push shows and does, read from its vendor's keys: the same shape for every vendor and
 /// for both payload shapes (an APNs payload on iOS, an FCM data map on Android).
 ///
-/// `AttachmentFetcher.process(_:)` reads it once per payload whose vendor it recognises
+/// `PushAttachmentFetcher.process(_:)` reads it once per payload whose vendor it recognises
 /// (`Outcome.notification`). The CLI's `--json` writes it as the `"notification"` object: every
 /// field of the contract below is always there (`null` when the payload has none), and the
 /// optional fields (localisation, interruption level, relevance score, channel, priority, summary,
@@ -11,11 +11,6 @@
 /// Keys a payload holds with the wrong type, and JSON-in-string fields that do not parse, are left
 /// out and named in the outcome's warnings; the rest of the notification stands.
 public struct NotificationContent: Sendable, Hashable {
-    /// Which device a payload is shaped for: an APNs payload (`aps` and the vendor's keys beside
-    /// it) is iOS's; an FCM message (a data map of strings, or an HTTP v1 `notification` /
-    /// `android` object) is Android's.
-    public typealias Platform = AttachmentFetcherPlatform
-
     /// What a push does to the app icon's badge.
     public enum Badge: Sendable, Hashable {
         /// The badge becomes this number (`aps.badge`, Android notification counts); 0 clears it.

@@ -8,12 +8,9 @@ public enum MediaKind: String, Sendable, Hashable, Codable, CaseIterable {
     case video
 }
 
-/// The platform a notification is shown on: it decides which files may be its picture.
-public typealias Platform = AttachmentFetcherPlatform
-
-/// The platform a notification is shown on (`Platform`, and `NotificationContent.Platform`),
-/// under a name no user type shadows.
-public enum AttachmentFetcherPlatform: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+/// The platform a notification is shown on: it decides which files may be its picture. A type of
+/// yours with the same name does not hide it: write `AttachmentFetcher.Platform`.
+public enum Platform: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     /// iOS: `UNNotificationAttachment`'s image, audio and video types.
     case ios
     /// Android: the big picture of an FCM notification, an image only.

@@ -1,7 +1,7 @@
 /// One platform's verdict on a downloaded file: its type and size against that platform's rules.
 struct PlatformRules: Sendable {
     var platform: Platform
-    var limits: AttachmentFetcher.Configuration.SizeLimits
+    var limits: PushAttachmentFetcher.Configuration.SizeLimits
 
     /// The largest file of `kind` the platform shows; `nil` when it shows no such file.
     func limit(for kind: MediaKind) -> Int? {

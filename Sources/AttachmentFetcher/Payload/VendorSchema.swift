@@ -52,7 +52,7 @@ struct RecognizedPayload: Hashable, Sendable {
     var vendor: Vendor
     /// `ios` for an APNs payload, `android` for an FCM data map or HTTP v1 message: the
     /// platform whose rules judge the attachment.
-    var platform: NotificationContent.Platform
+    var platform: Platform
     /// What the keys say: internal, attachments (on Android, the one picture), none, malformed.
     var recognition: PayloadRecognition
 }

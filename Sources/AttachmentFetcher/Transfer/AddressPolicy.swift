@@ -1,4 +1,4 @@
-extension AttachmentFetcher.Configuration {
+extension PushAttachmentFetcher.Configuration {
     /// Which addresses downloads may connect to: a defence against payloads that point the
     /// fetcher at internal services (server-side request forgery).
     ///
@@ -108,10 +108,10 @@ extension AttachmentURL {
     }
 }
 
-extension AttachmentFetcher.Configuration {
+extension PushAttachmentFetcher.Configuration {
     /// Whether `entry` has curl's `--resolve` shape, `HOST:PORT:ADDRESS[,ADDRESS…]` (a leading
     /// `+` or `-` as libcurl allows): a host, a port number, and at least one address.
-    public static func isResolveEntry(_ entry: String) -> Bool {
+    package static func isResolveEntry(_ entry: String) -> Bool {
         var text = Substring(entry)
         if text.first == "+" || text.first == "-" { text = text.dropFirst() }
         let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)

@@ -7,7 +7,7 @@
 /// its platform's limit; this policy bounds what may be downloaded at all, whichever platform
 /// judges it: the larger of those limits for each class.
 struct BodyPolicy: Sendable, Hashable {
-    var limits: AttachmentFetcher.Configuration.SizeLimits
+    var limits: PushAttachmentFetcher.Configuration.SizeLimits
 
     /// The most a body may bring: its class's download limit, or the largest while its type is
     /// not known.

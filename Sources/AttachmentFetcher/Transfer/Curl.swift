@@ -434,7 +434,7 @@ final class CurlAddressPolicy: @unchecked Sendable {
     fileprivate let pointer: UnsafeMutablePointer<CCurl_address_policy>
     private let networks: UnsafeMutableBufferPointer<CCurl_network>
 
-    init(_ policy: AttachmentFetcher.Configuration.AddressPolicy) {
+    init(_ policy: PushAttachmentFetcher.Configuration.AddressPolicy) {
         networks = .allocate(capacity: max(1, policy.allowedNetworks.count))
         for (index, network) in policy.allowedNetworks.enumerated() {
             var entry = CCurl_network()

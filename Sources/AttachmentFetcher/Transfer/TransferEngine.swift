@@ -13,7 +13,7 @@ import Synchronization
 final class TransferEngine: Sendable {
     /// The engine's limits.
     struct Configuration: Sendable {
-        var sizeLimits: AttachmentFetcher.Configuration.SizeLimits
+        var sizeLimits: PushAttachmentFetcher.Configuration.SizeLimits
         var maximumConnectionsPerHost: Int
         var maximumConcurrentTransfers: Int
         var maximumRedirects: Int
@@ -23,7 +23,7 @@ final class TransferEngine: Sendable {
         /// How many leading bytes libmagic looks at.
         var sniffBytes = 4096
         /// Which addresses connections may be made to.
-        var addressPolicy = AttachmentFetcher.Configuration.AddressPolicy()
+        var addressPolicy = PushAttachmentFetcher.Configuration.AddressPolicy()
         /// Whether URLs (and redirects) may carry `user:pass@`.
         var allowsCredentialsInURLs = false
         /// The explicit proxy, or `nil` for none (the environment's is never used).

@@ -8,30 +8,30 @@ import Testing
 /// build payloads and inspect what is left on disk.
 struct Fixture: Sendable {
     let server: MockCDNServer
-    let fetcher: AttachmentFetcher
+    let fetcher: PushAttachmentFetcher
     let directory: String
 
     /// Runs `body` with a fresh server and fetcher, then shuts both down and removes the directory.
     /// With `cached`, the fetcher uses a cache in `<directory>/../cache` of its own; with
     /// `typeAnswerDelay`, its engine gets each detected type that much later.
     static func with<R: Sendable>(
-        deadline: Duration = .seconds(10) * TestTiming.scale,
+        timeout: Duration = .seconds(10) * TestTiming.scale,
         cached: Bool = false,
         typeAnswerDelay: Duration = .zero,
-        configure: (inout AttachmentFetcher.Configuration) -> Void = { _ in },
+        configure: (inout PushAttachmentFetcher.Configuration) -> Void = { _ in },
         _ body: (Fixture) async throws -> R
     ) async throws -> R {
         let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: Fixture.mediaDirectory)
         let root = try makeTemporaryDirectory()
         let directory = root + "/out"
-        var configuration = AttachmentFetcher.Configuration(outputDirectory: directory, deadline: deadline)
+        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: directory, timeout: timeout)
         if cached { configuration.cache = .init(directory: root + "/cache") }
         // The mock CDN is on loopback, which the default address policy refuses.
         configuration.addressPolicy.allowsPrivateNetworks = true
         configure(&configuration)
-        let fetcher: AttachmentFetcher
+        let fetcher: PushAttachmentFetcher
         do {
-            fetcher = try AttachmentFetcher(
+            fetcher = try PushAttachmentFetcher(
                 configuration: configuration,
                 logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
                 classifier: MediaClassifier(answerDelay: typeAnswerDelay))
@@ -65,10 +65,10 @@ struct Fixture: Sendable {
     var cacheDirectory: String? { fetcher.configuration.cache?.directory }
 
     /// A second fetcher on the same output and cache directories (a "second run").
-    func anotherFetcher(configure: (inout AttachmentFetcher.Configuration) -> Void = { _ in }) throws -> AttachmentFetcher {
+    func anotherFetcher(configure: (inout PushAttachmentFetcher.Configuration) -> Void = { _ in }) throws -> PushAttachmentFetcher {
         var configuration = fetcher.configuration
         configure(&configuration)
-        return try AttachmentFetcher(configuration: configuration)
+        return try PushAttachmentFetcher(configuration: configuration)
     }
 
     /// A Braze payload for `path` on the mock CDN.

@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 
-/// Reads a payload as `AttachmentFetcher.process` does: recognition, then content.
+/// Reads a payload as `PushAttachmentFetcher.process` does: recognition, then content.
 struct ReadPayload {
     var recognized: RecognizedPayload?
     var content: NotificationContent?
@@ -21,7 +21,7 @@ struct ReadPayload {
     }
 
     var vendor: Vendor? { recognized?.vendor }
-    var platform: NotificationContent.Platform? { recognized?.platform }
+    var platform: Platform? { recognized?.platform }
     var pictureURLs: [String] {
         if case .attachments(let requests)? = recognized?.recognition { return requests.map(\.url) }
         return []

@@ -12,12 +12,12 @@ import SystemPackage
 /// for byte, and a machine-readable reason.
 ///
 /// ```swift
-/// let fetcher = try AttachmentFetcher(configuration: .init(outputDirectory: "/tmp/attachments"))
+/// let fetcher = try PushAttachmentFetcher(configuration: .init(outputDirectory: "/tmp/attachments"))
 /// let outcome = await fetcher.process(payloadBytes)
 /// if outcome.status == .attached { print(outcome.attachments[0].path) }
 /// await fetcher.shutdown()
 /// ```
-public final class AttachmentFetcher: Sendable {
+public final class PushAttachmentFetcher: Sendable {
     /// The configuration the fetcher was made with (output directory made absolute).
     public let configuration: Configuration
     private let engine: TransferEngine
@@ -74,7 +74,7 @@ public final class AttachmentFetcher: Sendable {
         if let store {
             let cache = CachedDownloads(
                 store: store, engine: engine, outputDirectory: configuration.outputDirectory,
-                transferBudget: configuration.deadline,
+                transferBudget: configuration.timeout,
                 maximumLeaders: configuration.connectionPool.maximumConcurrentTransfers)
             self.cache = cache
             downloader = cache
@@ -111,21 +111,39 @@ public final class AttachmentFetcher: Sendable {
     }
 
     /// Fails transfers still running and stops the engine's thread. Payloads handed in later
-    /// get `network` outcomes. Call it once you are done, or use `withAttachmentFetcher`.
+    /// get `network` outcomes. Call it once you are done, or use `withPushAttachmentFetcher`.
     public func shutdown() async {
         await engine.shutdown()
     }
 
     /// Processes one payload: the outcome holds either the attachment files or the original
-    /// payload with the reason. Never throws; returns by the payload's deadline, measured from
+    /// payload with the reason. Never throws; returns by the payload's deadline, `timeout` after
     /// this call. Cancelling the task ends it at once with reason `deadline`.
     ///
     /// - Parameters:
     ///   - payload: the payload's bytes, as APNs delivered them.
-    ///   - deadline: this payload's budget; `nil` (the default) uses `configuration.deadline`.
-    public func process(_ payload: Data, deadline: Duration? = nil) async -> Outcome {
-        let draft = OutcomeDraft(payload: payload, startedAt: .now)
-        let (outcome, urls) = await process(draft, deadline: draft.startedAt.advanced(by: deadline ?? configuration.deadline))
+    ///   - timeout: how long this payload may take; `nil` (the default) uses
+    ///     `configuration.timeout`.
+    public func process(_ payload: Data, timeout: Duration? = nil) async -> Outcome {
+        let startedAt = ContinuousClock.now
+        return await process(payload, startedAt: startedAt, deadline: startedAt.advanced(by: timeout ?? configuration.timeout))
+    }
+
+    /// Processes one payload against an instant rather than a duration: the deadline the payload
+    /// already has (a service extension's own, one shared by a batch). Never throws; returns by
+    /// `deadline`. An attachment whose deadline has already passed is not downloaded: the outcome
+    /// keeps the original content with reason `deadline`.
+    ///
+    /// - Parameters:
+    ///   - payload: the payload's bytes, as APNs delivered them.
+    ///   - deadline: the instant by which the outcome is returned.
+    public func process(_ payload: Data, deadline: ContinuousClock.Instant) async -> Outcome {
+        await process(payload, startedAt: .now, deadline: deadline)
+    }
+
+    private func process(_ payload: Data, startedAt: ContinuousClock.Instant, deadline: ContinuousClock.Instant) async -> Outcome {
+        let draft = OutcomeDraft(payload: payload, startedAt: startedAt)
+        let (outcome, urls) = await process(draft, deadline: deadline)
         log(outcome, urls: urls)
         return outcome
     }
@@ -136,8 +154,13 @@ public final class AttachmentFetcher: Sendable {
         JSONValue.object(from: payload).flatMap { VendorSchemas.recognize($0)?.vendor }
     }
 
-    /// Processes one payload given as bytes; see `process(_:deadline:)`.
-    public func process(_ payload: [UInt8], deadline: Duration? = nil) async -> Outcome {
+    /// Processes one payload given as bytes; see `process(_:timeout:)`.
+    public func process(_ payload: [UInt8], timeout: Duration? = nil) async -> Outcome {
+        await process(Data(payload), timeout: timeout)
+    }
+
+    /// Processes one payload given as bytes against an instant; see `process(_:timeout:)`.
+    public func process(_ payload: [UInt8], deadline: ContinuousClock.Instant) async -> Outcome {
         await process(Data(payload), deadline: deadline)
     }
 
@@ -269,12 +292,12 @@ public final class AttachmentFetcher: Sendable {
 
 /// Runs `body` with a fetcher and shuts the fetcher down afterwards, whether `body` returns or
 /// throws.
-public func withAttachmentFetcher<Value>(
-    configuration: AttachmentFetcher.Configuration,
+public func withPushAttachmentFetcher<Value>(
+    configuration: PushAttachmentFetcher.Configuration,
     logger: Logger = Logger(label: "AttachmentFetcher", factory: { _ in SwiftLogNoOpLogHandler() }),
-    _ body: (AttachmentFetcher) async throws -> Value
+    _ body: (PushAttachmentFetcher) async throws -> Value
 ) async throws -> Value {
-    let fetcher = try AttachmentFetcher(configuration: configuration, logger: logger)
+    let fetcher = try PushAttachmentFetcher(configuration: configuration, logger: logger)
     do {
         let result = try await body(fetcher)
         await fetcher.shutdown()
