@@ -1,0 +1,141 @@
+import Foundation
+
+/// What became of one requested attachment.
+struct AttachmentResult: Sendable {
+    var request: RequestedAttachment
+    /// The URL in its normalised form, when it could be read.
+    var url: AttachmentURL?
+    var result: Result<DownloadedFile, TransferFailure>
+
+    /// The URL as outcomes report it: normalised when it could be read.
+    var reportedURL: String { url?.string ?? request.url }
+}
+
+/// An outcome being put together for one payload.
+struct OutcomeDraft {
+    let payload: Data
+    let startedAt: ContinuousClock.Instant
+    var vendor: Vendor?
+    var notification: NotificationContent?
+    var warnings: [String] = []
+    /// Each asked-for platform's verdict, when a preflight asks for them.
+    var verdicts: [PlatformVerdict] = []
+    /// The attachments that did not become files.
+    var failures: [AttachmentFailure] = []
+
+    init(payload: Data, startedAt: ContinuousClock.Instant) {
+        self.payload = payload
+        self.startedAt = startedAt
+    }
+
+    func original(_ reason: FallbackReason, _ detail: String) -> Outcome {
+        Outcome(
+            status: .original, reason: reason, detail: detail, vendor: vendor, attachments: [], warnings: warnings,
+            elapsed: startedAt.duration(to: .now), payload: payload, notification: notification, failures: failures,
+            verdicts: verdicts)
+    }
+
+    /// Attached when at least one attachment is ready (the failures of others become warnings);
+    /// otherwise the original, with the first failure's reason.
+    ///
+    /// Each platform of `judges` judges each downloaded file; a file no platform accepts is
+    /// removed and counts as a failure (the first platform's refusal). With `reportingVerdicts`,
+    /// the outcome lists each platform's own verdict.
+    func finish(with results: [AttachmentResult], judgedBy judges: [PlatformRules], reportingVerdicts: Bool) -> Outcome {
+        var draft = self
+        var attachments: [Attachment] = []
+        var failures: [(AttachmentResult, TransferFailure)] = []
+        var acceptedBy: Set<Platform> = []
+        var refusals: [Platform: TransferFailure] = [:]
+        for attachment in results {
+            if let url = attachment.url, url.string.hasPrefix("http:") {
+                for judge in judges {
+                    switch judge.platform {
+                    case .ios:
+                        draft.warnings.append(
+                            "\(url.string) is plain http: App Transport Security refuses it unless the app allows arbitrary loads or this domain")
+                    case .android:
+                        draft.warnings.append(
+                            "\(url.string) is plain http: Android 9 (API 28) and later refuse it unless the app allows cleartext traffic")
+                    }
+                }
+            }
+            switch attachment.result {
+            case .success(let file):
+                var accepting: [Platform] = []
+                var firstRefusal: TransferFailure?
+                for judge in judges {
+                    switch judge.judge(file.media, bytes: file.byteCount) {
+                    case .success(let warnings):
+                        accepting.append(judge.platform)
+                        draft.warnings.append(contentsOf: warnings)
+                    case .failure(let refusal):
+                        firstRefusal = firstRefusal ?? refusal
+                        if refusals[judge.platform] == nil { refusals[judge.platform] = refusal }
+                    }
+                }
+                if let firstRefusal, accepting.isEmpty {
+                    TemporaryFiles.remove(file.path)
+                    failures.append((attachment, firstRefusal))
+                    continue
+                }
+                acceptedBy.formUnion(accepting)
+                let payloadURL = attachment.request.url
+                attachments.append(
+                    Attachment(
+                        url: attachment.reportedURL, payloadURL: payloadURL == attachment.reportedURL ? nil : payloadURL,
+                        path: file.path, mime: file.media.mime, bytes: file.byteCount))
+                if let warning = Self.typeHintWarning(attachment.request.claimedType, file.media) {
+                    draft.warnings.append(warning)
+                }
+            case .failure(let failure):
+                failures.append((attachment, failure))
+                for judge in judges where refusals[judge.platform] == nil { refusals[judge.platform] = failure }
+            }
+        }
+        if reportingVerdicts {
+            draft.verdicts = judges.map { judge in
+                guard !acceptedBy.contains(judge.platform), let refusal = refusals[judge.platform] else {
+                    return PlatformVerdict(platform: judge.platform, status: .attached, reason: nil, detail: nil)
+                }
+                return PlatformVerdict(platform: judge.platform, status: .original, reason: refusal.reason, detail: refusal.detail)
+            }
+        }
+        draft.failures = failures.map { attachment, failure in
+            let payloadURL = attachment.request.url
+            return AttachmentFailure(
+                url: attachment.reportedURL, payloadURL: payloadURL == attachment.reportedURL ? nil : payloadURL,
+                reason: failure.reason, detail: failure.detail)
+        }
+        guard !attachments.isEmpty else {
+            let (attachment, failure) = failures[0]
+            let detail = results.count > 1 ? "\(attachment.reportedURL): \(failure.detail)" : failure.detail
+            return draft.original(failure.reason, detail)
+        }
+        for (attachment, failure) in failures {
+            draft.warnings.append("\(attachment.reportedURL) not attached: \(failure.reason): \(failure.detail)")
+        }
+        return Outcome(
+            status: .attached, reason: nil, detail: nil, vendor: vendor, attachments: attachments,
+            warnings: draft.warnings, elapsed: startedAt.duration(to: .now), payload: payload, notification: notification,
+            failures: draft.failures, verdicts: draft.verdicts)
+    }
+
+
+    private static func typeHintWarning(_ claimed: ClaimedType?, _ media: MediaType) -> String? {
+        switch claimed {
+        case .fileExtension(let suffix) where AttachmentTypes.canonicalExtension(suffix) != media.fileExtension:
+            return "the payload says type '\(suffix)' but the bytes are \(media.mime): saved as .\(media.fileExtension)"
+        case .kind(let kind) where Self.kindName(kind) != media.kind.rawValue:
+            return "the payload says media type '\(kind)' but the bytes are \(media.mime) (\(media.kind.rawValue))"
+        default:
+            return nil
+        }
+    }
+
+    /// MoEngage and CleverTap also say "gif" for an animated image.
+    private static func kindName(_ claimed: String) -> String {
+        let lowered = claimed.lowercased()
+        return lowered == "gif" ? "image" : lowered
+    }
+}
