@@ -275,7 +275,7 @@ public final class PushAttachmentFetcher: Sendable {
     }
 
     private static func prepareDirectory(_ path: String) throws(AttachmentFetcherError) -> String {
-        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let absolute = FilePath.absolute(path).string
         do {
             try FileManager.default.createDirectory(atPath: absolute, withIntermediateDirectories: true)
         } catch {
@@ -286,7 +286,7 @@ public final class PushAttachmentFetcher: Sendable {
         } catch {
             throw .outputDirectoryUnusable("\(absolute) is not writable: \(error)")
         }
-        return URL(fileURLWithPath: absolute).standardizedFileURL.path
+        return absolute
     }
 }
 

@@ -71,10 +71,8 @@ final class CacheStore: Sendable {
         sniffBytes: Int = 4096, verifiedCapacity: Int = 4096
     ) throws(AttachmentFetcherError) {
         self.verifiedCapacity = max(2, verifiedCapacity)
-        let absolute = configuration.directory.hasPrefix("/")
-            ? configuration.directory : FileManager.default.currentDirectoryPath + "/" + configuration.directory
         var configuration = configuration
-        configuration.directory = URL(fileURLWithPath: absolute).standardizedFileURL.path
+        configuration.directory = FilePath.absolute(configuration.directory).string
         self.configuration = configuration
         self.classifier = classifier
         self.clock = clock
