@@ -1,0 +1,42 @@
+@testable import AttachmentFetcher
+import Foundation
+import Testing
+
+@Suite("Cache: response headers as the cache reads them")
+struct HTTPHeaderTests {
+    @Test("Names are lowercased, values trimmed, lines without a colon skipped, any line ending")
+    func parsesABlock() {
+        let block = "HTTP/1.1 200 OK\r\nCache-Control:  max-age=60 \r\nETag:\t\"abc\"\t\r\nX-Empty:   \r\nLast-Modified: Tue, 24 Nov 2026 05:00:00 GMT\n\r\n"
+        #expect(
+            HTTPHeader.parse(block) == [
+                HTTPHeader(name: "cache-control", value: "max-age=60"),
+                HTTPHeader(name: "etag", value: "\"abc\""),
+                HTTPHeader(name: "x-empty", value: ""),
+                HTTPHeader(name: "last-modified", value: "Tue, 24 Nov 2026 05:00:00 GMT"),
+            ])
+    }
+
+    @Test(
+        "Values are trimmed of exactly what CharacterSet.whitespaces holds",
+        arguments: [
+            " a ", "\ta b\t", "\u{A0}v\u{A0}", "\u{2003}x\u{3000}", "\u{202F}\u{205F}", "\u{200B}zero-width\u{200B}",
+            "\u{1680}ogham", "\u{180E}mongolian\u{180E}", " \u{200C}\u{2000}\u{200A}", "é\u{301} ", " \u{301}mark", "\u{FEFF}bom", "", "   ", "a\u{0}",
+        ])
+    func trimsAsFoundation(_ value: String) {
+        let parsed = HTTPHeader.parse("X-Test:\(value)")
+        #expect(parsed == [HTTPHeader(name: "x-test", value: value.trimmingCharacters(in: .whitespaces))])
+    }
+
+    @Test("Every scalar of the Basic Multilingual Plane is trimmed or kept as Foundation would")
+    func trimsAsFoundationEverywhere() {
+        var differing: [String] = []
+        for value in UInt32(0)...0xFFFF {
+            guard let scalar = Unicode.Scalar(value), !Character(scalar).isNewline else { continue }
+            // After a space, so that a combining scalar cannot join the colon.
+            let text = " \(scalar)a\(scalar)"
+            let parsed = HTTPHeader.parse("X:" + text).first?.value
+            if parsed != text.trimmingCharacters(in: .whitespaces) { differing.append(String(value, radix: 16)) }
+        }
+        #expect(differing == [])
+    }
+}
