@@ -15,7 +15,7 @@ sources=(Sources/AttachmentFetcher/Payload/*.swift Sources/AttachmentFetcher/Con
     Sources/AttachmentFetcher/OutcomeJSON.swift Sources/AttachmentFetcher/Hex.swift Sources/AttachmentFetcher/Inspection/MediaType.swift
     Fuzz/PayloadFuzzer.swift)
 # gold warns about every ASan helper symbol it cannot export: noise.
-swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name AttachmentFetcher \
+swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name AttachmentFetcher -package-name AttachmentFetcher \
     "${sources[@]}" -o "$out/payload-fuzzer" 2> >(grep -v "Cannot export local symbol '__asan" >&2)
 # New inputs go to .build-fuzz/corpus; the checked-in seeds (Fuzz/corpus: the vendors' example
 # payloads) are read, never written. APNs caps a payload at 4 KB: twice that is explored.
