@@ -100,14 +100,14 @@ struct CacheSafetyTests {
         try FileManager.default.createSymbolicLink(atPath: cache + "/lock", withDestinationPath: root + "/made-through-lock")
         try FileManager.default.createSymbolicLink(
             atPath: cache + "/locks/\(hex).lock", withDestinationPath: root + "/made-through-key-lock")
-        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(10))
+        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(10) * TestTiming.scale)
         configuration.cache = .init(directory: cache)
         configuration.addressPolicy.allowsPrivateNetworks = true
         let fetcher = try PushAttachmentFetcher(configuration: configuration)
         let outcome = await fetcher.process(Payloads.braze(url: server.url(path)))
         await fetcher.shutdown()
         try await server.shutdown()
-        #expect(outcome.status == .attached)
+        #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
         #expect(!FileManager.default.fileExists(atPath: root + "/made-through-lock"))
         #expect(!FileManager.default.fileExists(atPath: root + "/made-through-key-lock"))
     }
@@ -123,11 +123,11 @@ struct CacheSafetyTests {
         // directory of lock files belongs.
         try FileManager.default.createDirectory(atPath: cache + "/lock", withIntermediateDirectories: true)
         try Data().write(to: URL(fileURLWithPath: cache + "/locks"))
-        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(10))
+        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(10) * TestTiming.scale)
         configuration.cache = .init(directory: cache)
         configuration.addressPolicy.allowsPrivateNetworks = true
         let fetcher = try PushAttachmentFetcher(configuration: configuration)
-        let outcome = await fetcher.process(Payloads.braze(url: server.url("/media/u.png?bytes=3000")), timeout: .seconds(10))
+        let outcome = await fetcher.process(Payloads.braze(url: server.url("/media/u.png?bytes=3000")), timeout: .seconds(10) * TestTiming.scale)
         await fetcher.shutdown()
         try await server.shutdown()
         #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
@@ -139,7 +139,7 @@ struct CacheSafetyTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let cache = root + "/cache"
         try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
-        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(10))
+        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(10) * TestTiming.scale)
         configuration.cache = .init(directory: cache)
 
         chmod(cache, 0o777)
