@@ -22,9 +22,8 @@ enum Syscalls {
     static let temporaryFileFlag: Int32 = 0o20_000_000 | O_DIRECTORY
     /// `AT_EMPTY_PATH`: `linkat` of the descriptor itself.
     static let emptyPathFlag: Int32 = 0x1000
-    /// `F_OFD_GETLK`, `F_OFD_SETLK`: byte-range locks owned by an open file description, not a
-    /// process, so that two descriptions in one process exclude each other like two processes.
-    private static let getOFDLock: Int32 = 36
+    /// `F_OFD_SETLK`: byte-range locks owned by an open file description, not a process, so that
+    /// two descriptions in one process exclude each other like two processes.
     private static let setOFDLock: Int32 = 37
 
     // MARK: EINTR, once
@@ -79,13 +78,8 @@ enum Syscalls {
         return FileDescriptor(rawValue: descriptor)
     }
 
-    /// An anonymous file in `directory`, open for reading and writing (`O_TMPFILE`): nothing is
-    /// named until `link(_:in:as:)` gives it a name, so a crash leaves nothing behind.
-    static func openAnonymous(in directory: FileDescriptor, permissions: mode_t = 0o600) throws(Errno) -> FileDescriptor {
-        try open(".", in: directory, flags: temporaryFileFlag | O_RDWR, permissions: permissions)
-    }
-
-    /// Whether `error`, from `openAnonymous`, says the file system has no `O_TMPFILE`.
+    /// Whether `error`, from an `open` with `temporaryFileFlag`, says the file system has no
+    /// `O_TMPFILE`.
     static func lacksAnonymousFiles(_ error: Errno) -> Bool {
         error == .notSupported || error == .isDirectory || error == .invalidArgument
     }
@@ -185,14 +179,6 @@ enum Syscalls {
         _ = try retrying { fchmod(descriptor.rawValue, mode) }
     }
 
-    /// `futimens(2)`: the access time becomes now, the modification time stays (the change time
-    /// moves with it).
-    static func touchAccessTime(of descriptor: FileDescriptor) throws(Errno) {
-        // UTIME_NOW and UTIME_OMIT, whose macros Swift does not import.
-        var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 1), timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)]
-        _ = try retrying { futimens(descriptor.rawValue, &times) }
-    }
-
     /// `fsetxattr(2)`: sets the extended attribute `name` of the open file.
     static func setAttribute(_ name: String, of descriptor: FileDescriptor, to value: [UInt8]) throws(Errno) {
         guard let call = ExtendedAttributes.set else { throw .notSupported }
@@ -222,11 +208,7 @@ enum Syscalls {
     /// `true` when taken, `false` when another open file description holds it. Released by
     /// `unlock`, or when the description is closed (so when its process ends, however it ends).
     static func tryLock(_ descriptor: FileDescriptor, at offset: Int64, exclusive: Bool = true) throws(Errno) -> Bool {
-        var lock = Glibc.flock()
-        lock.l_type = Int16(exclusive ? F_WRLCK : F_RDLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = off_t(offset)
-        lock.l_len = 1
+        var lock = byte(at: offset, type: exclusive ? F_WRLCK : F_RDLCK)
         do {
             _ = try retrying { fcntl(descriptor.rawValue, setOFDLock, &lock) }
             return true
@@ -237,24 +219,18 @@ enum Syscalls {
 
     /// Releases the byte-range lock at `offset`.
     static func unlock(_ descriptor: FileDescriptor, at offset: Int64) {
-        var lock = Glibc.flock()
-        lock.l_type = Int16(F_UNLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        lock.l_start = off_t(offset)
-        lock.l_len = 1
+        var lock = byte(at: offset, type: F_UNLCK)
         _ = try? retrying { fcntl(descriptor.rawValue, setOFDLock, &lock) }
     }
 
-    /// Whether another open file description (of this process or another) holds a lock on the
-    /// byte at `offset` (`F_OFD_GETLK`).
-    static func isLocked(_ descriptor: FileDescriptor, at offset: Int64) throws(Errno) -> Bool {
+    /// The one-byte range at `offset`, for a lock of `type` (`F_WRLCK`, `F_RDLCK`, `F_UNLCK`).
+    private static func byte(at offset: Int64, type: Int32) -> Glibc.flock {
         var lock = Glibc.flock()
-        lock.l_type = Int16(F_WRLCK)
+        lock.l_type = Int16(type)
         lock.l_whence = Int16(SEEK_SET)
         lock.l_start = off_t(offset)
         lock.l_len = 1
-        _ = try retrying { fcntl(descriptor.rawValue, getOFDLock, &lock) }
-        return lock.l_type != Int16(F_UNLCK)
+        return lock
     }
 
     /// `flock(2)` without waiting: `true` when taken, `false` when held elsewhere.
@@ -297,14 +273,6 @@ enum Syscalls {
     private static let unlimited = RLIM_INFINITY
     private static let fileLimitResource = RLIMIT_NOFILE
     #endif
-
-    // MARK: Processes
-
-    /// Whether process `pid` exists in this process's PID namespace (`kill(pid, 0)`); a process
-    /// of another user exists too (`EPERM`).
-    static func processExists(_ pid: Int32) -> Bool {
-        kill(pid, 0) == 0 || errno == EPERM
-    }
 }
 
 /// `fgetxattr` and `fsetxattr`, looked up once in the C library: Swift's Glibc module does not
