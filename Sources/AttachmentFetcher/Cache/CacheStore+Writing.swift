@@ -51,9 +51,7 @@ extension CacheStore {
             return .success((entry, file))
         } catch {
             if body.descriptor == nil { try? file.close() }
-            let errno = (error as? Errno) ?? .ioError
-            let reason: FallbackReason = FileDescriptorBudget.isExhaustion(errno.rawValue) ? .resources : .storage
-            return .failure(TransferFailure(reason: reason, detail: "cannot store \(key) in the cache: \(errno)"))
+            return .failure(TemporaryFiles.failure((error as? Errno) ?? .ioError, "cannot store \(key) in the cache"))
         }
     }
 
@@ -113,5 +111,4 @@ extension CacheStore {
             if let removed = state.index.removeValue(forKey: key) { state.bytes -= removed.size }
         }
     }
-
 }

@@ -216,14 +216,12 @@ final class CacheStore: Sendable {
     private func classify(_ file: FileDescriptor) -> MediaType? {
         guard let classifier else { return nil }
         var window = SniffWindow(capacity: sniffBytes)
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        var offset: Int64 = 0
-        for _ in 0..<64 where !window.isFull {
-            guard let count = try? buffer.withUnsafeMutableBytes({ try file.read(fromAbsoluteOffset: offset, into: $0) }),
-                count > 0
-            else { break }
-            buffer.withUnsafeBytes { window.consume(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
-            offset += Int64(count)
+        var pieces = 0
+        // At most 64 pieces of 64 KiB (4 MiB), as long as the window wants more.
+        try? file.forEachChunk(ofSize: 1 << 16) { piece in
+            window.consume(piece)
+            pieces += 1
+            return !window.isFull && pieces < 64
         }
         guard case .success(let media) = classifier.classify(window) else { return nil }
         return media
@@ -392,15 +390,13 @@ final class CacheStore: Sendable {
     /// SHA-256 of an open file from its first byte, in 1 MiB pieces; `nil` when it cannot be read.
     static func sha256(of file: FileDescriptor) -> String? {
         var hasher = SHA256()
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var offset: Int64 = 0
-        while true {
-            guard let count = try? buffer.withUnsafeMutableBytes({ try file.read(fromAbsoluteOffset: offset, into: $0) }) else {
-                return nil
+        do {
+            try file.forEachChunk(ofSize: 1 << 20) { piece in
+                hasher.update(bufferPointer: piece)
+                return true
             }
-            if count == 0 { break }
-            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
-            offset += Int64(count)
+        } catch {
+            return nil
         }
         return Hex.encode(hasher.finalize())
     }

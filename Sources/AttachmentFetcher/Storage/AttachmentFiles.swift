@@ -80,13 +80,9 @@ enum AttachmentFiles {
         do {
             let output = try Syscalls.open(FilePath(temporary), flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, permissions: 0o644)
             do {
-                var buffer = [UInt8](repeating: 0, count: 1 << 16)
-                var offset: Int64 = 0
-                while true {
-                    let count = try buffer.withUnsafeMutableBytes { try input.read(fromAbsoluteOffset: offset, into: $0) }
-                    if count == 0 { break }
-                    _ = try buffer.withUnsafeBytes { try output.writeAll(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
-                    offset += Int64(count)
+                try input.forEachChunk(ofSize: 1 << 16) { piece in
+                    _ = try output.writeAll(piece)
+                    return true
                 }
                 try output.close()
             } catch {
