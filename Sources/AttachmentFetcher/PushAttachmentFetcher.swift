@@ -74,8 +74,7 @@ public final class PushAttachmentFetcher: Sendable {
         if let store {
             let cache = CachedDownloads(
                 store: store, engine: engine, outputDirectory: configuration.outputDirectory,
-                transferBudget: configuration.timeout,
-                maximumLeaders: configuration.connectionPool.maximumConcurrentTransfers)
+                transferBudget: configuration.timeout)
             self.cache = cache
             downloader = cache
         } else {

@@ -73,12 +73,7 @@ struct CacheDeadlineTests {
 
     /// Checks every outcome's time and result; the comments name how many were late, by how much
     /// at worst, and which results differ from the plan.
-    ///
-    /// With `kindsKnownToDiffer`, a result other than planned is recorded as a known issue rather
-    /// than a failure: under the 20 % fault mix, about 2 % of the fault payloads (failing fast
-    /// without the cache) end in `deadline` while their shared download waits, on time but of the
-    /// wrong kind. The bound of time is never relaxed.
-    static func check(_ outcomes: [Outcome], _ planned: [Planned], deadline: Duration, kindsKnownToDiffer: Bool = false) {
+    static func check(_ outcomes: [Outcome], _ planned: [Planned], deadline: Duration) {
         #expect(outcomes.count == planned.count)
         let bound = deadline + .milliseconds(100) * TestTiming.scale
         var late: [String: Int] = [:]
@@ -95,17 +90,8 @@ struct CacheDeadlineTests {
         }
         // A deadline comes only where the plan has one (a stalled body), never from waiting on the cache.
         let deadlines = zip(outcomes, planned).filter { $0.0.reason == .deadline }
-        let kinds = {
-            #expect(unexpected.isEmpty, "results other than planned: \(unexpected); for example \(examples)")
-            #expect(deadlines.allSatisfy { $0.1.expected == "deadline" })
-        }
-        if kindsKnownToDiffer {
-            withKnownIssue("fault payloads that fail fast without the cache can end in deadline behind a shared download", isIntermittent: true) {
-                kinds()
-            }
-        } else {
-            kinds()
-        }
+        #expect(unexpected.isEmpty, "results other than planned: \(unexpected); for example \(examples)")
+        #expect(deadlines.allSatisfy { $0.1.expected == "deadline" })
     }
 
     @Test("12,000 payloads, 2 s deadline, 20 % faults, through a cache that keeps everything")
@@ -116,7 +102,7 @@ struct CacheDeadlineTests {
         try await Fixture.with(cached: true, configure: { $0.connectionPool.maximumConnectionsPerHost = 160 }) { fixture in
             let planned = Self.plan(fixture, count: 12_000, urls: 3_000, bytes: 30_000, faultPercent: 20, name: "spike")
             let outcomes = await Self.run(planned, through: fixture.fetcher, deadline: deadline, inFlight: 128)
-            Self.check(outcomes, planned, deadline: deadline, kindsKnownToDiffer: true)
+            Self.check(outcomes, planned, deadline: deadline)
             // The cache was in the way of most payloads: each image was downloaded at most once.
             let statistics = fixture.fetcher.statistics
             #expect(statistics.cacheHits + statistics.coalesced >= 9_600 - 3_000)

@@ -126,6 +126,27 @@ struct CacheTests {
         }
     }
 
+    @Test("A shared download its every payload gave up on is cancelled: it holds no transfer past their deadlines")
+    func abandonedDownloadIsCancelled() async throws {
+        // Two transfers at most, and a transfer budget far beyond the payloads' own timeouts.
+        try await Fixture.with(
+            timeout: .seconds(30), cached: true, configure: { $0.connectionPool.maximumConcurrentTransfers = 2 }
+        ) { fixture in
+            let short = Duration.milliseconds(300) * TestTiming.scale
+            let stalls = (0..<2).map { fixture.braze("/media/abandoned-\($0).jpg?bytes=100000&stall_after=1000") }
+            let given = await processAll(stalls, through: fixture.fetcher, timeout: short)
+            #expect(given.allSatisfy { $0.reason == .deadline })
+            // Nobody waits for the stalled downloads any more: a new URL gets a transfer at once.
+            let next = await fixture.fetcher.process(fixture.braze("/media/after-abandoned.jpg?bytes=2000"), timeout: .seconds(3) * TestTiming.scale)
+            #expect(next.status == .attached, "\(next.reason?.code ?? "") \(next.detail ?? "")")
+            // A payload for an abandoned URL starts a transfer of its own rather than joining the cancelled one.
+            let again = await fixture.fetcher.process(stalls[0], timeout: short)
+            #expect(again.reason == .deadline)
+            #expect(again.detail?.contains("cancel") != true, "\(again.detail ?? "")")
+            #expect(fixture.server.stats().requestsPerPath["/media/abandoned-0.jpg"] == 2)
+        }
+    }
+
     @Test("A failure is remembered briefly, so a spike does not hammer a failing origin")
     func failureMemory() async throws {
         try await Fixture.with(cached: true, configure: { $0.cache?.failureMemory = .seconds(30) }) { fixture in

@@ -1,4 +1,3 @@
-import DequeModule
 import Foundation
 import Synchronization
 import SystemPackage
@@ -29,16 +28,8 @@ final class CachedDownloads: Sendable {
     let coalesced = Atomic<Int>(0)
     /// Revalidations answered `304 Not Modified`.
     let notModified = Atomic<Int>(0)
-    /// Shared transfers that may hold their URL's lock (an open file) at once: as many as the
-    /// engine runs transfers, so that however many payloads are in flight, waiting leaders hold
-    /// no descriptor (see `FileDescriptorBudget`).
-    private let leaderSlots: AsyncSlots
 
-    init(
-        store: CacheStore, engine: TransferEngine, outputDirectory: String, transferBudget: Duration,
-        maximumLeaders: Int
-    ) {
-        leaderSlots = AsyncSlots(maximumLeaders)
+    init(store: CacheStore, engine: TransferEngine, outputDirectory: String, transferBudget: Duration) {
         self.store = store
         self.engine = engine
         self.outputDirectory = outputDirectory
@@ -62,15 +53,18 @@ final class CachedDownloads: Sendable {
         }
 
         let (shared, isLeader) = inflight.withLock { inflight -> (SharedDownload, Bool) in
-            if let existing = inflight[key] { return (existing, false) }
-            let created = SharedDownload()
+            // A download every payload gave up on is being cancelled: this payload starts anew.
+            if let existing = inflight[key], existing.join() { return (existing, false) }
+            let created = SharedDownload(transferDeadline: ContinuousClock.now.advanced(by: transferBudget))
             inflight[key] = created
             return (created, true)
         }
         if isLeader {
             // Not a child of this payload's task: the transfer goes on for the others when this
-            // payload's deadline passes or its task is cancelled.
-            Task.detached { await self.lead(shared, key: key, url: url) }
+            // payload's deadline passes or its task is cancelled, and is cancelled once no payload
+            // waits for it any more.
+            let leader = Task.detached { await self.lead(shared, key: key, url: url) }
+            shared.onAbandon { leader.cancel() }
         } else {
             coalesced.add(1, ordering: .relaxed)
         }
@@ -86,11 +80,10 @@ final class CachedDownloads: Sendable {
     // MARK: The shared transfer
 
     private func lead(_ shared: SharedDownload, key: CacheKey, url: AttachmentURL) async {
-        let deadline = ContinuousClock.now.advanced(by: transferBudget)
-        await leaderSlots.acquire()
-        let result = await fetch(key: key, url: url, deadline: deadline)
-        leaderSlots.release()
-        if case .failure(let failure) = result, Self.isRemembered(failure), store.configuration.failureMemory > .zero {
+        let result = await fetch(key: key, url: url, deadline: shared.transferDeadline)
+        if case .failure(let failure) = result, !Task.isCancelled, Self.isRemembered(failure),
+            store.configuration.failureMemory > .zero
+        {
             let now = store.clock.instant()
             let until = now.advanced(by: store.configuration.failureMemory)
             failures.withLock { failures in
@@ -105,22 +98,25 @@ final class CachedDownloads: Sendable {
             }
         }
         shared.resolve(result)
-        inflight.withLock { _ = $0.removeValue(forKey: key) }
+        inflight.withLock { inflight in
+            if inflight[key] === shared { inflight[key] = nil }
+        }
     }
 
     /// Takes the key's lock (polling while another process holds it, and serving its result as
     /// soon as it is stored), then serves a fresh entry, revalidates a stale one, or downloads.
+    ///
+    /// The lock (one `fcntl`) and the look-up (an `openat`, answered from the directory cache
+    /// on a miss) are made here, in the leader's task, as a hit's `link` is: a trip through
+    /// `BlockingIO` cost more than both.
     private func fetch(
         key: CacheKey, url: AttachmentURL, deadline: ContinuousClock.Instant
     ) async -> Result<SharedSource, TransferFailure> {
         let store = self.store
         var pause = Duration.milliseconds(2)
-        for _ in 0..<100_000 where ContinuousClock.now < deadline {
-            let (locking, found) = await BlockingIO.run {
-                () -> (Result<CacheLock?, TransferFailure>, (entry: CachedEntry, descriptor: FileDescriptor?)?) in
-                let locking = store.lock(key)
-                return (locking, store.load(key, keepingOpen: true))
-            }
+        for _ in 0..<100_000 where ContinuousClock.now < deadline && !Task.isCancelled {
+            let locking = store.lock(key)
+            let found = store.load(key, keepingOpen: true)
             let lock: CacheLock?
             switch locking {
             case .success(let held): lock = held
@@ -142,6 +138,7 @@ final class CachedDownloads: Sendable {
             try? await Task.sleep(for: pause)
             pause = min(pause * 2, .milliseconds(50))
         }
+        if Task.isCancelled { return .failure(TransferStateMachine.cancellation) }
         return .failure(TransferFailure(reason: .deadline, detail: "another process held this URL's download until the deadline"))
     }
 
@@ -294,32 +291,82 @@ final class SharedSource: Sendable {
     }
 }
 
-/// One transfer that several payloads wait for, each until its own deadline.
+/// One transfer that several payloads wait for, each until its own deadline; cancelled (through
+/// `onAbandon`) when every payload that joined it has left without its result.
 final class SharedDownload: Sendable {
     typealias Outcome = Result<SharedSource, TransferFailure>
 
+    /// When the transfer gives up. A payload whose deadline is no earlier needs no timer of its
+    /// own: the transfer's result (at the latest its deadline failure) comes first.
+    let transferDeadline: ContinuousClock.Instant
+
+    private enum Waiter {
+        case parked(CheckedContinuation<Outcome?, Never>)
+        /// Left without the result, perhaps before it parked.
+        case left
+    }
+
     private struct State {
         var result: Outcome?
-        var waiters: [UInt64: CheckedContinuation<Outcome?, Never>] = [:]
-        var abandoned: Set<UInt64> = []
+        var waiters: [UInt64: Waiter] = [:]
         var nextWaiter: UInt64 = 0
+        /// Payloads that joined and have not left; the one that creates the download counts.
+        var joined = 1
+        var abandoned = false
+        var cancel: (@Sendable () -> Void)?
     }
 
     private let state = Locked(State())
 
-    /// The result, or `nil` when `deadline` (or the task's cancellation) comes first. The
-    /// transfer itself is not affected.
-    func wait(until deadline: ContinuousClock.Instant) async -> Outcome? {
-        await withTaskGroup(of: Outcome?.self) { group in
-            group.addTask { await self.value() }
-            group.addTask {
-                try? await Task.sleep(until: deadline, clock: .continuous)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+    init(transferDeadline: ContinuousClock.Instant) {
+        self.transferDeadline = transferDeadline
+    }
+
+    /// Counts one more waiting payload; `false` once the download is abandoned (its payload
+    /// must start another).
+    func join() -> Bool {
+        state.withLock { state in
+            guard !state.abandoned else { return false }
+            state.joined += 1
+            return true
         }
+    }
+
+    /// What cancels the transfer once no payload waits for it; run at once if none does already.
+    func onAbandon(_ cancel: @escaping @Sendable () -> Void) {
+        let abandoned = state.withLock { state -> Bool in
+            if !state.abandoned { state.cancel = cancel }
+            return state.abandoned
+        }
+        if abandoned { cancel() }
+    }
+
+    /// The result, or `nil` when `deadline` (or the task's cancellation) comes first; each
+    /// payload that joined calls this once. The transfer goes on while another payload waits.
+    func wait(until deadline: ContinuousClock.Instant) async -> Outcome? {
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        let timer = deadline < transferDeadline ? Task { [self] in
+            guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+            leave(id)
+        } : nil
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome?, Never>) in
+                let immediate: Outcome?? = state.withLock { state in
+                    if let result = state.result { return .some(result) }
+                    if case .left = state.waiters[id] { return .some(nil) }
+                    state.waiters[id] = .parked(continuation)
+                    return .none
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            leave(id)
+        }
+        timer?.cancel()
+        return outcome
     }
 
     /// Hands `result` to every waiter, and to every later one.
@@ -329,67 +376,27 @@ final class SharedDownload: Sendable {
             defer { state.waiters = [:] }
             return state.waiters
         }
-        for waiter in waiters.values { waiter.resume(returning: result) }
+        for case .parked(let waiter) in waiters.values { waiter.resume(returning: result) }
     }
 
-    private func value() async -> Outcome? {
-        let id = state.withLock { state in
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome?, Never>) in
-                let immediate: Outcome?? = state.withLock { state in
-                    if let result = state.result { return .some(result) }
-                    if state.abandoned.remove(id) != nil { return .some(nil) }
-                    state.waiters[id] = continuation
-                    return .none
-                }
-                if let immediate { continuation.resume(returning: immediate) }
+    /// Waiter `id` leaves without the result; the last to leave cancels the transfer.
+    private func leave(_ id: UInt64) {
+        let (waiter, cancel) = state.withLock { state -> (CheckedContinuation<Outcome?, Never>?, (@Sendable () -> Void)?) in
+            guard state.result == nil else { return (nil, nil) }
+            let waiter: CheckedContinuation<Outcome?, Never>?
+            switch state.waiters[id] {
+            case .left: return (nil, nil)
+            case .parked(let continuation): waiter = continuation
+            case nil: waiter = nil
             }
-        } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Outcome?, Never>? in
-                if let waiter = state.waiters.removeValue(forKey: id) { return waiter }
-                if state.result == nil { state.abandoned.insert(id) }
-                return nil
-            }
-            waiter?.resume(returning: nil)
+            state.waiters[id] = .left
+            state.joined -= 1
+            guard state.joined == 0 else { return (waiter, nil) }
+            state.abandoned = true
+            defer { state.cancel = nil }
+            return (waiter, state.cancel)
         }
-    }
-}
-
-/// A counting semaphore for tasks: `acquire()` waits, without blocking a thread, until one of
-/// `limit` slots is free; waiters are served in order.
-final class AsyncSlots: Sendable {
-    private struct State {
-        var available: Int
-        var waiters = Deque<CheckedContinuation<Void, Never>>()
-    }
-
-    private let state: Locked<State>
-
-    init(_ limit: Int) { state = Locked(State(available: max(1, limit))) }
-
-    func acquire() async {
-        await withCheckedContinuation { continuation in
-            let granted = state.withLock { state -> Bool in
-                guard state.available > 0 else {
-                    state.waiters.append(continuation)
-                    return false
-                }
-                state.available -= 1
-                return true
-            }
-            if granted { continuation.resume() }
-        }
-    }
-
-    func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if let waiter = state.waiters.popFirst() { return waiter }
-            state.available += 1
-            return nil
-        }
-        next?.resume()
+        waiter?.resume(returning: nil)
+        cancel?()
     }
 }
