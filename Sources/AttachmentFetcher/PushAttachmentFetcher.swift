@@ -22,7 +22,7 @@ public final class PushAttachmentFetcher: Sendable {
     public let configuration: Configuration
     private let engine: TransferEngine
     /// The cache, when configured (its counters go into `statistics`).
-    private let cache: CachedDownloads?
+    let cache: CachedDownloads?
     /// Direct, or through the cache.
     private let downloader: any AttachmentDownloader
     /// The URLs checked so far, each checked once.

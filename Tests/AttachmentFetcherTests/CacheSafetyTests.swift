@@ -133,6 +133,26 @@ struct CacheSafetyTests {
         #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
     }
 
+    @Test("A lock that fails for a reason other than contention is a storage failure at once, not a wait")
+    func failingLock() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let store = try #require(fixture.fetcher.cache?.store)
+            let lockFile = try #require(store.lockFile)
+            // The lock file's descriptor now refers to a read-only open file: a write lock on it
+            // fails with EBADF, as no contention does.
+            let readOnly = open(fixture.directory + "/../cache/entries", O_RDONLY | O_DIRECTORY)
+            #expect(readOnly >= 0)
+            #expect(dup2(readOnly, lockFile.rawValue) == lockFile.rawValue)
+            close(readOnly)
+            let start = ContinuousClock.now
+            let outcome = await fixture.fetcher.process(fixture.braze("/media/unlockable.png?bytes=3000"), timeout: .seconds(5) * TestTiming.scale)
+            #expect(outcome.reason == .storage, "\(outcome.reason?.code ?? "attached"): \(outcome.detail ?? "")")
+            #expect(outcome.detail?.contains("cannot lock") == true)
+            #expect(ContinuousClock.now - start < .seconds(4) * TestTiming.scale)
+            #expect(fixture.server.stats().requests == 0)
+        }
+    }
+
     @Test("A cache directory other users may write, or another user owns, is refused unless allowed")
     func sharedDirectory() async throws {
         let root = try makeTemporaryDirectory()

@@ -77,6 +77,29 @@ struct CacheTests {
         }
     }
 
+    @Test("A 304 serves the entry it revalidated from the open file, though its name went meanwhile")
+    func revalidatedEntryRemovedMeanwhile() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            // Revalidated on every use; every answer comes after a delay.
+            let delay = 600 * TestTiming.scale
+            let payload = fixture.braze("/media/revalidated.png?bytes=50000&cache_control=max-age%3D0&delay_ms=\(delay)")
+            #expect(await fixture.fetcher.process(payload).status == .attached)
+            let entries = try #require(fixture.cacheDirectory) + "/entries"
+            let second = Task { await fixture.fetcher.process(payload) }
+            // While the conditional request waits for its answer, the entry's name goes (another
+            // process's eviction, or `cache clear`).
+            try await Task.sleep(for: .milliseconds(delay / 3))
+            for name in try FileManager.default.contentsOfDirectory(atPath: entries) {
+                try FileManager.default.removeItem(atPath: entries + "/" + name)
+            }
+            let outcome = await second.value
+            #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
+            #expect(fixture.server.stats().notModifiedResponses == 1)
+            let path = try #require(outcome.attachments.first?.path)
+            #expect((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue == 50_000)
+        }
+    }
+
     @Test("max-age=0 (or no-cache) revalidates on every use, with a conditional request answered 304")
     func alwaysRevalidate() async throws {
         try await Fixture.with(cached: true) { fixture in

@@ -55,13 +55,15 @@ extension CacheStore {
         }
     }
 
-    /// Renews `entry`'s freshness after a `304 Not Modified` (its metadata attribute, in place).
-    func refresh(_ entry: CachedEntry, freshness: HTTPFreshness) -> Result<CachedEntry, TransferFailure> {
+    /// Renews `entry`'s freshness after a `304 Not Modified` (its metadata attribute, in place),
+    /// through `descriptor` when the entry is held open (its name may have gone since), else by name.
+    func refresh(_ entry: CachedEntry, through descriptor: FileDescriptor? = nil, freshness: HTTPFreshness) -> Result<CachedEntry, TransferFailure> {
         var metadata = entry.metadata
         metadata.freshUntil = clock.date().addingTimeInterval(lifetime(freshness))
         metadata.etag = freshness.etag ?? metadata.etag
         metadata.lastModified = freshness.lastModified ?? metadata.lastModified
-        if let error = setMetadata(metadata, of: entry) {
+        let error = descriptor.map { updateAttribute(metadata, of: $0, inode: entry.inode) } ?? setMetadata(metadata, of: entry)
+        if let error {
             return .failure(TransferFailure(reason: .storage, detail: "cannot refresh \(entry.key) in the cache: \(error)"))
         }
         var refreshed = entry

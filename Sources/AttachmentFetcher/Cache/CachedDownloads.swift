@@ -16,10 +16,8 @@ final class CachedDownloads: Sendable {
     /// The budget of a shared transfer, from its start.
     private let transferBudget: Duration
     private let inflight = Locked<[CacheKey: SharedDownload]>([:])
-    private let failures = Locked<[CacheKey: (failure: TransferFailure, until: ContinuousClock.Instant)]>([:])
-    /// How many failures are remembered at most: a campaign of failing URLs does not grow the
-    /// map without end (expired ones go first, then the soonest to expire).
-    static let failureCapacity = 4096
+    /// Recent failures (bounded: a campaign of failing URLs does not grow it without end).
+    let failures = Locked(FailureMemory())
     /// Each URL's key, worked out once (see `cacheKey(for:)`).
     private let keys = BoundedMemo<CacheKey>()
     /// Payloads served from a fresh entry without a request.
@@ -86,16 +84,7 @@ final class CachedDownloads: Sendable {
         {
             let now = store.clock.instant()
             let until = now.advanced(by: store.configuration.failureMemory)
-            failures.withLock { failures in
-                if failures.count >= Self.failureCapacity {
-                    failures = failures.filter { $0.value.until > now }
-                    if failures.count >= Self.failureCapacity {
-                        let soonest = failures.sorted { $0.value.until < $1.value.until }.prefix(Self.failureCapacity / 2)
-                        for (old, _) in soonest { failures[old] = nil }
-                    }
-                }
-                failures[key] = (failure, until)
-            }
+            failures.withLock { $0.remember(failure, for: key, until: until, now: now) }
         }
         shared.resolve(result)
         inflight.withLock { inflight in
@@ -128,13 +117,14 @@ final class CachedDownloads: Sendable {
                 lock?.unlock()
                 return .success(SharedSource(entry: found.entry, descriptor: found.descriptor, store: store))
             }
-            try? found?.descriptor?.close()
-            let entry = found?.entry
             if let lock {
-                let result = await download(key: key, url: url, revalidating: entry, deadline: deadline)
+                // A stale entry stays open while it is revalidated: a 304 serves it from there,
+                // whether or not its name is still there.
+                let result = await download(key: key, url: url, revalidating: found, deadline: deadline)
                 lock.unlock()
                 return result
             }
+            try? found?.descriptor?.close()
             try? await Task.sleep(for: pause)
             pause = min(pause * 2, .milliseconds(50))
         }
@@ -142,9 +132,15 @@ final class CachedDownloads: Sendable {
         return .failure(TransferFailure(reason: .deadline, detail: "another process held this URL's download until the deadline"))
     }
 
+    /// Downloads `url` for `key`, conditionally when a `stale` entry (open, when its descriptor
+    /// comes too) has validators; this function closes or hands on that descriptor.
     private func download(
-        key: CacheKey, url: AttachmentURL, revalidating stale: CachedEntry?, deadline: ContinuousClock.Instant
+        key: CacheKey, url: AttachmentURL, revalidating found: (entry: CachedEntry, descriptor: FileDescriptor?)?,
+        deadline: ContinuousClock.Instant
     ) async -> Result<SharedSource, TransferFailure> {
+        let stale = found?.entry
+        var staleDescriptor = found?.descriptor
+        defer { try? staleDescriptor?.close() }
         var headers: [String] = []
         if let stale {
             if let etag = stale.metadata.etag { headers.append("If-None-Match: \(etag)") }
@@ -164,7 +160,16 @@ final class CachedDownloads: Sendable {
             }
             notModified.add(1, ordering: .relaxed)
             let freshness = HTTPFreshness(headers: HTTPHeader.parse(headerBlock))
-            return await BlockingIO.run { store.refresh(stale, freshness: freshness).map { SharedSource(entry: $0, descriptor: nil, store: store) } }
+            let descriptor = staleDescriptor
+            staleDescriptor = nil
+            return await BlockingIO.run {
+                switch store.refresh(stale, through: descriptor, freshness: freshness) {
+                case .success(let refreshed): return .success(SharedSource(entry: refreshed, descriptor: descriptor, store: store))
+                case .failure(let failure):
+                    try? descriptor?.close()
+                    return .failure(failure)
+                }
+            }
         case .success(.file(let body)):
             let freshness = HTTPFreshness(headers: HTTPHeader.parse(body.headerBlock))
             if freshness.noStore || body.byteCount > store.configuration.maximumBytes {
@@ -233,15 +238,9 @@ final class CachedDownloads: Sendable {
     }
 
     private func rememberedFailure(_ key: CacheKey) -> TransferFailure? {
-        failures.withLock { failures -> TransferFailure? in
-            guard let remembered = failures[key] else { return nil }
-            guard store.clock.instant() < remembered.until else {
-                failures[key] = nil
-                return nil
-            }
-            return TransferFailure(
-                reason: remembered.failure.reason, detail: "\(remembered.failure.detail) (a recent failure, not retried yet)")
-        }
+        let now = store.clock.instant()
+        guard let remembered = failures.withLock({ $0.recall(key, now: now) }) else { return nil }
+        return TransferFailure(reason: remembered.reason, detail: "\(remembered.detail) (a recent failure, not retried yet)")
     }
 
     /// Failures that say something about the origin; deadlines, local storage trouble and running
