@@ -58,34 +58,53 @@ extension CacheStore {
 
     // MARK: Eviction
 
-    /// Evicts least recently used entries until the bodies fit in `budget` bytes, from the
-    /// index, skipping entries pinned or locked (being written or revalidated, here or
-    /// elsewhere) and entries another process used since this one looked (their change time
-    /// moved). Returns how many went.
+    /// Evicts least recently used entries until the bodies fit in `budget` bytes. Entries come
+    /// one at a time from the eviction order (`EvictionOrder`: O(log n) each, in a short hold of
+    /// the state's lock), so a pass costs about O(k log n) for the k entries it looks at. An entry
+    /// pinned or locked (being written or revalidated, here or elsewhere) is skipped and goes back
+    /// into the order after the pass; one another process used since this one looked (its change
+    /// time moved) takes that time as its last use, and its place in the order; one used here
+    /// meanwhile is already back in the order. Returns how many went.
     @discardableResult
     func evict(toFit budget: Int) -> Int {
-        let candidates = state.withLock { state -> [(key: CacheKey, entry: IndexEntry)] in
-            guard state.bytes > budget else { return [] }
-            return state.index.filter { state.pins[$0.key] == nil }.map { ($0.key, $0.value) }
-                .sorted { $0.entry.lastUsed < $1.entry.lastUsed }
+        var kept: [CacheKey: Int64] = [:]
+        defer {
+            state.withLock { state in
+                for (key, lastUsed) in kept where state.index[key]?.lastUsed == lastUsed {
+                    state.order.record(key, lastUsed: lastUsed, in: state.index)
+                }
+            }
         }
         var removed = 0
-        for candidate in candidates {
-            guard state.withLock({ $0.bytes > budget }) else { break }
-            guard let lock = tryLock(candidate.key) else { continue }
+        while true {
+            let next = state.withLock { state -> (candidate: EvictionOrder.Candidate, pinned: Bool)? in
+                guard state.bytes > budget, let candidate = state.order.popOldest(in: state.index) else { return nil }
+                return (candidate, state.pins[candidate.key] != nil)
+            }
+            guard let (candidate, pinned) = next else { break }
+            let key = candidate.key
+            guard !pinned, let lock = tryLock(key) else {
+                kept[key] = candidate.lastUsed
+                continue
+            }
             defer { lock.unlock() }
-            let name = FilePath(candidate.key.hex)
-            guard let status = try? Syscalls.status(of: name, in: entries) else {
-                dropFromIndex(candidate.key)
+            guard let status = try? Syscalls.status(of: FilePath(key.hex), in: entries) else {
+                dropFromIndex(key)
                 continue
             }
             let changed = Self.nanoseconds(status.st_ctim)
-            if changed > candidate.entry.lastUsed + 1_000_000_000 {
-                state.withLock { $0.index[candidate.key]?.lastUsed = changed }
+            if changed > candidate.lastUsed + 1_000_000_000 {
+                state.withLock { state in
+                    if state.index[key]?.lastUsed == candidate.lastUsed { state.setLastUsed(key, to: changed) }
+                }
                 continue
             }
-            if state.withLock({ $0.pins[candidate.key] != nil }) { continue }
-            remove(candidate.key)
+            let removable = state.withLock { state -> Bool in
+                if state.pins[key] != nil { kept[key] = candidate.lastUsed }
+                return state.pins[key] == nil && state.index[key]?.lastUsed == candidate.lastUsed
+            }
+            guard removable else { continue }
+            remove(key)
             removed += 1
         }
         return removed
@@ -134,7 +153,7 @@ extension CacheStore {
             lock.unlock()
         }
         state.withLock { state in
-            for entry in before where state.index[entry.key] == nil { state.index[entry.key] = IndexEntry(size: entry.size, lastUsed: 0) }
+            for entry in before where state.index[entry.key] == nil { state.setEntry(entry.key, size: entry.size, lastUsed: 0) }
         }
         evict(toFit: configuration.maximumBytes)
         let after = listEntries()

@@ -110,7 +110,7 @@ extension CacheStore {
     func dropFromIndex(_ key: CacheKey) {
         state.withLock { state in
             state.verified[key] = nil
-            if let removed = state.index.removeValue(forKey: key) { state.bytes -= removed.size }
+            state.removeEntry(key)
         }
     }
 }

@@ -18,8 +18,11 @@ import Glibc
 /// be a regular file; a body is classified again by libmagic the first time a process uses it.
 ///
 /// An index in memory (size and last use of every entry) drives eviction, which runs on a thread
-/// of its own, never on the threads Swift's tasks share. An entry served to waiting payloads is
-/// pinned (and held open) until every one has its file, so eviction never takes it from them.
+/// of its own, never on the threads Swift's tasks share, and takes entries least recently used
+/// first from an order kept as they are used (`EvictionOrder`, a heap with lazy invalidation),
+/// one at a time, holding the state's lock only for short steps. An entry served to waiting
+/// payloads is pinned (and held open) until every one has its file, so eviction never takes it
+/// from them.
 final class CacheStore: Sendable {
     /// The configuration (its directory absolute and normalised).
     let configuration: PushAttachmentFetcher.Configuration.Cache
@@ -53,8 +56,12 @@ final class CacheStore: Sendable {
 
     struct StoreState {
         /// Every entry this process knows of: start-up's scan, then its own commits and uses.
+        /// Changed through `setEntry`, `setLastUsed`, `removeEntry` and `setIndex`, which keep
+        /// `bytes` and `order` with it.
         var index: [CacheKey: IndexEntry] = [:]
         var bytes = 0
+        /// The index's entries, least recently used first, for eviction.
+        var order = EvictionOrder()
         /// Entries checked in this process (metadata, size, and libmagic), bounded.
         var verified: [CacheKey: CachedEntry] = [:]
         /// Entries waiting payloads are being served from: never evicted.
@@ -106,10 +113,7 @@ final class CacheStore: Sendable {
         lockFileProblem = problem
         removeOrphans(minimumAge: TemporaryFiles.orphanAge)
         let index = scan()
-        state.withLock { state in
-            state.index = index
-            state.bytes = index.values.reduce(0) { $0 + $1.size }
-        }
+        state.withLock { $0.setIndex(index) }
         evictor.start(for: self)
     }
 
@@ -235,9 +239,7 @@ final class CacheStore: Sendable {
                 for key in oldest.prefix(verifiedCapacity / 2) { state.verified[key] = nil }
             }
             state.verified[entry.key] = entry
-            let size = entry.metadata.size
-            let previous = state.index.updateValue(IndexEntry(size: size, lastUsed: lastUsed), forKey: entry.key)
-            state.bytes += size - (previous?.size ?? 0)
+            state.setEntry(entry.key, size: entry.metadata.size, lastUsed: lastUsed)
         }
     }
 
@@ -316,7 +318,7 @@ final class CacheStore: Sendable {
     /// link's change time).
     private func touch(_ key: CacheKey) {
         let now = Self.nanoseconds(clock.date())
-        state.withLock { state in state.index[key]?.lastUsed = now }
+        state.withLock { $0.setLastUsed(key, to: now) }
     }
 
     /// Gives `entry`'s body a fresh inode (a copy, with its metadata, renamed over it) once the

@@ -1,0 +1,171 @@
+@testable import AttachmentFetcher
+import Foundation
+import SystemPackage
+import Testing
+
+/// The cache's eviction order: least recently used first, kept incrementally as entries are
+/// added, used and removed.
+@Suite("Eviction order", .timeLimit(.minutes(2)))
+struct EvictionOrderTests {
+    private func key(_ number: Int) -> CacheKey {
+        CacheKey(hex: String(repeating: "0", count: 48) + String(format: "%016x", number))
+    }
+
+    /// An index and its order, changed together as the store changes them.
+    private struct Model {
+        var state = CacheStore.StoreState()
+
+        mutating func add(_ key: CacheKey, lastUsed: Int64, size: Int = 10) {
+            state.setEntry(key, size: size, lastUsed: lastUsed)
+        }
+
+        /// Every entry, oldest first, taken out of the order.
+        mutating func drain() -> [CacheKey] {
+            var keys: [CacheKey] = []
+            while let candidate = state.order.popOldest(in: state.index) { keys.append(candidate.key) }
+            return keys
+        }
+    }
+
+    @Test("Entries come out least recently used first, whatever order they were added in")
+    func order() {
+        var model = Model()
+        let times: [Int64] = [50, 10, 40, 20, 30]
+        for (number, time) in times.enumerated() { model.add(key(number), lastUsed: time) }
+        #expect(model.drain() == [1, 3, 4, 2, 0].map(key))
+        #expect(model.state.order.count == 0)
+    }
+
+    @Test("A use moves an entry behind the others; its older place is skipped")
+    func touch() {
+        var model = Model()
+        for number in 0..<4 { model.add(key(number), lastUsed: Int64(number)) }
+        model.state.setLastUsed(key(0), to: 100)
+        model.state.setLastUsed(key(2), to: 50)
+        #expect(model.state.order.count == 6)
+        #expect(model.drain() == [1, 3, 2, 0].map(key))
+    }
+
+    @Test("A removed entry never comes out; a re-added one comes out once, at its new place")
+    func removal() {
+        var model = Model()
+        for number in 0..<3 { model.add(key(number), lastUsed: Int64(number)) }
+        model.state.removeEntry(key(0))
+        model.state.removeEntry(key(1))
+        #expect(model.state.bytes == 10)
+        model.add(key(1), lastUsed: 9)
+        #expect(model.drain() == [2, 1].map(key))
+        // Using a key the index does not hold records nothing.
+        model.state.setLastUsed(key(7), to: 1)
+        #expect(model.state.index[key(7)] == nil)
+        #expect(model.drain().isEmpty)
+    }
+
+    @Test("A candidate taken and kept comes back only when recorded again")
+    func keptCandidate() {
+        var model = Model()
+        for number in 0..<3 { model.add(key(number), lastUsed: Int64(number)) }
+        let first = model.state.order.popOldest(in: model.state.index)
+        #expect(first?.key == key(0))
+        model.state.order.record(key(0), lastUsed: 0, in: model.state.index)
+        #expect(model.drain() == [0, 1, 2].map(key))
+    }
+
+    @Test("Many uses of few entries keep the order bounded; the order stays right")
+    func bounded() {
+        var model = Model()
+        model.state.order = EvictionOrder(slack: 16)
+        let entries = 100
+        for number in 0..<entries { model.add(key(number), lastUsed: Int64(number)) }
+        var largest = 0
+        var time = Int64(entries)
+        for round in 0..<100 {
+            for number in stride(from: round % 7, to: entries, by: 3) {
+                time += 1
+                model.state.setLastUsed(key(number), to: time)
+                largest = max(largest, model.state.order.count)
+            }
+        }
+        #expect(largest <= 2 * entries + 16 + 1)
+        let expected = model.state.index.sorted { $0.value.lastUsed < $1.value.lastUsed }.map(\.key)
+        #expect(model.drain() == expected)
+    }
+
+    @Test("An order built from an index holds one element per entry")
+    func rebuilt() {
+        var index: [CacheKey: CacheStore.IndexEntry] = [:]
+        for number in 0..<50 { index[key(number)] = .init(size: 1, lastUsed: Int64(1000 - number)) }
+        var state = CacheStore.StoreState()
+        state.setIndex(index)
+        #expect(state.order.count == 50)
+        #expect(state.bytes == 50)
+        #expect(state.order.popOldest(in: state.index)?.key == key(49))
+    }
+
+    // MARK: The store's eviction
+
+    /// A store with `count` entries of 10 bytes, stored 1 ms apart on `clock`, and their keys.
+    private func store(
+        _ count: Int, in root: String, clock: ManualCacheClock
+    ) throws -> (store: CacheStore, entries: [CachedEntry]) {
+        // A budget eviction never reaches by itself: the test calls `evict(toFit:)`.
+        let store = try CacheStore(configuration: .init(directory: root + "/cache"), clock: clock.clock)
+        let media = MediaType(mime: "image/gif", kind: .image, fileExtension: "gif")
+        var entries: [CachedEntry] = []
+        for index in 0..<count {
+            let url = try AttachmentURL.parse("http://127.0.0.1/\(index).gif").get()
+            let path = TemporaryFiles.path(in: store.temporaryDirectory)
+            let file = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite)
+            _ = try file.closeAfter { try file.writeAll(Array(String(format: "GIF89a%04d", index).utf8)) }
+            let body = DownloadedFile(path: path, media: media, byteCount: 10, effectiveURL: url.string, headerBlock: "")
+            let committed = try store.commit(body, key: CacheKey(url), freshness: HTTPFreshness(headers: [])).get()
+            try committed.descriptor.close()
+            entries.append(committed.entry)
+            clock.advance(by: .milliseconds(1))
+        }
+        return (store, entries)
+    }
+
+    private func kept(_ store: CacheStore, _ entries: [CachedEntry]) -> [Int] {
+        let index = store.state.withLock { $0.index }
+        return entries.indices.filter {
+            index[entries[$0].key] != nil && FileManager.default.fileExists(atPath: entries[$0].bodyPath)
+        }
+    }
+
+    @Test("Eviction removes the least recently used entries first, counting uses after storing")
+    func leastRecentlyUsedFirst() throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let clock = ManualCacheClock()
+        let (store, entries) = try store(6, in: root, clock: clock)
+        // Served after being stored, 3 then 0: the order of use is 1, 2, 4, 5, 3, 0.
+        for used in [3, 0] {
+            #expect(store.serve(entries[used], descriptor: nil, at: root + "/served-\(used).gif") != nil)
+            clock.advance(by: .milliseconds(1))
+        }
+        #expect(store.evict(toFit: 40) == 2)
+        #expect(kept(store, entries) == [0, 3, 4, 5])
+        #expect(store.evict(toFit: 20) == 2)
+        #expect(kept(store, entries) == [0, 3])
+        #expect(store.state.withLock { $0.bytes } == 20)
+    }
+
+    @Test("An entry pinned or locked during a pass is skipped, and evicted by a later pass")
+    func skippedEntriesComeBack() throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let clock = ManualCacheClock()
+        let (store, entries) = try store(5, in: root, clock: clock)
+        store.pin(entries[0].key)
+        let lock = try #require(store.tryLock(entries[1].key))
+        #expect(store.evict(toFit: 30) == 2)
+        #expect(kept(store, entries) == [0, 1, 4])
+        store.unpin(entries[0].key)
+        lock.unlock()
+        #expect(store.evict(toFit: 10) == 2)
+        #expect(kept(store, entries) == [4])
+        // Nothing is left in the order but the one entry (and elements gone stale).
+        #expect(store.state.withLock { state in state.order.popOldest(in: state.index)?.key } == entries[4].key)
+    }
+}
