@@ -96,8 +96,9 @@ final class CachedDownloads: Sendable {
     /// soon as it is stored), then serves a fresh entry, revalidates a stale one, or downloads.
     ///
     /// The lock (one `fcntl`) and the look-up (an `openat`, answered from the directory cache
-    /// on a miss) are made here, in the leader's task, as a hit's `link` is: a trip through
-    /// `BlockingIO` cost more than both.
+    /// on a miss; for an entry another process stored, its first classification in this
+    /// process, as a hit's look-up makes it) are made here, in the leader's task, as a hit's
+    /// `link` is: on a miss a trip through `BlockingIO` cost more than both.
     private func fetch(
         key: CacheKey, url: AttachmentURL, deadline: ContinuousClock.Instant
     ) async -> Result<SharedSource, TransferFailure> {
