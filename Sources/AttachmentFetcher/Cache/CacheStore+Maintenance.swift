@@ -61,16 +61,17 @@ extension CacheStore {
     /// Evicts least recently used entries until the bodies fit in `budget` bytes. Entries come
     /// one at a time from the eviction order (`EvictionOrder`: O(log n) each, in a short hold of
     /// the state's lock), so a pass costs about O(k log n) for the k entries it looks at. An entry
-    /// pinned or locked (being written or revalidated, here or elsewhere) is skipped and goes back
-    /// into the order after the pass; one another process used since this one looked (its change
-    /// time moved) takes that time as its last use, and its place in the order; one used here
-    /// meanwhile is already back in the order. Returns how many went.
+    /// pinned or locked (being written or revalidated, here or elsewhere) is skipped; one another
+    /// process used since this one looked (its change time moved) takes that time as its last
+    /// use; either, and one used here meanwhile, goes back into the order at its last use after
+    /// the pass. Returns how many went.
     @discardableResult
     func evict(toFit budget: Int) -> Int {
-        var kept: [CacheKey: Int64] = [:]
+        var kept: Set<CacheKey> = []
         defer {
             state.withLock { state in
-                for (key, lastUsed) in kept where state.index[key]?.lastUsed == lastUsed {
+                for key in kept {
+                    guard let lastUsed = state.index[key]?.lastUsed else { continue }
                     state.order.record(key, lastUsed: lastUsed, in: state.index)
                 }
             }
@@ -84,7 +85,7 @@ extension CacheStore {
             guard let (candidate, pinned) = next else { break }
             let key = candidate.key
             guard !pinned, let lock = tryLock(key) else {
-                kept[key] = candidate.lastUsed
+                kept.insert(key)
                 continue
             }
             defer { lock.unlock() }
@@ -97,13 +98,16 @@ extension CacheStore {
                 state.withLock { state in
                     if state.index[key]?.lastUsed == candidate.lastUsed { state.setLastUsed(key, to: changed) }
                 }
+                kept.insert(key)
                 continue
             }
             let removable = state.withLock { state -> Bool in
-                if state.pins[key] != nil { kept[key] = candidate.lastUsed }
-                return state.pins[key] == nil && state.index[key]?.lastUsed == candidate.lastUsed
+                state.pins[key] == nil && state.index[key]?.lastUsed == candidate.lastUsed
             }
-            guard removable else { continue }
+            guard removable else {
+                kept.insert(key)
+                continue
+            }
             remove(key)
             removed += 1
         }
