@@ -19,7 +19,7 @@ import Glibc
 ///
 /// An index in memory (size and last use of every entry) drives eviction, which runs on a thread
 /// of its own, never on the threads Swift's tasks share, and takes entries least recently used
-/// first from an order kept as they are used (`EvictionOrder`, a heap with lazy invalidation),
+/// first from an order kept beside the index (`EvictionOrder`, a heap put right lazily),
 /// one at a time, holding the state's lock only for short steps. An entry served to waiting
 /// payloads is pinned (and held open) until every one has its file, so eviction never takes it
 /// from them.
