@@ -80,15 +80,18 @@ struct CacheTests {
     @Test("A 304 serves the entry it revalidated from the open file, though its name went meanwhile")
     func revalidatedEntryRemovedMeanwhile() async throws {
         try await Fixture.with(cached: true) { fixture in
-            // Revalidated on every use; every answer comes after a delay.
-            let delay = 600 * TestTiming.scale
+            // Revalidated on every use; every answer comes a second after its request.
+            let delay = 1_000 * TestTiming.scale
             let payload = fixture.braze("/media/revalidated.png?bytes=50000&cache_control=max-age%3D0&delay_ms=\(delay)")
             #expect(await fixture.fetcher.process(payload).status == .attached)
             let entries = try #require(fixture.cacheDirectory) + "/entries"
             let second = Task { await fixture.fetcher.process(payload) }
-            // While the conditional request waits for its answer, the entry's name goes (another
-            // process's eviction, or `cache clear`).
-            try await Task.sleep(for: .milliseconds(delay / 3))
+            // Once the conditional request has reached the origin, and while it waits for its
+            // answer, the entry's name goes (another process's eviction, or `cache clear`).
+            for _ in 0..<500 where fixture.server.stats().conditionalRequests == 0 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(fixture.server.stats().conditionalRequests == 1)
             for name in try FileManager.default.contentsOfDirectory(atPath: entries) {
                 try FileManager.default.removeItem(atPath: entries + "/" + name)
             }
