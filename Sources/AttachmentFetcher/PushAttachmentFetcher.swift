@@ -27,6 +27,8 @@ public final class PushAttachmentFetcher: Sendable {
     private let downloader: any AttachmentDownloader
     /// The URLs checked so far, each checked once.
     private let urls = BoundedMemo<AttachmentURL>()
+    /// The payload read last, and what it said (see `LatestPayload`).
+    private let latestPayload = LatestPayload()
     private let logger: Logger
 
     /// Creates the output directory if needed and starts the download engine.
@@ -171,43 +173,17 @@ public final class PushAttachmentFetcher: Sendable {
                 .invalidPayload,
                 "the payload is \(draft.payload.count) bytes, more than \(configuration.maximumPayloadBytes)"), [])
         }
-        guard let json = JSONValue.object(from: draft.payload) else {
-            return (draft.original(.invalidPayload, "the payload is not a JSON object"), [])
-        }
-        let recognized = VendorSchemas.recognize(json)
-        // Android shows a push without an extension; silent and internal pushes and pushes that show
-        // nothing need none: the warning is for visible iOS pushes only (added below).
-        let extensionRuns = json[path: ["aps", "mutable-content"]]?.isSet == true
-        guard let recognized else {
-            if !extensionRuns, !json.isSilentPush { draft.warnings.append(Self.noExtensionWarning) }
-            return (draft.original(.noAttachment, "no known vendor's attachment keys"), [])
-        }
-        let vendor = recognized.vendor
-        draft.vendor = vendor
-        // The payload was parsed once, above; its content is read from that parse.
-        let (content, contentWarnings) = ContentReader.read(json, vendor: vendor, platform: recognized.platform)
-        var notification = content
-        if case .internalPush = recognized.recognition { notification.visible = false }
-        draft.notification = notification
-        draft.warnings += contentWarnings
-        switch recognized.recognition {
-        case .internalPush(let detail):
-            return (draft.original(.internalPush, detail), [])
-        case .malformed(let detail):
-            return (draft.original(.invalidPayload, detail), [])
-        case _ where !notification.visible:
-            return (draft.original(
-                .internalPush, "the \(vendor) \(recognized.platform.rawValue) push shows nothing: no request is made"), [])
-        case .noAttachment:
-            if recognized.platform == .ios, !extensionRuns { draft.warnings.append(Self.noExtensionWarning) }
-            return (draft.original(.noAttachment, "the \(vendor) payload names no attachment"), [])
-        case .attachments(let named):
-            if recognized.platform == .ios, !extensionRuns { draft.warnings.append(Self.noExtensionWarning) }
-            let requests = AttachmentSelection.select(
-                named, limit: configuration.maximumAttachmentsPerPayload, warnings: &draft.warnings)
+        let prepared = latestPayload.prepared(draft.payload, maximumAttachments: configuration.maximumAttachmentsPerPayload)
+        draft.vendor = prepared.vendor
+        draft.notification = prepared.notification
+        draft.warnings += prepared.warnings
+        switch prepared.next {
+        case .original(let reason, let detail):
+            return (draft.original(reason, detail), [])
+        case .download(let requests, let platform):
             let results = await download(requests, deadline: deadline)
             // The payload's own platform judges its files, unless a preflight names platforms.
-            let platforms = configuration.platforms.isEmpty ? [recognized.platform] : configuration.platforms
+            let platforms = configuration.platforms.isEmpty ? [platform] : configuration.platforms
             let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits) }
             return (
                 draft.finish(with: results, judgedBy: judges, reportingVerdicts: !configuration.platforms.isEmpty),
@@ -215,9 +191,6 @@ public final class PushAttachmentFetcher: Sendable {
             )
         }
     }
-
-    private static let noExtensionWarning =
-        "aps.mutable-content is not 1: iOS would not run a service extension for this payload"
 
     /// Downloads every requested attachment concurrently.
     private func download(_ requests: [RequestedAttachment], deadline: ContinuousClock.Instant) async -> [AttachmentResult] {

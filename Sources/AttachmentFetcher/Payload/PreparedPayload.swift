@@ -1,0 +1,79 @@
+import Foundation
+
+/// What a payload's bytes say before anything is downloaded: its vendor, the notification it
+/// shows, the warnings about it, and either the attachments to fetch or why none will be. A pure
+/// function of the bytes and the fetcher's configuration.
+struct PreparedPayload: Sendable {
+    enum Next: Sendable {
+        /// The original content stands, for this reason, without a request.
+        case original(FallbackReason, String)
+        /// These attachments are fetched; the payload is for `platform`.
+        case download([RequestedAttachment], platform: Platform)
+    }
+
+    var vendor: Vendor?
+    var notification: NotificationContent?
+    var warnings: [String] = []
+    var next: Next
+
+    static let noExtensionWarning =
+        "aps.mutable-content is not 1: iOS would not run a service extension for this payload"
+
+    /// Reads `payload` (at most `maximumAttachments` attachments are asked for).
+    init(_ payload: Data, maximumAttachments: Int) {
+        guard let json = JSONValue.object(from: payload) else {
+            next = .original(.invalidPayload, "the payload is not a JSON object")
+            return
+        }
+        let recognized = VendorSchemas.recognize(json)
+        // Android shows a push without an extension; silent and internal pushes and pushes that show
+        // nothing need none: the warning is for visible iOS pushes only (added below).
+        let extensionRuns = json[path: ["aps", "mutable-content"]]?.isSet == true
+        guard let recognized else {
+            if !extensionRuns, !json.isSilentPush { warnings.append(Self.noExtensionWarning) }
+            next = .original(.noAttachment, "no known vendor's attachment keys")
+            return
+        }
+        let vendor = recognized.vendor
+        self.vendor = vendor
+        // The payload was parsed once, above; its content is read from that parse.
+        let (content, contentWarnings) = ContentReader.read(json, vendor: vendor, platform: recognized.platform)
+        var notification = content
+        if case .internalPush = recognized.recognition { notification.visible = false }
+        self.notification = notification
+        warnings += contentWarnings
+        switch recognized.recognition {
+        case .internalPush(let detail):
+            next = .original(.internalPush, detail)
+        case .malformed(let detail):
+            next = .original(.invalidPayload, detail)
+        case _ where !notification.visible:
+            next = .original(.internalPush, "the \(vendor) \(recognized.platform.rawValue) push shows nothing: no request is made")
+        case .noAttachment:
+            if recognized.platform == .ios, !extensionRuns { warnings.append(Self.noExtensionWarning) }
+            next = .original(.noAttachment, "the \(vendor) payload names no attachment")
+        case .attachments(let named):
+            if recognized.platform == .ios, !extensionRuns { warnings.append(Self.noExtensionWarning) }
+            let requests = AttachmentSelection.select(named, limit: maximumAttachments, warnings: &warnings)
+            next = .download(requests, platform: recognized.platform)
+        }
+    }
+}
+
+/// The last payload read and what it said: a campaign sends the same bytes to every device, so
+/// in a spike payload after payload is the one just read, and comparing its bytes costs less
+/// than reading them again. One entry: distinct payloads cost a comparison that fails early.
+/// Safe from any thread.
+final class LatestPayload: Sendable {
+    private let latest = Locked<(payload: Data, prepared: PreparedPayload)?>(nil)
+
+    /// What `payload` says, read now or remembered from the payload before it.
+    func prepared(_ payload: Data, maximumAttachments: Int) -> PreparedPayload {
+        if let known = latest.withLock({ latest in latest.flatMap { $0.payload == payload ? $0.prepared : nil } }) {
+            return known
+        }
+        let prepared = PreparedPayload(payload, maximumAttachments: maximumAttachments)
+        latest.withLock { $0 = (payload, prepared) }
+        return prepared
+    }
+}

@@ -1,0 +1,51 @@
+@testable import AttachmentFetcher
+import Foundation
+import Testing
+
+/// The reading of a payload is remembered for the next identical payload only: a campaign's
+/// identical payloads are read once, and no payload ever gets another's reading.
+@Suite("Prepared payloads: each payload's own reading, remembered for identical bytes")
+struct PreparedPayloadTests {
+    private let braze = Data(#"{"aps":{"alert":{"title":"Sale","body":"Now"},"mutable-content":1},"ab":{"c":"x"}}"#.utf8)
+    private let moengage = Data(#"{"aps":{"alert":{"title":"Hello","body":"There"}},"moengage":{"cid":"1"},"app_extra":{}}"#.utf8)
+
+    @Test("Identical bytes share one reading; different bytes get their own")
+    func latest() {
+        let memo = LatestPayload()
+        let first = memo.prepared(braze, maximumAttachments: 4)
+        #expect(first.vendor == .braze)
+        #expect(first.notification?.title == "Sale")
+        let other = memo.prepared(moengage, maximumAttachments: 4)
+        #expect(other.vendor == .moengage)
+        #expect(other.notification?.title == "Hello")
+        // A copy of the first payload's bytes (not the same buffer) reads as the first did.
+        let again = memo.prepared(Data(Array(braze)), maximumAttachments: 4)
+        #expect(again.vendor == .braze)
+        #expect(again.notification?.title == "Sale")
+        // One byte changed is another payload.
+        var changed = Array(braze)
+        changed[changed.firstIndex(of: UInt8(ascii: "S"))!] = UInt8(ascii: "T")
+        #expect(memo.prepared(Data(changed), maximumAttachments: 4).notification?.title == "Tale")
+    }
+
+    @Test("Payloads interleaved across tasks each get their own outcome")
+    func interleaved() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fetcher = try PushAttachmentFetcher(configuration: .init(outputDirectory: directory))
+        let payloads = (0..<400).map { $0 % 3 == 0 ? moengage : braze }
+        let outcomes = await withTaskGroup(of: (Int, Outcome).self) { group in
+            for (index, payload) in payloads.enumerated() { group.addTask { (index, await fetcher.process(payload)) } }
+            var outcomes = [Outcome?](repeating: nil, count: payloads.count)
+            for await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes.compactMap { $0 }
+        }
+        await fetcher.shutdown()
+        #expect(outcomes.count == payloads.count)
+        for (index, outcome) in outcomes.enumerated() {
+            #expect(outcome.vendor == (index % 3 == 0 ? .moengage : .braze))
+            #expect(outcome.notification?.title == (index % 3 == 0 ? "Hello" : "Sale"))
+            #expect(outcome.payload == payloads[index])
+        }
+    }
+}
