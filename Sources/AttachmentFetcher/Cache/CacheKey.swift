@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SystemPackage
 
 /// The cache key of a URL: the SHA-256 of its normalised form (`AttachmentURL.string`: scheme
 /// and host lowercased, the host in IDNA form, invalid characters percent-encoded, default port
@@ -10,19 +11,24 @@ struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     let hex: String
     /// The normalised URL.
     let normalizedURL: String
+    /// The entry's file name (`hex`), made once: a hit links it by this name.
+    let name: FilePath
     /// The number in the first 16 hex digits: what the key hashes, rather than all 64.
     private let hashPrefix: UInt64
 
     init(_ url: AttachmentURL) {
-        normalizedURL = url.string
-        hex = Hex.encode(SHA256.hash(data: Data(normalizedURL.utf8)))
-        hashPrefix = Self.hashPrefix(of: hex)
+        self.init(hex: Hex.encode(SHA256.hash(data: Data(url.string.utf8))), normalizedURL: url.string)
     }
 
     /// A key read back from an entry's file name.
     init(hex: String) {
+        self.init(hex: hex, normalizedURL: "")
+    }
+
+    private init(hex: String, normalizedURL: String) {
         self.hex = hex
-        normalizedURL = ""
+        self.normalizedURL = normalizedURL
+        name = FilePath(hex)
         hashPrefix = Self.hashPrefix(of: hex)
     }
 

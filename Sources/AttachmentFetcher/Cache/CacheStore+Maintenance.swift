@@ -89,7 +89,7 @@ extension CacheStore {
                 continue
             }
             defer { lock.unlock() }
-            guard let status = try? Syscalls.status(of: FilePath(key.hex), in: entries) else {
+            guard let status = try? Syscalls.status(of: key.name, in: entries) else {
                 dropFromIndex(key)
                 continue
             }

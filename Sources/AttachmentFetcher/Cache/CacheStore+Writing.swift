@@ -32,7 +32,7 @@ extension CacheStore {
                 freshUntil: now.addingTimeInterval(lifetime(freshness)), etag: freshness.etag, lastModified: freshness.lastModified)
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
             try Syscalls.setPermissions(of: file, 0o444)
-            let name = FilePath(key.hex)
+            let name = key.name
             if body.descriptor == nil {
                 try Syscalls.rename(FilePath(body.path), in: nil, to: name, in: entries)
             } else {
@@ -76,7 +76,7 @@ extension CacheStore {
     fileprivate func setMetadata(_ metadata: CacheEntryMetadata, of entry: CachedEntry) -> Errno? {
         let file: FileDescriptor
         do {
-            file = try Syscalls.open(FilePath(entry.key.hex), in: entries, flags: O_RDONLY | O_NOFOLLOW)
+            file = try Syscalls.open(entry.key.name, in: entries, flags: O_RDONLY | O_NOFOLLOW)
         } catch {
             return error
         }
@@ -103,7 +103,7 @@ extension CacheStore {
 
     /// Removes `key`'s entry.
     func remove(_ key: CacheKey) {
-        try? Syscalls.unlink(FilePath(key.hex), in: entries)
+        try? Syscalls.unlink(key.name, in: entries)
         dropFromIndex(key)
     }
 

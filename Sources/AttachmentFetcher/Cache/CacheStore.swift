@@ -166,7 +166,7 @@ final class CacheStore: Sendable {
     /// whole again), and, on its first use in this process, of the type libmagic finds in it. An
     /// entry that fails a check is removed. With `keepingOpen`, its open descriptor comes too.
     func load(_ key: CacheKey, keepingOpen: Bool) -> (entry: CachedEntry, descriptor: FileDescriptor?)? {
-        let name = FilePath(key.hex)
+        let name = key.name
         let file: FileDescriptor
         do {
             file = try Syscalls.open(name, in: entries, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
@@ -288,11 +288,12 @@ final class CacheStore: Sendable {
     /// `linkat` of the entry's name, then an `lstat` of the link: the verified regular file, or
     /// the link goes again.
     private func linkByName(_ entry: CachedEntry, at path: String) -> LinkAttempt {
+        let target = FilePath(path)
         do {
-            try Syscalls.link(FilePath(entry.key.hex), in: entries, to: FilePath(path), in: nil)
-            let status = try Syscalls.status(of: FilePath(path), followingLink: false)
+            try Syscalls.link(entry.key.name, in: entries, to: target, in: nil)
+            let status = try Syscalls.status(of: target, followingLink: false)
             guard status.type == .regular, UInt64(status.inode.rawValue) == entry.inode else {
-                try? Syscalls.unlink(FilePath(path))
+                try? Syscalls.unlink(target)
                 return .notTheEntry
             }
             return .linked
@@ -303,7 +304,7 @@ final class CacheStore: Sendable {
 
     /// A copy of the entry, opened by name and checked to be the verified file.
     private func copyByName(_ entry: CachedEntry, at path: String) -> Result<Void, TransferFailure>? {
-        guard let source = try? Syscalls.open(FilePath(entry.key.hex), in: entries, flags: O_RDONLY | O_NOFOLLOW) else { return nil }
+        guard let source = try? Syscalls.open(entry.key.name, in: entries, flags: O_RDONLY | O_NOFOLLOW) else { return nil }
         let result: Result<Void, TransferFailure>?
         if (try? Syscalls.status(of: source)).map({ UInt64($0.inode.rawValue) }) == entry.inode {
             result = AttachmentFiles.copy(from: source, to: path, temporaryDirectory: temporaryDirectory)
@@ -325,7 +326,7 @@ final class CacheStore: Sendable {
     /// old one has as many hard links as the file system allows; files already linked keep the
     /// old inode.
     func reseed(_ entry: CachedEntry) -> CachedEntry? {
-        guard let source = try? Syscalls.open(FilePath(entry.key.hex), in: entries, flags: O_RDONLY | O_NOFOLLOW) else { return nil }
+        guard let source = try? Syscalls.open(entry.key.name, in: entries, flags: O_RDONLY | O_NOFOLLOW) else { return nil }
         defer { try? source.close() }
         guard (try? Syscalls.status(of: source)).map({ UInt64($0.inode.rawValue) }) == entry.inode else {
             // Reseeded already, by another payload: the new inode.
@@ -341,7 +342,7 @@ final class CacheStore: Sendable {
             metadata.modified = Self.nanoseconds(status.st_mtim)
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: copy, to: metadata.encoded())
             try Syscalls.setPermissions(of: copy, 0o444)
-            try Syscalls.rename(FilePath(name), in: nil, to: FilePath(entry.key.hex), in: entries)
+            try Syscalls.rename(FilePath(name), in: nil, to: entry.key.name, in: entries)
             var reseeded = entry
             reseeded.metadata = metadata
             reseeded.inode = UInt64(status.inode.rawValue)
