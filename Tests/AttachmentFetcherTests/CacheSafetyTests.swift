@@ -140,7 +140,7 @@ struct CacheSafetyTests {
             let lockFile = try #require(store.lockFile)
             // The lock file's descriptor now refers to a read-only open file: a write lock on it
             // fails with EBADF, as no contention does.
-            let readOnly = open(fixture.directory + "/../cache/entries", O_RDONLY | O_DIRECTORY)
+            let readOnly = open(try #require(fixture.cacheDirectory) + "/entries", O_RDONLY | O_DIRECTORY)
             #expect(readOnly >= 0)
             #expect(dup2(readOnly, lockFile.rawValue) == lockFile.rawValue)
             close(readOnly)
