@@ -1,7 +1,7 @@
 import Foundation
 
-/// libFuzzer's entry point for the payload reader, vendor recognition and the notification's
-/// content (`scripts/fuzz.sh`
+/// libFuzzer's entry point for the payload reader, vendor recognition, the notification's
+/// content and the whole reading of a payload (`scripts/fuzz.sh`
 /// builds it with `-sanitize=fuzzer,address` from the sources it exercises).
 ///
 /// Besides not crashing, every input read as an object must keep the reader's promises: its
@@ -10,6 +10,9 @@ import Foundation
 @_cdecl("LLVMFuzzerTestOneInput")
 public func payloadFuzzerTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let data = start.map { Data(bytes: $0, count: count) } ?? Data()
+    // The whole reading the fetcher makes of a payload before any request, attachments chosen.
+    let prepared = PreparedPayload(data, maximumAttachments: 4)
+    if case .download(let requests, _) = prepared.next { precondition(!requests.isEmpty && requests.count <= 4, "\(requests.count) attachments chosen") }
     guard let object = JSONValue.object(from: data) else { return 0 }
     check(object)
     if let recognized = VendorSchemas.recognize(object) {
