@@ -23,7 +23,7 @@ extension CacheStore {
         }
         do {
             let status = try Syscalls.status(of: file)
-            guard let digest = body.sha256.map { Hex.encode($0) } ?? Self.sha256(of: file) else {
+            guard let digest = body.sha256.map({ Hex.encode($0) }) ?? Self.sha256(of: file) else {
                 throw Errno.ioError
             }
             let now = clock.date()
