@@ -96,6 +96,27 @@ struct EvictionOrderTests {
         #expect(model.drain() == expected)
     }
 
+    @Test("Last uses moved earlier again and again push elements, and the rebuild keeps the heap bounded")
+    func rebuiltWhenLarge() {
+        var model = Model()
+        model.state.order = EvictionOrder(slack: 8)
+        let entries = 20
+        for number in 0..<entries { model.add(key(number), lastUsed: 1_000_000 + Int64(number)) }
+        var largest = 0
+        var time: Int64 = 1_000_000
+        // Each move to an earlier time pushes an element of its own (a look-up found an older change time).
+        for round in 0..<50 {
+            for number in 0..<entries {
+                time -= 1
+                model.state.setLastUsed(key((number + round) % entries), to: time)
+                largest = max(largest, model.state.order.count)
+            }
+        }
+        #expect(largest <= 2 * entries + 8 + 1)
+        let expected = model.state.index.sorted { $0.value.lastUsed < $1.value.lastUsed }.map(\.key)
+        #expect(model.drain() == expected)
+    }
+
     @Test("An order built from an index holds one element per entry")
     func rebuilt() {
         var index: [CacheKey: CacheStore.IndexEntry] = [:]
