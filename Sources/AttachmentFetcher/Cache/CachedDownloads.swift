@@ -17,7 +17,7 @@ final class CachedDownloads: Sendable {
     private let transferBudget: Duration
     private let inflight = Locked<[CacheKey: SharedDownload]>([:])
     /// Recent failures (bounded: a campaign of failing URLs does not grow it without end).
-    let failures = Locked(FailureMemory())
+    private let failures = Locked(FailureMemory())
     /// Each URL's key, worked out once (see `cacheKey(for:)`).
     private let keys = BoundedMemo<CacheKey>()
     /// Payloads served from a fresh entry without a request.
@@ -311,9 +311,11 @@ final class SharedDownload: Sendable {
         var waiters: [UInt64: Waiter] = [:]
         var nextWaiter: UInt64 = 0
         /// Payloads that joined and have not left; the one that creates the download counts.
+        /// Only a leave before the result lowers it, so at 0 the download is abandoned.
         var joined = 1
-        var abandoned = false
         var cancel: (@Sendable () -> Void)?
+
+        var abandoned: Bool { joined == 0 }
     }
 
     private let state = Locked(State())
@@ -391,8 +393,7 @@ final class SharedDownload: Sendable {
             }
             state.waiters[id] = .left
             state.joined -= 1
-            guard state.joined == 0 else { return (waiter, nil) }
-            state.abandoned = true
+            guard state.abandoned else { return (waiter, nil) }
             defer { state.cancel = nil }
             return (waiter, state.cancel)
         }

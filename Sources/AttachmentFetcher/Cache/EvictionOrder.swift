@@ -30,12 +30,6 @@ struct EvictionOrder: Sendable {
 
     init(slack: Int = 1024) { self.slack = max(0, slack) }
 
-    /// The index's entries, in order.
-    init(_ index: [CacheKey: CacheStore.IndexEntry], slack: Int = 1024) {
-        self.init(slack: slack)
-        rebuild(from: index)
-    }
-
     /// Elements held, stale ones included.
     var count: Int { heap.count }
 
