@@ -176,7 +176,7 @@ public final class PushAttachmentFetcher: Sendable {
         let prepared = latestPayload.prepared(draft.payload, maximumAttachments: configuration.maximumAttachmentsPerPayload)
         draft.vendor = prepared.vendor
         draft.notification = prepared.notification
-        draft.warnings += prepared.warnings
+        draft.warnings = prepared.warnings
         switch prepared.next {
         case .original(let reason, let detail):
             return (draft.original(reason, detail), [])
