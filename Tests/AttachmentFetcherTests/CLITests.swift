@@ -18,6 +18,13 @@ struct CLITests {
         }
     }
 
+    /// A Braze payload for a 5,000-byte image on `server`, written to `directory`; its path.
+    private func payloadFile(for server: MockCDNServer, in directory: String) throws -> String {
+        let path = directory + "/payload.json"
+        try Payloads.braze(url: server.url("/media/a.png?bytes=5000"), type: "jpg").write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
     private func jsonObject(_ text: String) throws -> [String: Any] {
         let lines = text.split(separator: "\n")
         #expect(lines.count == 1, "stdout must be exactly one JSON object: \(text)")
@@ -27,8 +34,7 @@ struct CLITests {
     @Test("A cache directory others may write is refused with a storage outcome naming the flag; --allow-shared-cache-dir uses it")
     func sharedCacheDirectory() async throws {
         try await withServer { server, directory in
-            let payloadPath = directory + "/payload.json"
-            try Payloads.braze(url: server.url("/media/a.png?bytes=5000"), type: "jpg").write(to: URL(fileURLWithPath: payloadPath))
+            let payloadPath = try payloadFile(for: server, in: directory)
             let cache = directory + "/cache"
             try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: false)
             try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: cache)
@@ -48,8 +54,7 @@ struct CLITests {
     @Test("--json with a payload file: exit 0 and one JSON object with the documented fields")
     func jsonAttached() async throws {
         try await withServer { server, directory in
-            let payloadPath = directory + "/payload.json"
-            try Payloads.braze(url: server.url("/media/a.png?bytes=5000"), type: "jpg").write(to: URL(fileURLWithPath: payloadPath))
+            let payloadPath = try payloadFile(for: server, in: directory)
             let output = directory + "/out/nested"
             let result = try await CommandRunner.run(
                 "fetch-attachment", [payloadPath, "--output-dir", output, "--json", "--timeout", "10", "--allow-private-networks"])
