@@ -88,10 +88,10 @@ struct CacheTests {
             let second = Task { await fixture.fetcher.process(payload) }
             // Once the conditional request has reached the origin, and while it waits for its
             // answer, the entry's name goes (another process's eviction, or `cache clear`).
-            for _ in 0..<500 where fixture.server.stats().conditionalRequests == 0 {
+            for _ in 0..<(500 * TestTiming.scale) where fixture.server.stats().conditionalRequests == 0 {
                 try await Task.sleep(for: .milliseconds(10))
             }
-            #expect(fixture.server.stats().conditionalRequests == 1)
+            #expect(fixture.server.stats().conditionalRequests == 1, "\(fixture.server.stats())")
             for name in try FileManager.default.contentsOfDirectory(atPath: entries) {
                 try FileManager.default.removeItem(atPath: entries + "/" + name)
             }
@@ -158,11 +158,22 @@ struct CacheTests {
         try await Fixture.with(
             timeout: .seconds(30), cached: true, configure: { $0.connectionPool.maximumConcurrentTransfers = 2 }
         ) { fixture in
-            let short = Duration.milliseconds(300) * TestTiming.scale
+            // Long enough for both requests to reach the origin, however loaded the machine;
+            // far shorter than the transfer budget.
+            let short = Duration.seconds(1) * TestTiming.scale
             let stalls = (0..<2).map { fixture.braze("/media/abandoned-\($0).jpg?bytes=100000&stall_after=1000") }
             let given = await processAll(stalls, through: fixture.fetcher, timeout: short)
             #expect(given.allSatisfy { $0.reason == .deadline })
-            // Nobody waits for the stalled downloads any more: a new URL gets a transfer at once.
+            let reached = fixture.server.stats().requestsPerPath
+            #expect(reached["/media/abandoned-0.jpg"] == 1 && reached["/media/abandoned-1.jpg"] == 1, "\(reached)")
+            // Nobody waits for the stalled downloads any more: their transfers are cancelled, and
+            // their connections close long before the 30 s budget would close them.
+            let closing = ContinuousClock.now.advanced(by: .seconds(2) * TestTiming.scale)
+            while fixture.server.stats().currentConnections > 0, ContinuousClock.now < closing {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(fixture.server.stats().currentConnections == 0)
+            // A new URL gets a transfer at once.
             let next = await fixture.fetcher.process(fixture.braze("/media/after-abandoned.jpg?bytes=2000"), timeout: .seconds(3) * TestTiming.scale)
             #expect(next.status == .attached, "\(next.reason?.code ?? "") \(next.detail ?? "")")
             // A payload for an abandoned URL starts a transfer of its own rather than joining the cancelled one.

@@ -86,10 +86,13 @@ final class CachedDownloads: Sendable {
             let until = now.advanced(by: store.configuration.failureMemory)
             failures.withLock { $0.remember(failure, for: key, until: until, now: now) }
         }
-        shared.resolve(result)
+        // Out of the map before its result goes out: a payload that comes once this one has its
+        // result looks at the cache anew (and revalidates an entry fresh for no time at all)
+        // rather than taking a result it did not wait for.
         inflight.withLock { inflight in
             if inflight[key] === shared { inflight[key] = nil }
         }
+        shared.resolve(result)
     }
 
     /// Takes the key's lock (polling while another process holds it, and serving its result as
