@@ -101,7 +101,7 @@ struct CacheCrashTests {
                  "--output-dir", first, "--allow-private-networks", "--deadline", "30"],
                 stdin: Data(lines.utf8))
             // Once its bodies stream, the second starts in a namespace of its own (pid 1 there).
-            for _ in 0..<500 where server.stats().bytesSent < 100_000 { try await Task.sleep(for: .milliseconds(10)) }
+            try await TestTiming.wait(atMost: .seconds(5)) { server.stats().bytesSent >= 100_000 }
             let second = try await CommandRunner.run(
                 "/usr/bin/unshare",
                 ["--pid", "--fork", "--mount-proc", program, "--cache-dir", cache, "--output-dir", fixture.directory + "/second",

@@ -36,7 +36,7 @@ struct CacheLoadDeadlineTests {
             #expect(results.contains { $0.0.status == .attached })
             #expect(results.allSatisfy { $0.0.status == .attached || $0.0.reason == .deadline })
             let cache = try await AttachmentCache(configuration: try #require(fixture.fetcher.configuration.cache))
-            for _ in 0..<200 where await cache.statistics().bytes > 1_000_000 { try await Task.sleep(for: .milliseconds(10)) }
+            try await TestTiming.wait(atMost: .seconds(2)) { await cache.statistics().bytes <= 1_000_000 }
             #expect(await cache.statistics().bytes <= 1_000_000)
         }
     }

@@ -88,8 +88,8 @@ struct CacheTests {
             let second = Task { await fixture.fetcher.process(payload) }
             // Once the conditional request has reached the origin, and while it waits for its
             // answer, the entry's name goes (another process's eviction, or `cache clear`).
-            for _ in 0..<(500 * TestTiming.scale) where fixture.server.stats().conditionalRequests == 0 {
-                try await Task.sleep(for: .milliseconds(10))
+            try await TestTiming.wait(atMost: .seconds(5) * TestTiming.scale) {
+                fixture.server.stats().conditionalRequests > 0
             }
             #expect(fixture.server.stats().conditionalRequests == 1, "\(fixture.server.stats())")
             for name in try FileManager.default.contentsOfDirectory(atPath: entries) {
@@ -133,7 +133,7 @@ struct CacheTests {
             let statistics = await cache.statistics()
             #expect(statistics.entries == 0)
             // The shared temporary body is gone once every payload has its own file.
-            for _ in 0..<100 where await cache.statistics().temporaryFiles > 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await TestTiming.wait(atMost: .seconds(1)) { await cache.statistics().temporaryFiles == 0 }
             #expect(await cache.statistics().temporaryFiles == 0)
         }
     }
@@ -168,9 +168,8 @@ struct CacheTests {
             #expect(reached["/media/abandoned-0.jpg"] == 1 && reached["/media/abandoned-1.jpg"] == 1, "\(reached)")
             // Nobody waits for the stalled downloads any more: their transfers are cancelled, and
             // their connections close long before the 30 s budget would close them.
-            let closing = ContinuousClock.now.advanced(by: .seconds(2) * TestTiming.scale)
-            while fixture.server.stats().currentConnections > 0, ContinuousClock.now < closing {
-                try await Task.sleep(for: .milliseconds(20))
+            try await TestTiming.wait(atMost: .seconds(2) * TestTiming.scale, every: .milliseconds(20)) {
+                fixture.server.stats().currentConnections == 0
             }
             #expect(fixture.server.stats().currentConnections == 0)
             // A new URL gets a transfer at once.
@@ -228,7 +227,7 @@ struct CacheTests {
             }
             let cache = try await AttachmentCache(configuration: try #require(fixture.fetcher.configuration.cache))
             // Eviction runs on a thread of its own, after the commit that went over the budget.
-            for _ in 0..<200 where await cache.statistics().entries > 2 { try await Task.sleep(for: .milliseconds(10)) }
+            try await TestTiming.wait(atMost: .seconds(2)) { await cache.statistics().entries <= 2 }
             let statistics = await cache.statistics()
             #expect(statistics.bytes <= 250_000)
             #expect(statistics.entries == 2)
@@ -289,9 +288,7 @@ struct CacheTests {
                 stdin: payload
             ) { program in
                 // Wait until its body is being written (the origin sent its first bytes), then kill it.
-                for _ in 0..<500 where server.stats().bytesSent < 100_000 {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                try await TestTiming.wait(atMost: .seconds(5)) { server.stats().bytesSent >= 100_000 }
                 try await Task.sleep(for: .milliseconds(50))
                 program.send(SIGKILL)
             }

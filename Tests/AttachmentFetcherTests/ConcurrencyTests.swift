@@ -206,9 +206,7 @@ struct ConcurrencyTests {
             adapter.serviceExtensionTimeWillExpire()
             #expect(calls.withLock { $0.count } == 1)
             // The cancelled download finishes in the background; it must not call the handler again.
-            for _ in 0..<100 where !fixture.filesLeft().isEmpty {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            try await TestTiming.wait(atMost: .seconds(1)) { fixture.filesLeft().isEmpty }
             try await Task.sleep(for: .milliseconds(100))
             let outcomes = calls.withLock { $0 }
             #expect(outcomes.count == 1)

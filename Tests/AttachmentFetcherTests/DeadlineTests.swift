@@ -131,7 +131,7 @@ struct DeadlineTests {
                 let payload = fixture.braze("/media/r\(index).jpg?bytes=100000&stall_after=1000")
                 return Task { await fixture.fetcher.process(payload, timeout: .seconds(1)) }
             }
-            for _ in 0..<200 where fixture.server.stats().requests < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            try await TestTiming.wait(atMost: .seconds(1), every: .milliseconds(5)) { fixture.server.stats().requests >= 2 }
             // …so four more wait in the queue, and their shorter deadlines pass there.
             let queued = await withTaskGroup { group in
                 for index in 0..<4 {

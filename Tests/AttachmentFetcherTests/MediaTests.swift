@@ -130,9 +130,7 @@ struct MediaTests {
             #expect(chunked.reason == .tooLarge)
             #expect(chunked.detail == announced.detail)  // one wording, whichever check found it
             // Let the server notice both closed connections.
-            for _ in 0..<200 where fixture.server.stats().responsesAborted < 2 {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            try await TestTiming.wait(atMost: .seconds(2)) { fixture.server.stats().responsesAborted >= 2 }
             let stats = fixture.server.stats()
             #expect(stats.responsesAborted == 2)
             #expect(stats.responsesCompleted == 0)

@@ -115,8 +115,8 @@ struct Nginx: Sendable {
         ) { program in
             defer { program.send(SIGTERM) }
             // Ready when both ports accept: at most 10 s.
-            for _ in 0..<200 where !(isListening(nginx.httpPort) && isListening(nginx.httpsPort)) {
-                try await Task.sleep(for: .milliseconds(50))
+            try await TestTiming.wait(atMost: .seconds(10), every: .milliseconds(50)) {
+                isListening(nginx.httpPort) && isListening(nginx.httpsPort)
             }
             guard isListening(nginx.httpPort), isListening(nginx.httpsPort) else {
                 let log = (try? String(contentsOfFile: nginx.root + "/error.log", encoding: .utf8)) ?? ""

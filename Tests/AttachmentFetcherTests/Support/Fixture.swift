@@ -120,4 +120,16 @@ extension Outcome {
 /// everything down several times; 1 otherwise.
 enum TestTiming {
     static let scale: Int = ProcessInfo.processInfo.environment["ATTACHMENT_FETCHER_TEST_TIME_SCALE"].flatMap { Int($0) } ?? 1
+
+    /// Polls `condition` every `interval` until it holds or `limit` has passed, whichever comes
+    /// first: for a test to wait on something the server or the file system will see soon. It
+    /// asserts nothing; the test checks the condition itself afterwards.
+    static func wait(
+        atMost limit: Duration, every interval: Duration = .milliseconds(10), until condition: () async throws -> Bool
+    ) async throws {
+        let end = ContinuousClock.now.advanced(by: limit)
+        while try await !condition(), ContinuousClock.now < end {
+            try await Task.sleep(for: interval)
+        }
+    }
 }
