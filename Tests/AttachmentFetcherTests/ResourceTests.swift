@@ -22,9 +22,16 @@ struct ResourceTests {
             timeout: .seconds(100))
     }
 
-    private func outcomes(_ stdout: String) throws -> [[String: Any]] {
-        try stdout.split(separator: "\n").map {
-            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+    /// The JSON object on each line of the program's standard output.
+    private func outcomes(_ result: CommandRunner.Result) throws -> [[String: Any]] {
+        // A line that is not a JSON object fails the test with the line itself, its exit status
+        // and standard error, not only the parser's complaint.
+        let stdout = result.stdout
+        return try stdout.split(separator: "\n").enumerated().map { number, line in
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8))
+            return try #require(
+                object as? [String: Any],
+                "line \(number + 1) of a \(stdout.utf8.count)-byte output is not a JSON object: \(String(line.prefix(300)).debugDescription); status \(result.status), stderr: \(result.stderr.suffix(2_000))")
         }
     }
 
@@ -77,7 +84,7 @@ struct ResourceTests {
                 ["--json", "--deadline", "60", "--cache-dir", directory + "/cache", "--output-dir", directory + "/out"]
                     + network,
                 batch: lines, in: directory)
-            let objects = try outcomes(result.stdout)
+            let objects = try outcomes(result)
             #expect(objects.count == 3_000, "\(result.stderr)")
             let failed = objects.filter { $0["status"] as? String != "attached" }
             #expect(failed.isEmpty, "\(failed.count) not attached, first: \(failed.first.map { "\($0)" } ?? "")")
@@ -116,7 +123,7 @@ struct ResourceTests {
                     "--output-dir", directory + "/out",
                 ] + cache,
                 timeout: .seconds(60))
-            let reasons = try outcomes(result.stdout).map { $0["reason"] as? String ?? "attached" }
+            let reasons = try outcomes(result).map { $0["reason"] as? String ?? "attached" }
             #expect(reasons.count == 200, "\(result.stderr)")
             #expect(reasons.contains("resources"), "\(reasons)")
             #expect(Set(reasons).isSubset(of: ["attached", "resources"]), "\(Set(reasons))")
