@@ -76,7 +76,8 @@ public final class PushAttachmentFetcher: Sendable {
         if let store {
             let cache = CachedDownloads(
                 store: store, engine: engine, outputDirectory: configuration.outputDirectory,
-                transferBudget: configuration.timeout)
+                transferBudget: configuration.timeout,
+                maximumConcurrentTransfers: configuration.connectionPool.maximumConcurrentTransfers)
             self.cache = cache
             downloader = cache
         } else {
@@ -111,10 +112,12 @@ public final class PushAttachmentFetcher: Sendable {
             bytesDownloaded: engine.counters.bytesReceived)
     }
 
-    /// Fails transfers still running and stops the engine's thread. Payloads handed in later
-    /// get `network` outcomes. Call it once you are done, or use `withPushAttachmentFetcher`.
+    /// Fails transfers still running, stops the engine's thread and closes the files the cache
+    /// kept ready. Payloads handed in later get `network` outcomes. Call it once you are done,
+    /// or use `withPushAttachmentFetcher`.
     public func shutdown() async {
         await engine.shutdown()
+        cache?.preparedFiles.close()
     }
 
     /// Processes one payload: the outcome holds either the attachment files or the original

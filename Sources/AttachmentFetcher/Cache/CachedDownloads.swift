@@ -15,6 +15,9 @@ final class CachedDownloads: Sendable {
     private let outputDirectory: String
     /// The budget of a shared transfer, from its start.
     private let transferBudget: Duration
+    /// Nameless files made ahead in the cache's `tmp` for the bodies to come, off the engine's
+    /// thread (see `PreparedFiles`).
+    let preparedFiles: PreparedFiles
     private let inflight = Locked<[CacheKey: SharedDownload]>([:])
     /// Recent failures (bounded: a campaign of failing URLs does not grow it without end).
     private let failures = Locked(FailureMemory())
@@ -27,11 +30,17 @@ final class CachedDownloads: Sendable {
     /// Revalidations answered `304 Not Modified`.
     let notModified = Atomic<Int>(0)
 
-    init(store: CacheStore, engine: TransferEngine, outputDirectory: String, transferBudget: Duration) {
+    init(
+        store: CacheStore, engine: TransferEngine, outputDirectory: String, transferBudget: Duration,
+        maximumConcurrentTransfers: Int = FileDescriptorBudget.concurrency()
+    ) {
         self.store = store
         self.engine = engine
         self.outputDirectory = outputDirectory
         self.transferBudget = transferBudget
+        preparedFiles = PreparedFiles(
+            directory: store.temporaryDirectory,
+            capacity: FileDescriptorBudget.preparedFiles(forConcurrency: maximumConcurrentTransfers))
     }
 
     /// The attachment for `url` as a file of its own in the output directory, by `deadline`.
@@ -153,7 +162,8 @@ final class CachedDownloads: Sendable {
         let result = await engine.download(
             TransferRequest(
                 url: url.string, headers: headers, hostKey: url.hostKey, deadline: deadline,
-                temporaryDirectory: store.temporaryDirectory, place: { .success($0) }, hashesBody: true, anonymousBody: true))
+                temporaryDirectory: store.temporaryDirectory, place: { .success($0) }, hashesBody: true, anonymousBody: true,
+                preparedFiles: preparedFiles))
         let store = self.store
         switch result {
         case .failure(let failure):

@@ -36,6 +36,12 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
         for owner: LiveTransfer, easy: CurlEasy, loop: EngineLoop
     ) -> Result<ActiveTransfer, TransferFailure> {
         let request = owner.ticket.request
+        if request.anonymousBody, let file = request.preparedFiles?.take() {
+            return .success(
+                ActiveTransfer(
+                    owner: owner, easy: easy, file: file, temporaryPath: TemporaryFiles.anonymousPrefix + String(file.rawValue),
+                    loop: loop))
+        }
         return TemporaryFiles.create(in: request.temporaryDirectory, anonymous: request.anonymousBody).map { created in
             ActiveTransfer(owner: owner, easy: easy, file: created.file, temporaryPath: created.path, loop: loop)
         }

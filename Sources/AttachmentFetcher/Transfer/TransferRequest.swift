@@ -75,4 +75,7 @@ struct TransferRequest: Sendable {
     /// handed on open in `DownloadedFile.descriptor`, rather than a named temporary file: a
     /// crash then leaves nothing behind.
     var anonymousBody = false
+    /// Nameless files made ahead in `temporaryDirectory`, taken before one is created (with
+    /// `anonymousBody`).
+    var preparedFiles: PreparedFiles? = nil
 }

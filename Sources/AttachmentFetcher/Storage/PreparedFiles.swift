@@ -1,0 +1,86 @@
+import NIOPosix
+import Synchronization
+import SystemPackage
+
+/// A few nameless temporary files (`O_TMPFILE`) made ahead of need in one directory, so that the
+/// engine's thread takes a ready descriptor instead of creating the file itself.
+///
+/// Creating a file is the costliest step of a small transfer on a disk: ext4 searches its bitmaps
+/// for a free inode, skipping those freed in the last seconds. Made on the engine's thread, that
+/// search holds up every transfer, and the engine's thread becomes the run's critical path. Made
+/// here, on SwiftNIO's blocking pool, it runs beside the engine on another core. (Measured in
+/// docs/performance.md, "On disk".)
+///
+/// `take()` never waits: with no file ready it answers `nil` and the engine creates one as
+/// before. A take that leaves half of `capacity` or fewer ready asks for a refill; one refill runs
+/// at a time and stops at `capacity` or at the first error (out of descriptors, a full disk), which the engine then meets and reports
+/// itself. The files have no name, so a crash leaves nothing; `close()` closes those still held.
+final class PreparedFiles: Sendable {
+    /// The directory the files are made in.
+    let directory: String
+    /// How many files are kept ready at most.
+    let capacity: Int
+    /// How many ready files were taken.
+    let taken = Atomic<Int>(0)
+
+    private struct State {
+        var ready: [FileDescriptor] = []
+        var refilling = false
+        var closed = false
+    }
+    private let state = Locked(State())
+
+    init(directory: String, capacity: Int) {
+        self.directory = directory
+        self.capacity = capacity
+    }
+
+    deinit { close() }
+
+    /// A ready file, open for reading and writing, or `nil`; asks for a refill when half or fewer
+    /// are left.
+    func take() -> FileDescriptor? {
+        guard capacity > 0 else { return nil }
+        let (file, refill) = state.withLock { state -> (FileDescriptor?, Bool) in
+            guard !state.closed else { return (nil, false) }
+            let file = state.ready.popLast()
+            // Refilled from half empty: one trip to the pool per `capacity / 2` files.
+            let refill = !state.refilling && state.ready.count <= capacity / 2
+            if refill { state.refilling = true }
+            return (file, refill)
+        }
+        if refill { NIOThreadPool.singleton.submit { [weak self] _ in self?.refill() } }
+        if file != nil { taken.add(1, ordering: .relaxed) }
+        return file
+    }
+
+    /// How many files are ready now.
+    var count: Int { state.withLock { $0.ready.count } }
+
+    /// Closes the files still held; later takes answer `nil`.
+    func close() {
+        let files = state.withLock { state -> [FileDescriptor] in
+            state.closed = true
+            defer { state.ready = [] }
+            return state.ready
+        }
+        for file in files { try? file.close() }
+    }
+
+    /// Makes files until `capacity` are ready or one cannot be made.
+    private func refill() {
+        while state.withLock({ !$0.closed && $0.ready.count < capacity }) {
+            guard
+                let file = try? Syscalls.open(
+                    FilePath(directory), flags: Syscalls.temporaryFileFlag | O_RDWR, permissions: 0o600)
+            else { break }
+            let kept = state.withLock { state -> Bool in
+                guard !state.closed else { return false }
+                state.ready.append(file)
+                return true
+            }
+            if !kept { try? file.close() }
+        }
+        state.withLock { $0.refilling = false }
+    }
+}

@@ -1,0 +1,122 @@
+@testable import AttachmentFetcher
+import Foundation
+import SystemPackage
+import Testing
+
+/// Nameless files made ahead for the engine (`PreparedFiles`): made off the engine's thread, never
+/// named, never waited for, closed with the fetcher; and the cached path takes them.
+@Suite("Prepared files: bodies' files made ahead, off the engine's thread", .timeLimit(.minutes(1)))
+struct PreparedFilesTests {
+    /// How many of this process's descriptors are files made in `directory` (a nameless file's
+    /// link in /proc reads `<directory>/#<inode> (deleted)`).
+    private func descriptors(in directory: String) -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.filter { name in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name))?.hasPrefix(directory + "/") == true
+        }.count
+    }
+
+    private func names(in directory: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    }
+
+    @Test("A take starts a refill up to capacity, off the caller's thread; the files have no name; one refill per half emptied")
+    func refillsToCapacity() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = PreparedFiles(directory: directory, capacity: 4)
+        #expect(files.count == 0)
+        // Nothing is made before the first take, and the first take does not wait for one.
+        #expect(files.take() == nil)
+        try await TestTiming.wait(atMost: .seconds(5 * TestTiming.scale)) { files.count == 4 }
+        #expect(files.count == 4)
+        #expect(names(in: directory).isEmpty, "\(names(in: directory))")
+        #expect(descriptors(in: directory) == 4)
+
+        // A ready file is open for reading and writing, and its receiver may name it.
+        let file = try #require(files.take())
+        #expect(files.taken.load(ordering: .relaxed) == 1)
+        _ = try file.writeAll(Array("body".utf8))
+        let name = FilePath("named")
+        let directoryHandle = try FileDescriptor.open(FilePath(directory), .readOnly, options: .directory)
+        defer { try? directoryHandle.close() }
+        try Syscalls.link(file, as: name, in: directoryHandle)
+        try file.close()
+        #expect(try String(contentsOfFile: directory + "/named", encoding: .utf8) == "body")
+
+        // 3 left of 4: more than half, no refill yet. 2 left: refilled to 4.
+        #expect(files.count == 3)
+        _ = try #require(files.take()).close()
+        try await TestTiming.wait(atMost: .seconds(5 * TestTiming.scale)) { files.count == 4 }
+        #expect(files.count == 4)
+        #expect(files.taken.load(ordering: .relaxed) == 2)
+        files.close()
+    }
+
+    @Test("close() closes every file held; later takes answer nil and make nothing")
+    func closeReleasesEverything() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = PreparedFiles(directory: directory, capacity: 3)
+        _ = files.take()
+        try await TestTiming.wait(atMost: .seconds(5 * TestTiming.scale)) { files.count == 3 }
+        #expect(descriptors(in: directory) == 3)
+        files.close()
+        #expect(files.count == 0)
+        #expect(descriptors(in: directory) == 0)
+        #expect(files.take() == nil)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(files.count == 0)
+        #expect(descriptors(in: directory) == 0)
+    }
+
+    @Test("A directory that cannot take files: takes answer nil, nothing is held; capacity 0 makes none")
+    func unusableDirectoryAndNoCapacity() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let missing = PreparedFiles(directory: directory + "/missing", capacity: 4)
+        for _ in 0..<3 { #expect(missing.take() == nil) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(missing.count == 0)
+
+        let none = PreparedFiles(directory: directory, capacity: 0)
+        #expect(none.take() == nil)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(none.count == 0)
+        #expect(descriptors(in: directory) == 0)
+    }
+
+    @Test("The budget keeps an eighth of the transfers' worth of files ready, at most 16, none at 1 transfer")
+    func budget() {
+        #expect(FileDescriptorBudget.preparedFiles(forConcurrency: 1024) == 16)
+        #expect(FileDescriptorBudget.preparedFiles(forConcurrency: 160) == 16)
+        #expect(FileDescriptorBudget.preparedFiles(forConcurrency: 22) == 2)
+        #expect(FileDescriptorBudget.preparedFiles(forConcurrency: 1) == 0)
+    }
+
+    @Test("A cached download takes a file made ahead: the body lands in it, the cache's tmp stays empty, shutdown closes the rest")
+    func cachedDownloadTakesPreparedFile() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let cache = try #require(fixture.fetcher.cache)
+            let files = cache.preparedFiles
+            #expect(files.capacity > 0)
+            // The first body's file is made on the spot; its take starts the refill.
+            #expect(await fixture.fetcher.process(fixture.braze("/media/first.png?bytes=30000")).status == .attached)
+            try await TestTiming.wait(atMost: .seconds(5 * TestTiming.scale)) { files.count == files.capacity }
+            #expect(files.count == files.capacity)
+            #expect(files.taken.load(ordering: .relaxed) == 0)
+
+            let second = await fixture.fetcher.process(fixture.braze("/media/second.png?bytes=40000"))
+            #expect(second.status == .attached)
+            #expect(files.taken.load(ordering: .relaxed) == 1)
+            let path = try #require(second.attachments.first?.path)
+            #expect((try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue == 40_000)
+            #expect(fixture.server.stats().requests == 2)
+            #expect(names(in: cache.store.temporaryDirectory).isEmpty)
+
+            await fixture.fetcher.shutdown()
+            #expect(files.count == 0)
+            #expect(descriptors(in: cache.store.temporaryDirectory) == 0)
+        }
+    }
+}
