@@ -25,6 +25,8 @@ public final class PushAttachmentFetcher: Sendable {
     let cache: CachedDownloads?
     /// Direct, or through the cache.
     private let downloader: any AttachmentDownloader
+    /// The nameless files made ahead for bodies (see `PreparedFiles`), closed by `shutdown()`.
+    let preparedFiles: PreparedFiles
     /// The URLs checked so far, each checked once.
     private let urls = BoundedMemo<AttachmentURL>()
     /// The payload read last, and what it said (see `LatestPayload`).
@@ -73,16 +75,20 @@ public final class PushAttachmentFetcher: Sendable {
                 proxy: configuration.proxy,
                 resolve: configuration.resolve),
             logger: logger, classifier: classifier)
+        // Bodies stream into nameless files made ahead, off the engine's thread: in the cache's
+        // `tmp` (private until committed read-only), or in the output directory (an attachment's 0644).
+        let prepared = FileDescriptorBudget.preparedFiles(forConcurrency: configuration.connectionPool.maximumConcurrentTransfers)
         if let store {
+            preparedFiles = PreparedFiles(directory: store.temporaryDirectory, capacity: prepared)
             let cache = CachedDownloads(
                 store: store, engine: engine, outputDirectory: configuration.outputDirectory,
-                transferBudget: configuration.timeout,
-                maximumConcurrentTransfers: configuration.connectionPool.maximumConcurrentTransfers)
+                transferBudget: configuration.timeout, preparedFiles: preparedFiles)
             self.cache = cache
             downloader = cache
         } else {
+            preparedFiles = PreparedFiles(directory: configuration.outputDirectory, capacity: prepared, permissions: 0o644)
             cache = nil
-            downloader = DirectDownloads(engine: engine, outputDirectory: configuration.outputDirectory)
+            downloader = DirectDownloads(engine: engine, outputDirectory: configuration.outputDirectory, preparedFiles: preparedFiles)
         }
     }
 
@@ -117,7 +123,7 @@ public final class PushAttachmentFetcher: Sendable {
     /// or use `withPushAttachmentFetcher`.
     public func shutdown() async {
         await engine.shutdown()
-        cache?.preparedFiles.close()
+        preparedFiles.close()
     }
 
     /// Processes one payload: the outcome holds either the attachment files or the original

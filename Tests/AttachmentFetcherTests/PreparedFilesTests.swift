@@ -86,12 +86,81 @@ struct PreparedFilesTests {
         #expect(descriptors(in: directory) == 0)
     }
 
+    @Test("Placing a body: a nameless one is linked, a named one (no O_TMPFILE) renamed; the descriptor is closed either way, and on failure")
+    func placing() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let media = MediaType(mime: "image/jpeg", kind: .image, fileExtension: "jpg")
+        let url = try AttachmentURL.parse("http://127.0.0.1/photo.jpg").get()
+        func body(anonymous: Bool) throws -> DownloadedFile {
+            let (file, path) = try TemporaryFiles.create(in: directory, anonymous: anonymous, permissions: 0o644).get()
+            _ = try file.writeAll(Array("jpeg".utf8))
+            #expect(TemporaryFiles.isAnonymous(path) == anonymous)
+            return DownloadedFile(path: path, media: media, byteCount: 4, effectiveURL: url.string, headerBlock: "", descriptor: file)
+        }
+
+        let nameless = try AttachmentFiles.place(try body(anonymous: true), in: directory, namedAfter: url).get()
+        #expect(nameless.descriptor == nil)
+        #expect(try String(contentsOfFile: nameless.path, encoding: .utf8) == "jpeg")
+        let named = try AttachmentFiles.place(try body(anonymous: false), in: directory, namedAfter: url).get()
+        #expect(try String(contentsOfFile: named.path, encoding: .utf8) == "jpeg")
+        // The two attachments, and no temporary name left behind.
+        #expect(names(in: directory).count == 2, "\(names(in: directory))")
+        #expect(names(in: directory).allSatisfy { !TemporaryFiles.isTemporary($0) })
+        #expect(descriptors(in: directory) == 0)
+
+        // A directory gone before the body is named: `storage`, and the descriptor still closed.
+        let orphan = try body(anonymous: true)
+        guard case .failure(let failure) = AttachmentFiles.place(orphan, in: directory + "/gone", namedAfter: url) else {
+            Issue.record("placed into a missing directory")
+            return
+        }
+        #expect(failure.reason == .storage)
+        #expect(descriptors(in: directory) == 0)
+    }
+
     @Test("The budget keeps an eighth of the transfers' worth of files ready, at most 16, none at 1 transfer")
     func budget() {
         #expect(FileDescriptorBudget.preparedFiles(forConcurrency: 1024) == 16)
         #expect(FileDescriptorBudget.preparedFiles(forConcurrency: 160) == 16)
         #expect(FileDescriptorBudget.preparedFiles(forConcurrency: 22) == 2)
         #expect(FileDescriptorBudget.preparedFiles(forConcurrency: 1) == 0)
+    }
+
+    /// The process's umask, from /proc (reading it with umask(2) would change it meanwhile).
+    private func umask() throws -> mode_t {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") })
+        return try #require(mode_t(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8))
+    }
+
+    @Test("Without a cache: the body streams into a file made ahead in the output directory, named there 0644 less the umask, no other name ever")
+    func directDownloadTakesPreparedFile() async throws {
+        try await Fixture.with(cached: false) { fixture in
+            let files = fixture.fetcher.preparedFiles
+            #expect(files.directory == fixture.directory)
+            #expect(files.capacity > 0)
+            #expect(await fixture.fetcher.process(fixture.braze("/media/first.png?bytes=30000")).status == .attached)
+            try await TestTiming.wait(atMost: .seconds(5 * TestTiming.scale)) { files.count == files.capacity }
+            #expect(files.count == files.capacity)
+            #expect(descriptors(in: fixture.directory) == files.capacity)
+
+            let second = await fixture.fetcher.process(fixture.braze("/media/second.png?bytes=40000"))
+            #expect(second.status == .attached)
+            #expect(files.taken.load(ordering: .relaxed) == 1)
+            let path = try #require(second.attachments.first?.path)
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.size] as? NSNumber)?.intValue == 40_000)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.uint32Value == UInt32(0o644 & ~(try umask())))
+            // Only the two attachments, under their final names.
+            #expect(names(in: fixture.directory).count == 2, "\(names(in: fixture.directory))")
+            #expect(names(in: fixture.directory).contains((path as NSString).lastPathComponent))
+            #expect(names(in: fixture.directory).allSatisfy { !$0.hasPrefix(".") })
+
+            await fixture.fetcher.shutdown()
+            #expect(files.count == 0)
+            #expect(descriptors(in: fixture.directory) == 0)
+        }
     }
 
     @Test("A cached download takes a file made ahead: the body lands in it, the cache's tmp stays empty, shutdown closes the rest")

@@ -33,7 +33,9 @@ extension CacheStore {
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
             try Syscalls.setPermissions(of: file, 0o444)
             let name = key.name
-            if body.descriptor == nil {
+            if !TemporaryFiles.isAnonymous(body.path) {
+                // Named (a file system without `O_TMPFILE`): the name moves; the descriptor, if
+                // handed on, still holds the same file.
                 try Syscalls.rename(FilePath(body.path), in: nil, to: name, in: entries)
             } else {
                 if (try? Syscalls.link(file, as: name, in: entries)) == nil {

@@ -7,21 +7,33 @@ import Glibc
 
 /// Final names of attachment files in the output directory.
 enum AttachmentFiles {
-    /// Renames a validated body to `<name>-<random>.<suffix>` in `directory`, where `<name>`
-    /// comes from the URL's last path component (letters, digits, `-` and `_` only, so neither
-    /// the URL nor the payload's type hint can steer the file elsewhere) and `<suffix>` from the
-    /// detected type. The rename is atomic: the file appears whole or not at all.
+    /// Names a validated body `<name>-<random>.<suffix>` in `directory`, where `<name>` comes
+    /// from the URL's last path component (letters, digits, `-` and `_` only, so neither the URL
+    /// nor the payload's type hint can steer the file elsewhere) and `<suffix>` from the detected
+    /// type: a nameless body by `linkat` of its descriptor, a named one (where the file system
+    /// has no `O_TMPFILE`) by `rename`. Either is atomic: the file appears whole or not at all.
+    /// A descriptor handed on with the body is closed whatever happens.
     static func place(
         _ body: DownloadedFile, in directory: String, namedAfter url: AttachmentURL
     ) -> Result<DownloadedFile, TransferFailure> {
         let path = finalPath(for: body, in: directory, namedAfter: url)
+        var placed = body
+        placed.path = path
+        placed.descriptor = nil
+        defer { try? body.descriptor?.close() }
+        if let descriptor = body.descriptor, TemporaryFiles.isAnonymous(body.path) {
+            do {
+                try Syscalls.link(descriptor, as: FilePath(path), in: nil)
+            } catch {
+                return .failure(TransferFailure(reason: .storage, detail: "cannot name the body \(path): \(error)"))
+            }
+            return .success(placed)
+        }
         do {
             try Syscalls.rename(FilePath(body.path), in: nil, to: FilePath(path), in: nil)
         } catch {
             return .failure(TransferFailure(reason: .storage, detail: "cannot rename \(body.path) to \(path): \(error)"))
         }
-        var placed = body
-        placed.path = path
         return .success(placed)
     }
 

@@ -11,15 +11,18 @@ import SystemPackage
 /// here, on SwiftNIO's blocking pool, it runs beside the engine on another core. (Measured in
 /// docs/performance.md, "On disk".)
 ///
-/// `take()` never waits: with no file ready it answers `nil` and the engine creates one as
-/// before. A take that leaves half of `capacity` or fewer ready asks for a refill; one refill runs
-/// at a time and stops at `capacity` or at the first error (out of descriptors, a full disk), which the engine then meets and reports
-/// itself. The files have no name, so a crash leaves nothing; `close()` closes those still held.
+/// `take()` never waits: with no file ready it answers `nil` and the engine creates one itself.
+/// A take that leaves half of `capacity` or fewer ready asks for a refill; one refill runs at a
+/// time and stops at `capacity` or at the first error (out of descriptors, a full disk), which the
+/// engine then meets and reports itself; on a file system without `O_TMPFILE` no file is made
+/// again. The files have no name, so a crash leaves nothing; `close()` closes those still held.
 final class PreparedFiles: Sendable {
     /// The directory the files are made in.
     let directory: String
     /// How many files are kept ready at most.
     let capacity: Int
+    /// The files' mode (less the umask).
+    let permissions: mode_t
     /// How many ready files were taken.
     let taken = Atomic<Int>(0)
 
@@ -30,9 +33,10 @@ final class PreparedFiles: Sendable {
     }
     private let state = Locked(State())
 
-    init(directory: String, capacity: Int) {
+    init(directory: String, capacity: Int, permissions: mode_t = 0o600) {
         self.directory = directory
         self.capacity = capacity
+        self.permissions = permissions
     }
 
     deinit { close() }
@@ -70,10 +74,14 @@ final class PreparedFiles: Sendable {
     /// Makes files until `capacity` are ready or one cannot be made.
     private func refill() {
         while state.withLock({ !$0.closed && $0.ready.count < capacity }) {
-            guard
-                let file = try? Syscalls.open(
-                    FilePath(directory), flags: Syscalls.temporaryFileFlag | O_RDWR, permissions: 0o600)
-            else { break }
+            let file: FileDescriptor
+            do {
+                file = try TemporaryFiles.openAnonymous(in: directory, permissions: permissions)
+            } catch {
+                // A file system without nameless files never gets them: no more refills.
+                if Syscalls.lacksAnonymousFiles(error) { state.withLock { $0.closed = true } }
+                break
+            }
             let kept = state.withLock { state -> Bool in
                 guard !state.closed else { return false }
                 state.ready.append(file)

@@ -32,13 +32,15 @@ enum TemporaryFiles {
 
     /// Creates a fresh temporary file in `directory` for a body to stream into: its descriptor,
     /// open for writing, and its path. With `anonymous`, the file has no name (`O_TMPFILE`; the
-    /// path is the descriptor's, `/proc/self/fd/N`) where the file system allows, and its
-    /// receiver names or closes it. Running out of descriptors is `resources`, any other error
-    /// `storage`.
-    static func create(in directory: String, anonymous: Bool = false) -> Result<(file: FileDescriptor, path: String), TransferFailure> {
+    /// path is the descriptor's, `/proc/self/fd/N`) where the file system allows, made with
+    /// `permissions` (less the umask), and its receiver names or closes it. Running out of
+    /// descriptors is `resources`, any other error `storage`.
+    static func create(
+        in directory: String, anonymous: Bool = false, permissions: mode_t = 0o600
+    ) -> Result<(file: FileDescriptor, path: String), TransferFailure> {
         if anonymous {
             do {
-                let file = try Syscalls.open(FilePath(directory), flags: Syscalls.temporaryFileFlag | O_RDWR, permissions: 0o600)
+                let file = try openAnonymous(in: directory, permissions: permissions)
                 return .success((file, anonymousPrefix + String(file.rawValue)))
             } catch where Syscalls.lacksAnonymousFiles(error) {
                 // Named, below.
@@ -56,6 +58,11 @@ enum TemporaryFiles {
         } catch {
             return .failure(failure(error, "cannot create \(temporaryPath)"))
         }
+    }
+
+    /// A nameless file (`O_TMPFILE`) in `directory`, open for reading and writing.
+    static func openAnonymous(in directory: String, permissions: mode_t) throws(Errno) -> FileDescriptor {
+        try Syscalls.open(FilePath(directory), flags: Syscalls.temporaryFileFlag | O_RDWR, permissions: permissions)
     }
 
     /// `resources` when the process or the system is out of descriptors, else `storage`.
@@ -97,10 +104,13 @@ enum TemporaryFiles {
         return removed
     }
 
+    /// Whether `path` is a nameless file's (`/proc/self/fd/N`), not a name in a directory.
+    static func isAnonymous(_ path: String) -> Bool { path.hasPrefix(anonymousPrefix) }
+
     /// Removes `path`, ignoring a file that is already gone (and a nameless file, which goes
     /// with its last descriptor).
     static func remove(_ path: String) {
-        guard !path.hasPrefix(anonymousPrefix) else { return }
+        guard !isAnonymous(path) else { return }
         try? Syscalls.unlink(FilePath(path))
     }
 }

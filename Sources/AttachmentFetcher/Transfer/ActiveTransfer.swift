@@ -42,7 +42,10 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
                     owner: owner, easy: easy, file: file, temporaryPath: TemporaryFiles.anonymousPrefix + String(file.rawValue),
                     loop: loop))
         }
-        return TemporaryFiles.create(in: request.temporaryDirectory, anonymous: request.anonymousBody).map { created in
+        return TemporaryFiles.create(
+            in: request.temporaryDirectory, anonymous: request.anonymousBody,
+            permissions: request.preparedFiles?.permissions ?? 0o600
+        ).map { created in
             ActiveTransfer(owner: owner, easy: easy, file: created.file, temporaryPath: created.path, loop: loop)
         }
     }

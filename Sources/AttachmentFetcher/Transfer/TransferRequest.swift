@@ -76,6 +76,6 @@ struct TransferRequest: Sendable {
     /// crash then leaves nothing behind.
     var anonymousBody = false
     /// Nameless files made ahead in `temporaryDirectory`, taken before one is created (with
-    /// `anonymousBody`).
+    /// `anonymousBody`); their mode is the one a body's file is created with.
     var preparedFiles: PreparedFiles? = nil
 }

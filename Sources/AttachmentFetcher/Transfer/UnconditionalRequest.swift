@@ -11,10 +11,14 @@ struct UnconditionalRequest: Sendable {
     var temporaryDirectory: String
     /// Moves the validated body to its final place (see `TransferRequest.place`).
     var place: @Sendable (DownloadedFile) -> Result<DownloadedFile, TransferFailure>
+    /// Nameless files made ahead for the body; with them the body streams into a nameless file
+    /// (see `TransferRequest.anonymousBody`), which `place` names or closes.
+    var preparedFiles: PreparedFiles? = nil
 
     /// The engine's request: the same, with no header lines.
     var transferRequest: TransferRequest {
         TransferRequest(
-            url: url, headers: [], hostKey: hostKey, deadline: deadline, temporaryDirectory: temporaryDirectory, place: place)
+            url: url, headers: [], hostKey: hostKey, deadline: deadline, temporaryDirectory: temporaryDirectory, place: place,
+            anonymousBody: preparedFiles != nil, preparedFiles: preparedFiles)
     }
 }
