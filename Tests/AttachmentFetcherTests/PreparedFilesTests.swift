@@ -159,6 +159,7 @@ struct PreparedFilesTests {
 
             await fixture.fetcher.shutdown()
             #expect(files.count == 0)
+            try await TestTiming.wait(atMost: .seconds(2 * TestTiming.scale)) { descriptors(in: fixture.directory) == 0 }
             #expect(descriptors(in: fixture.directory) == 0)
         }
     }
@@ -185,6 +186,8 @@ struct PreparedFilesTests {
 
             await fixture.fetcher.shutdown()
             #expect(files.count == 0)
+            // The bodies' own descriptors go with the tasks that served them, a moment later.
+            try await TestTiming.wait(atMost: .seconds(2 * TestTiming.scale)) { descriptors(in: cache.store.temporaryDirectory) == 0 }
             #expect(descriptors(in: cache.store.temporaryDirectory) == 0)
         }
     }
