@@ -11,8 +11,9 @@ import Darwin
 /// Every running transfer holds a socket and the temporary file its body streams into, libcurl
 /// keeps as many idle connections for reuse as transfers may run, and with the cache every
 /// shared transfer holds its entry's body open until its waiting payloads have their files (no
-/// more of them than transfers may run; the per-key locks share one file), and keeps a few nameless
-/// files ready for the bodies to come (`preparedFiles(forConcurrency:)`, out of `reserve`). Running
+/// more of them than transfers may run; the per-key locks share one file). A fetcher keeps a few
+/// nameless files ready for the bodies to come (`preparedFiles(forConcurrency:)`, out of
+/// `reserve`). Running
 /// out (`EMFILE`, `ENFILE`) fails a payload with reason `resources`, which the cache never
 /// remembers as the origin's fault.
 @usableFromInline
@@ -60,7 +61,7 @@ package enum FileDescriptorBudget {
         return min(maximumConcurrency, max(1, available / descriptorsPerTransfer))
     }
 
-    /// The most nameless files the cache keeps ready for bodies to come (`PreparedFiles`), each
+    /// The most nameless files a fetcher keeps ready for bodies to come (`PreparedFiles`), each
     /// an open descriptor: an eighth of the transfers that may run, at most 16. They are taken
     /// from `reserve` (16 of its 64); at 1 transfer at a time, none.
     package static func preparedFiles(forConcurrency concurrency: Int) -> Int {

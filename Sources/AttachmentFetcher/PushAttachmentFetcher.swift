@@ -118,9 +118,9 @@ public final class PushAttachmentFetcher: Sendable {
             bytesDownloaded: engine.counters.bytesReceived)
     }
 
-    /// Fails transfers still running, stops the engine's thread and closes the files the cache
-    /// kept ready. Payloads handed in later get `network` outcomes. Call it once you are done,
-    /// or use `withPushAttachmentFetcher`.
+    /// Fails transfers still running, stops the engine's thread and closes the files kept ready
+    /// for bodies. Payloads handed in later get `network` outcomes. Call it once you are done, or
+    /// use `withPushAttachmentFetcher`.
     public func shutdown() async {
         await engine.shutdown()
         preparedFiles.close()

@@ -30,20 +30,17 @@ final class CachedDownloads: Sendable {
     /// Revalidations answered `304 Not Modified`.
     let notModified = Atomic<Int>(0)
 
-    /// Downloads through `store` with `engine`; `preparedFiles`, if given, must make files in the
-    /// store's `tmp` (by default up to 16, as many as the default concurrency affords).
+    /// Downloads through `store` with `engine`, bodies streaming into `preparedFiles`, which must
+    /// make its files in the store's `tmp`.
     init(
         store: CacheStore, engine: TransferEngine, outputDirectory: String, transferBudget: Duration,
-        preparedFiles: PreparedFiles? = nil
+        preparedFiles: PreparedFiles
     ) {
         self.store = store
         self.engine = engine
         self.outputDirectory = outputDirectory
         self.transferBudget = transferBudget
         self.preparedFiles = preparedFiles
-            ?? PreparedFiles(
-                directory: store.temporaryDirectory,
-                capacity: FileDescriptorBudget.preparedFiles(forConcurrency: FileDescriptorBudget.concurrency()))
     }
 
     /// The attachment for `url` as a file of its own in the output directory, by `deadline`.
