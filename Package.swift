@@ -52,6 +52,10 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // `openssl` for a TLS certificate: Foundation's `Process.run()` can crash on Linux
+                // in a process with many descriptors open (a buffer over-read listing /proc/self/fd).
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // HTTPS with HTTP/2 for the mock CDN: a target of its own, so that fetch-attachment, whose

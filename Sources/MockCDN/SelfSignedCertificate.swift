@@ -1,4 +1,6 @@
 import Foundation
+import Subprocess
+import SystemPackage
 
 /// A self-signed certificate for 127.0.0.1, made by Debian's `openssl` as `cert.pem` and
 /// `key.pem` in a directory of the caller's: what a TLS mock CDN presents and, given to a client
@@ -24,28 +26,25 @@ public struct SelfSignedCertificate: Sendable {
     /// Makes a certificate valid for one day, naming 127.0.0.1 as its subject and its IP address.
     public static func make(in directory: String) async throws -> SelfSignedCertificate {
         let certificate = SelfSignedCertificate(certificatePath: directory + "/cert.pem", privateKeyPath: directory + "/key.pem")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: openssl)
-        process.arguments = [
+        let arguments = [
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
             "-addext", "subjectAltName=IP:127.0.0.1",
             "-keyout", certificate.privateKeyPath, "-out", certificate.certificatePath,
         ]
-        let messages = Pipe()  // a few lines at most: never fills
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = messages
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: Failure(description: "cannot run \(openssl): \(error)"))
-            }
+        // swift-subprocess rather than Foundation's `Process`, whose `run()` on Linux reads past a
+        // buffer while listing /proc/self/fd and can crash a process with many descriptors open
+        // (swift-corelibs-foundation#5472), as a test process running other tests is.
+        let (status, printed): (TerminationStatus, [UInt8])
+        do {
+            let result = try await Subprocess.run(
+                .path(FilePath(openssl)), arguments: Arguments(arguments), input: .none, output: .discarded,
+                error: .bytes(limit: 1 << 16))
+            (status, printed) = (result.terminationStatus, result.standardError)
+        } catch {
+            throw Failure(description: "cannot run \(openssl): \(error)")
         }
-        guard status == 0 else {
-            let printed = String(decoding: messages.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw Failure(description: "\(openssl) req exited with \(status): \(printed)")
+        guard case .exited(0) = status else {
+            throw Failure(description: "\(openssl) req ended with \(status): \(String(decoding: printed, as: UTF8.self))")
         }
         return certificate
     }
