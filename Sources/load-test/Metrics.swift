@@ -75,7 +75,8 @@ struct RunMetrics: Codable, Sendable {
     var maxRequestsPerURL: Int
     /// The last lines of the child's standard error (its summary, or why it failed).
     var stderrTail: String
-    /// Requests the mock CDN received for each URL the scenario tracks (smoke: its 10 shared URLs).
+    /// Requests the mock CDN received for each URL the scenario tracks (smoke: its 10 shared URLs,
+    /// then its 7 faults in `Fault.allCases` order).
     var trackedURLRequests: [Int]? = nil
 
     /// Peak RSS in MB (10^6 bytes).

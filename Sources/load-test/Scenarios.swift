@@ -85,11 +85,17 @@ extension Harness {
                 sharedIndex += 1
             }
         }
+        // The shared URLs' requests are checked; the faults' are reported with the total, so that a
+        // total that differs says which fault made it differ.
+        let faultPaths = Fault.allCases.enumerated().map { n, fault in fault.pathAndQuery(n) }
         var (report, latencies) = try await oursOnly(
             .smoke, payloads: payloads, deadline: 2, timeout: .seconds(60), in: directory, runs: 1,
-            trackedURLs: shared.map { String($0.dropFirst(server.baseURL.count)) })
+            trackedURLs: shared.map { String($0.dropFirst(server.baseURL.count)) } + faultPaths)
         let runs = report.contenders[0].runs
-        let perURL = runs.flatMap { $0.trackedURLRequests ?? [] }
+        let perURL = runs.flatMap { ($0.trackedURLRequests ?? []).prefix(shared.count) }
+        let perFault = runs.map { run in
+            zip(Fault.allCases, (run.trackedURLRequests ?? []).dropFirst(shared.count)).map { "\($0) \($1)" }.joined(separator: ", ")
+        }
         report.checks.append(Check(
             name: "origin requests per shared URL (10 URLs × 9 payloads)", kind: "behaviour",
             value: perURL.map(String.init).joined(separator: ","), target: "exactly 1 each",
@@ -98,7 +104,8 @@ extension Harness {
         // Over TLS (HTTP/2) the reset and the truncation are stream failures, each tried three times.
         let expectedRequests = settings.trustedCertificate == nil ? 20 : 24
         report.checks.append(Check(
-            name: "origin requests in all", kind: "behaviour", value: runs.map { String($0.originRequests) }.joined(),
+            name: "origin requests in all", kind: "behaviour",
+            value: zip(runs, perFault).map { "\($0.originRequests) (faults: \($1))" }.joined(separator: "; "),
             target: String(expectedRequests), passed: runs.allSatisfy { $0.originRequests == expectedRequests }))
         return (report, latencies)
     }

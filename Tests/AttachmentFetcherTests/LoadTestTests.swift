@@ -102,9 +102,10 @@ struct LoadTestTests {
         #expect(latency.max <= 2_100)
         #expect(latency.max >= 1_900, "the stalled download must have waited for its deadline")
 
-        // Coalescing: 9 payloads per shared URL, one request each; 20 requests in all (10 shared, 7 faults,
-        // 3 for the redirect chain; none for the internal push or the file:// URL).
-        #expect(run.trackedURLRequests == [Int](repeating: 1, count: 10))
+        // Coalescing: 9 payloads per shared URL, one request each; then one for each of the 7 faults
+        // (stall, reset, truncate, 404, 500, HTML as JPEG, lying type); 20 requests in all (3 for the
+        // redirect chain; none for the internal push or the file:// URL).
+        #expect(run.trackedURLRequests == [Int](repeating: 1, count: 10) + [1, 1, 1, 1, 1, 1, 1])
         #expect(run.originRequests == 20)
 
         // The measurement itself is there.
@@ -126,8 +127,8 @@ struct LoadTestTests {
         #expect(run.outcomes == Self.smokeOutcomes)
         #expect(run.mismatches == 0, "\(run.firstMismatch ?? "")")
         #expect(run.deadlineViolations == 0)
-        #expect(run.trackedURLRequests == [Int](repeating: 1, count: 10))
-        // 20 as over http, and two more tries each for the reset and the truncated stream.
+        // As over http, with two more tries each for the reset and the truncated stream: 24 in all.
+        #expect(run.trackedURLRequests == [Int](repeating: 1, count: 10) + [1, 3, 3, 1, 1, 1, 1])
         #expect(run.originRequests == 24)
         #expect(document.behaviourPassed)
     }
