@@ -71,16 +71,25 @@ final class PreparedFiles: Sendable {
         for file in files { try? file.close() }
     }
 
-    /// Makes files until `capacity` are ready or one cannot be made.
+    /// Makes files until `capacity` are ready or one cannot be made. It stops being the refill
+    /// under the same lock as it finds there is nothing more to do, so that a take meanwhile
+    /// either sees it running or starts the next.
     private func refill() {
-        while state.withLock({ !$0.closed && $0.ready.count < capacity }) {
+        while state.withLock({ state in
+            let more = !state.closed && state.ready.count < capacity
+            if !more { state.refilling = false }
+            return more
+        }) {
             let file: FileDescriptor
             do {
                 file = try TemporaryFiles.openAnonymous(in: directory, permissions: permissions)
             } catch {
-                // A file system without nameless files never gets them: no more refills.
-                if Syscalls.lacksAnonymousFiles(error) { state.withLock { $0.closed = true } }
-                break
+                state.withLock { state in
+                    state.refilling = false
+                    // A file system without nameless files never gets them: no more refills.
+                    if Syscalls.lacksAnonymousFiles(error) { state.closed = true }
+                }
+                return
             }
             let kept = state.withLock { state -> Bool in
                 guard !state.closed else { return false }
@@ -89,6 +98,5 @@ final class PreparedFiles: Sendable {
             }
             if !kept { try? file.close() }
         }
-        state.withLock { $0.refilling = false }
     }
 }
