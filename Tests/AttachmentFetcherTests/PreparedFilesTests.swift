@@ -153,9 +153,9 @@ struct PreparedFilesTests {
             #expect((attributes[.size] as? NSNumber)?.intValue == 40_000)
             #expect((attributes[.posixPermissions] as? NSNumber)?.uint32Value == UInt32(0o644 & ~(try umask())))
             // Only the two attachments, under their final names.
-            #expect(names(in: fixture.directory).count == 2, "\(names(in: fixture.directory))")
-            #expect(names(in: fixture.directory).contains((path as NSString).lastPathComponent))
-            #expect(names(in: fixture.directory).allSatisfy { !$0.hasPrefix(".") })
+            #expect(fixture.filesLeft().count == 2, "\(fixture.filesLeft())")
+            #expect(fixture.filesLeft().contains((path as NSString).lastPathComponent))
+            #expect(fixture.filesLeft().allSatisfy { !$0.hasPrefix(".") })
 
             await fixture.fetcher.shutdown()
             #expect(files.count == 0)

@@ -162,7 +162,7 @@ final class CachedDownloads: Sendable {
         let result = await engine.download(
             TransferRequest(
                 url: url.string, headers: headers, hostKey: url.hostKey, deadline: deadline,
-                temporaryDirectory: store.temporaryDirectory, place: { .success($0) }, hashesBody: true, anonymousBody: true,
+                temporaryDirectory: store.temporaryDirectory, place: { .success($0) }, hashesBody: true,
                 preparedFiles: preparedFiles))
         let store = self.store
         switch result {

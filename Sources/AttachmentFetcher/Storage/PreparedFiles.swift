@@ -11,11 +11,13 @@ import SystemPackage
 /// here, on SwiftNIO's blocking pool, it runs beside the engine on another core. (Measured in
 /// docs/performance.md, "On disk".)
 ///
-/// `take()` never waits: with no file ready it answers `nil` and the engine creates one itself.
-/// A take that leaves half of `capacity` or fewer ready asks for a refill; one refill runs at a
-/// time and stops at `capacity` or at the first error (out of descriptors, a full disk), which the
-/// engine then meets and reports itself; on a file system without `O_TMPFILE` no file is made
-/// again. The files have no name, so a crash leaves nothing; `close()` closes those still held.
+/// Neither `take()` nor `file()` waits for a refill: with no file ready, `take()` answers `nil`
+/// and `file()` makes one on the spot, as the engine did before. A take that leaves half of
+/// `capacity` or fewer ready asks for a refill; one refill runs at a time and stops at `capacity`
+/// or at the first error (out of descriptors, a full disk), which the next `file()` then meets
+/// and reports; on a file system without `O_TMPFILE` no file is made ahead again (`file()` then
+/// makes named ones). The files have no name, so a crash leaves nothing; `close()` closes those
+/// still held.
 final class PreparedFiles: Sendable {
     /// The directory the files are made in.
     let directory: String
@@ -56,6 +58,13 @@ final class PreparedFiles: Sendable {
         if refill { NIOThreadPool.singleton.submit { [weak self] _ in self?.refill() } }
         if file != nil { taken.add(1, ordering: .relaxed) }
         return file
+    }
+
+    /// A file for a body: a ready one, or one made now (nameless where the file system allows,
+    /// see `TemporaryFiles.create`). Its path, for a nameless file, is its descriptor's.
+    func file() -> Result<(file: FileDescriptor, path: String), TransferFailure> {
+        if let file = take() { return .success((file, TemporaryFiles.anonymousPath(of: file))) }
+        return TemporaryFiles.create(in: directory, anonymous: true, permissions: permissions)
     }
 
     /// How many files are ready now.

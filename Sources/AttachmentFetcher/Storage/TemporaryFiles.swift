@@ -41,7 +41,7 @@ enum TemporaryFiles {
         if anonymous {
             do {
                 let file = try openAnonymous(in: directory, permissions: permissions)
-                return .success((file, anonymousPrefix + String(file.rawValue)))
+                return .success((file, anonymousPath(of: file)))
             } catch where Syscalls.lacksAnonymousFiles(error) {
                 // Named, below.
             } catch {
@@ -103,6 +103,9 @@ enum TemporaryFiles {
         }
         return removed
     }
+
+    /// The path of the nameless file open as `file`: its descriptor's, valid in this process.
+    static func anonymousPath(of file: FileDescriptor) -> String { anonymousPrefix + String(file.rawValue) }
 
     /// Whether `path` is a nameless file's (`/proc/self/fd/N`), not a name in a directory.
     static func isAnonymous(_ path: String) -> Bool { path.hasPrefix(anonymousPrefix) }

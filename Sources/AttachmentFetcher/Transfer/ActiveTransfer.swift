@@ -30,22 +30,14 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
 
     var sink: CurlResponseSink { easy.sink }
 
-    /// Creates the body's temporary file in the request's directory and points the handle's
-    /// sink at it.
+    /// Takes the body's temporary file (a nameless one made ahead, with `preparedFiles`) or
+    /// creates it in the request's directory, and points the handle's sink at it.
     static func make(
         for owner: LiveTransfer, easy: CurlEasy, loop: EngineLoop
     ) -> Result<ActiveTransfer, TransferFailure> {
         let request = owner.ticket.request
-        if request.anonymousBody, let file = request.preparedFiles?.take() {
-            return .success(
-                ActiveTransfer(
-                    owner: owner, easy: easy, file: file, temporaryPath: TemporaryFiles.anonymousPrefix + String(file.rawValue),
-                    loop: loop))
-        }
-        return TemporaryFiles.create(
-            in: request.temporaryDirectory, anonymous: request.anonymousBody,
-            permissions: request.preparedFiles?.permissions ?? 0o600
-        ).map { created in
+        let created = request.preparedFiles.map { $0.file() } ?? TemporaryFiles.create(in: request.temporaryDirectory)
+        return created.map { created in
             ActiveTransfer(owner: owner, easy: easy, file: created.file, temporaryPath: created.path, loop: loop)
         }
     }

@@ -71,11 +71,12 @@ struct TransferRequest: Sendable {
     /// Whether the body's SHA-256 is computed as it streams, so that nobody reads it back to
     /// hash it (the cache records it).
     var hashesBody = false
-    /// Whether the body streams into a nameless file (`O_TMPFILE`, where the file system has it)
-    /// handed on open in `DownloadedFile.descriptor`, rather than a named temporary file: a
-    /// crash then leaves nothing behind.
-    var anonymousBody = false
-    /// Nameless files made ahead in `temporaryDirectory`, taken before one is created (with
-    /// `anonymousBody`); their mode is the one a body's file is created with.
+    /// With them, the body streams into a nameless file (`O_TMPFILE`, where the file system has
+    /// it) made ahead in `temporaryDirectory` (or on the spot when none is ready), handed on open
+    /// in `DownloadedFile.descriptor`, rather than into a named temporary file: a crash then
+    /// leaves nothing behind.
     var preparedFiles: PreparedFiles? = nil
+
+    /// Whether the body streams into a nameless file (see `preparedFiles`).
+    var anonymousBody: Bool { preparedFiles != nil }
 }

@@ -19,6 +19,6 @@ struct UnconditionalRequest: Sendable {
     var transferRequest: TransferRequest {
         TransferRequest(
             url: url, headers: [], hostKey: hostKey, deadline: deadline, temporaryDirectory: temporaryDirectory, place: place,
-            anonymousBody: preparedFiles != nil, preparedFiles: preparedFiles)
+            preparedFiles: preparedFiles)
     }
 }
