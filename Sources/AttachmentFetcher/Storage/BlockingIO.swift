@@ -1,8 +1,8 @@
 import NIOPosix
 
 /// Runs file-system work that may block (committing a body, renewing a revalidated entry,
-/// opening, measuring, pruning or clearing the cache) on threads of its own rather than in the
-/// caller's task. Eviction has a thread of its own (`Evictor`).
+/// opening, measuring, pruning or clearing the cache, making bodies' files ahead) on threads of
+/// its own rather than in the caller's task or on the engine's thread. Eviction has a thread of its own (`Evictor`).
 ///
 /// On Linux, Swift's tasks and Dispatch's global queues share the same root-queue threads, one
 /// per core: blocking work there delays every task behind it, including the timers that end each
@@ -21,5 +21,10 @@ enum BlockingIO {
             // work runs here rather than not at all.
             return work()
         }
+    }
+
+    /// Starts `work` on the blocking pool and returns at once.
+    static func start(_ work: @escaping @Sendable () -> Void) {
+        NIOThreadPool.singleton.submit { _ in work() }
     }
 }

@@ -1,6 +1,11 @@
-import NIOPosix
 import Synchronization
 import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// A few nameless temporary files (`O_TMPFILE`) made ahead of need in one directory, so that the
 /// engine's thread takes a ready descriptor instead of creating the file itself.
@@ -8,7 +13,7 @@ import SystemPackage
 /// Creating a file is the costliest step of a small transfer on a disk: ext4 searches its bitmaps
 /// for a free inode, skipping those freed in the last seconds. Made on the engine's thread, that
 /// search holds up every transfer, and the engine's thread becomes the run's critical path. Made
-/// here, on SwiftNIO's blocking pool, it runs beside the engine on another core. (Measured in
+/// here, on the blocking pool (`BlockingIO`), it runs beside the engine on another core. (Measured in
 /// docs/performance.md, "On disk".)
 ///
 /// Neither `take()` nor `file()` waits for a refill: with no file ready, `take()` answers `nil`
@@ -55,7 +60,7 @@ final class PreparedFiles: Sendable {
             if refill { state.refilling = true }
             return (file, refill)
         }
-        if refill { NIOThreadPool.singleton.submit { [weak self] _ in self?.refill() } }
+        if refill { BlockingIO.start { [weak self] in self?.refill() } }
         if file != nil { taken.add(1, ordering: .relaxed) }
         return file
     }
