@@ -67,8 +67,10 @@ extension Harness {
     func smoke(in directory: String) async throws -> (ScenarioReport, [Double]) {
         // 10 shared URLs × 9 payloads, and one special payload at every 10th position.
         let shared = (0..<10).map { server.url("/media/smoke-\($0).jpg?bytes=50000") }
-        var specials: [PlannedPayload] = Fault.allCases.enumerated().map { n, fault in
-            PlannedPayload(json: brazePayload(url: server.url(fault.pathAndQuery(n))), expected: fault.expected)
+        // One payload per fault, whose URLs the run also tracks (below).
+        let faultPaths = Fault.allCases.enumerated().map { n, fault in fault.pathAndQuery(n) }
+        var specials: [PlannedPayload] = zip(Fault.allCases, faultPaths).map { fault, path in
+            PlannedPayload(json: brazePayload(url: server.url(path)), expected: fault.expected)
         }
         specials.append(PlannedPayload(
             json: brazePayload(url: server.url("/media/smoke-redirect.jpg?bytes=20000&redirects=2")), expected: "attached"))
@@ -87,7 +89,6 @@ extension Harness {
         }
         // The shared URLs' requests are checked; the faults' are reported with the total, so that a
         // total that differs says which fault made it differ.
-        let faultPaths = Fault.allCases.enumerated().map { n, fault in fault.pathAndQuery(n) }
         var (report, latencies) = try await oursOnly(
             .smoke, payloads: payloads, deadline: 2, timeout: .seconds(60), in: directory, runs: 1,
             trackedURLs: shared.map { String($0.dropFirst(server.baseURL.count)) } + faultPaths)
