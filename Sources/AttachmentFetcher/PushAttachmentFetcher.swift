@@ -258,9 +258,9 @@ public final class PushAttachmentFetcher: Sendable {
     private static func prepareDirectory(_ path: String) throws(AttachmentFetcherError) -> String {
         let absolute = FilePath.absolute(path).string
         do {
-            try FileManager.default.createDirectory(atPath: absolute, withIntermediateDirectories: true)
+            try Syscalls.makeDirectories(FilePath(absolute))
         } catch {
-            throw .outputDirectoryUnusable("cannot create \(absolute): \(error.localizedDescription)")
+            throw .outputDirectoryUnusable("cannot create \(absolute): \(error)")
         }
         do {
             try Syscalls.checkAccess(FilePath(absolute), W_OK | X_OK)

@@ -60,11 +60,22 @@ struct BatchRunner {
                 StandardStreams.error.write("report: \(TerminalText.escaped(reportPath))\n")
             } catch {
                 StandardStreams.error.write(
-                    "fetch-attachment: cannot write the report \(TerminalText.escaped(reportPath)): \(error.localizedDescription)\n")
+                    "fetch-attachment: cannot write the report \(TerminalText.escaped(reportPath)): \(Self.reason(error))\n")
                 throw ExitCode(1)
             }
         }
         return records.allSatisfy(\.attached)
+    }
+
+    /// The system's words for why a file could not be written ("No space left on device"), not
+    /// Foundation's wrapper around them.
+    static func reason(_ error: any Error) -> String {
+        if let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError,
+            underlying.domain == NSPOSIXErrorDomain
+        {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        return error.localizedDescription
     }
 
     /// The outcome of one line: the fetcher's for a payload; `invalid-payload` for a line

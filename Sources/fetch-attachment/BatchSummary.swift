@@ -15,6 +15,11 @@ struct BatchSummary {
     var statistics: PushAttachmentFetcher.Statistics
     var wall: Duration
 
+    /// Said once on standard error when an address was refused: the detail itself stays the same
+    /// for every address (see `FallbackReason.addressRefused`), so it cannot say which rule refused.
+    static let addressRefusedHint =
+        "  hint: address-refused: by default only globally reachable addresses are fetched from; --allow-private-networks allows loopback, private and link-local ones too"
+
     var text: String {
         let attached = records.filter(\.attached).count
         var byReason: [String: Int] = [:]
@@ -33,6 +38,7 @@ struct BatchSummary {
         if !byReason.isEmpty {
             lines.append("  original by reason: " + byReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
+        if byReason[FallbackReason.addressRefused.code] != nil { lines.append(Self.addressRefusedHint) }
         lines.append(
             "  origin requests \(statistics.originRequests) (conditional \(statistics.conditionalRequests), not modified \(statistics.notModified)), cache hits \(statistics.cacheHits), coalesced \(statistics.coalesced), bytes downloaded \(statistics.bytesDownloaded)")
         lines.append("  latency ms: p50 \(percentile(0.5))  p90 \(percentile(0.9))  p99 \(percentile(0.99))  max \(records.isEmpty ? "-" : String(format: "%.1f", Double(latency.max) / 1_000))")

@@ -32,6 +32,10 @@ struct FetchCommand: AsyncParsableCommand {
         }
         if report != nil, batch == nil { throw ValidationError("--report goes with --batch") }
         if let report, report.isEmpty { throw ValidationError("--report must not be empty") }
+        // Checked now: a report written only at the end of a campaign must not be lost to a typo.
+        if let report, let problem = PathCheck.writeProblem(report) {
+            throw ValidationError("cannot write the report \(TerminalText.escaped(report)): \(problem)")
+        }
         guard (1...1_000_000).contains(concurrency) else {
             throw ValidationError("--concurrency must be between 1 and 1000000")
         }
@@ -80,6 +84,7 @@ struct FetchCommand: AsyncParsableCommand {
             }
         }
         OutcomePrinter(json: options.json).print(outcome)
+        if outcome.reason == .addressRefused { StandardStreams.error.write(BatchSummary.addressRefusedHint + "\n") }
         throw ExitCode(outcome.status == .attached ? 0 : 1)
     }
 }
@@ -244,5 +249,19 @@ enum PathCheck {
     static func isDirectory(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
         return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    /// Why a file could not be written at `path` (made, or replaced if it exists), or `nil` if it
+    /// could be now.
+    static func writeProblem(_ path: String) -> String? {
+        if isDirectory(path) { return "it is a directory" }
+        let parent = (path as NSString).deletingLastPathComponent
+        let directory = parent.isEmpty ? "." : parent
+        guard isDirectory(directory) else { return "\(TerminalText.escaped(directory)) is not a directory" }
+        let exists = FileManager.default.fileExists(atPath: path)
+        if access(exists ? path : directory, exists ? W_OK : W_OK | X_OK) != 0 {
+            return "\(exists ? "" : TerminalText.escaped(directory) + ": ")\(String(cString: strerror(errno)))"
+        }
+        return nil
     }
 }

@@ -92,5 +92,60 @@ struct CLIHelpTests {
         #expect(object["vendor"] as? String == "braze")
         let detail = try #require(object["detail"] as? String)
         #expect(!detail.contains("output-directory-unusable"), "\(detail)")
+        #expect(detail == "cannot create \(blocker)/out: Not a directory", "\(detail)")
+    }
+
+    @Test("A refused address comes with a hint on stderr, once per batch; stdout keeps one outcome per payload")
+    func addressRefusedHint() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let payload = Payloads.braze(url: "http://127.0.0.1:9/a.png")
+        let hint = "hint: address-refused: by default only globally reachable addresses are fetched from; --allow-private-networks"
+        let one = try await CommandRunner.run(
+            "fetch-attachment", ["--json", "--no-cache", "--output-dir", directory], stdin: payload)
+        #expect(one.status == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(one.stdout.utf8)) as? [String: Any])
+        #expect(object["reason"] as? String == "address-refused")
+        #expect(one.stderr.components(separatedBy: hint).count == 2, "\(one.stderr)")
+        let campaign = directory + "/campaign.jsonl"
+        try Data((0..<3).map { _ in String(decoding: payload, as: UTF8.self) }.joined(separator: "\n").utf8)
+            .write(to: URL(fileURLWithPath: campaign))
+        let batch = try await CommandRunner.run(
+            "fetch-attachment", ["--batch", campaign, "--no-cache", "--output-dir", directory])
+        #expect(batch.stdout.components(separatedBy: "address-refused").count == 4, "\(batch.stdout)")
+        #expect(batch.stderr.components(separatedBy: hint).count == 2, "\(batch.stderr)")
+        // Allowed, the same address is fetched from (and, with nothing listening, fails as network).
+        let allowed = try await CommandRunner.run(
+            "fetch-attachment", ["--json", "--no-cache", "--allow-private-networks", "--output-dir", directory], stdin: payload)
+        #expect(!allowed.stderr.contains("hint:"), "\(allowed.stderr)")
+    }
+
+    @Test("A report that could not be written is refused before the batch runs (exit 64), not after it")
+    func unwritableReportRefusedFirst() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let campaign = directory + "/campaign.jsonl"
+        try Payloads.braze(url: "https://cdn.example/a.png").write(to: URL(fileURLWithPath: campaign))
+        let blocker = directory + "/file"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
+        for (report, message) in [
+            (directory + "/missing/report.html", "cannot write the report \(directory)/missing/report.html: \(directory)/missing is not a directory"),
+            (blocker + "/report.html", "cannot write the report \(blocker)/report.html: \(blocker) is not a directory"),
+            (directory, "cannot write the report \(directory): it is a directory"),
+        ] {
+            let result = try await CommandRunner.run(
+                "fetch-attachment", ["--batch", campaign, "--no-cache", "--output-dir", directory + "/out", "--report", report])
+            #expect(result.status == 64, "\(result.stderr)")
+            #expect(result.stderr.contains(message), "\(result.stderr)")
+            // Refused before any payload ran: no outcome on stdout, no summary on stderr.
+            #expect(result.stdout.isEmpty, "\(result.stdout)")
+            #expect(!result.stderr.contains("batch:"), "\(result.stderr)")
+        }
+        // A report beside the campaign is written, as before.
+        let written = directory + "/report.html"
+        let result = try await CommandRunner.run(
+            "fetch-attachment", ["--batch", campaign, "--no-cache", "--timeout", "1", "--output-dir", directory + "/out", "--report", written])
+        #expect(result.stderr.contains("report: \(written)"), "\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: written))
     }
 }

@@ -109,6 +109,34 @@ struct FaultTests {
         }
     }
 
+    @Test("A directory that cannot be made says why, in the system's words; a missing one is made with its parents")
+    func unusableDirectoriesSayWhy() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/a-file"
+        try #require(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+        func message(output: String, cache: String? = nil) async -> String? {
+            var configuration = PushAttachmentFetcher.Configuration(outputDirectory: output, timeout: .seconds(1))
+            if let cache { configuration.cache = .init(directory: cache) }
+            do {
+                let fetcher = try PushAttachmentFetcher(configuration: configuration)
+                await fetcher.shutdown()
+                return nil
+            } catch {
+                #expect(error.code == .outputDirectoryUnusable)
+                return error.message
+            }
+        }
+        #expect(await message(output: file) == "cannot create \(file): Not a directory")
+        #expect(await message(output: file + "/below") == "cannot create \(file)/below: Not a directory")
+        #expect(await message(output: directory + "/out", cache: file + "/cache")
+            == "cannot create the cache directory \(file)/cache: Not a directory")
+        #expect(await message(output: directory + "/one/two", cache: directory + "/three/four") == nil)
+        var status = stat()
+        #expect(stat(directory + "/one/two", &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR)
+        #expect(stat(directory + "/three/four/entries", &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR)
+    }
+
     @Test("A new fetcher removes temporary files that a dead process left in the output directory")
     func orphansRemoved() async throws {
         try await Fixture.with { fixture in

@@ -88,9 +88,9 @@ final class CacheStore: Sendable {
         entriesDirectory = directory + "/entries"
         temporaryDirectory = directory + "/tmp"
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try Syscalls.makeDirectories(FilePath(directory))
         } catch {
-            throw .outputDirectoryUnusable("cannot create the cache directory \(directory): \(error.localizedDescription)")
+            throw .outputDirectoryUnusable("cannot create the cache directory \(directory): \(error)")
         }
         let shared = configuration.allowsSharedDirectory
         root = try Self.openDirectory(directory, in: nil, allowingShared: shared)

@@ -151,6 +151,19 @@ enum Syscalls {
         } catch where error == .fileExists {}
     }
 
+    /// `mkdir -p`: makes `path` and each missing directory above it (mode 0755 less the umask).
+    /// An existing directory is no error; an existing file of another type throws `ENOTDIR`, so
+    /// the caller's message says what is wrong with the path (`Not a directory`, `Permission
+    /// denied`, `Read-only file system`…).
+    static func makeDirectories(_ path: FilePath) throws(Errno) {
+        var prefix = FilePath(root: path.root)
+        for component in path.components {
+            prefix.append(component)
+            try makeDirectory(prefix)
+        }
+        guard try status(of: path).type == .directory else { throw .notDirectory }
+    }
+
     /// The names in the directory `directory` (without `.` and `..`). The descriptor stays open
     /// and usable.
     static func names(in directory: FileDescriptor) throws(Errno) -> [String] {
