@@ -186,7 +186,8 @@ struct CLIRobustnessTests {
             // The human summary has several lines (the notification's); none is forged.
             #expect(!text.split(separator: "\n").contains { $0.hasPrefix("2026-01-01") }, "\(name): \(text.debugDescription)")
         }
-        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr.debugDescription)")
+        // One log line, and the hint that follows every refused address.
+        #expect(result.stderr.split(separator: "\n").filter { !$0.hasPrefix("  hint: address-refused:") }.count == 1, "\(result.stderr.debugDescription)")
         // The log line names the URL, escaped.
         #expect(result.stderr.contains(#"a.jpg\n2026-01-01"#), "\(result.stderr.debugDescription)")
         #expect(result.stderr.contains(#"\u{1B}[2K\r\u{85}"#), "\(result.stderr.debugDescription)")
