@@ -75,7 +75,11 @@ struct OutcomePrinter {
         case .increment(let delta)?: lines.append("    badge: \(delta < 0 ? "" : "+")\(delta)")
         case nil: break
         }
-        lines.append("    sound: \(TerminalText.escaped(notification.sound ?? "none"))")
+        var sound = TerminalText.escaped(notification.sound ?? "none")
+        let qualities = [notification.criticalSound == true ? "critical" : nil, notification.soundVolume.map { "volume \(PayloadValue.text(of: $0))" }]
+            .compactMap { $0 }
+        if !qualities.isEmpty { sound += " (\(qualities.joined(separator: ", ")))" }
+        lines.append("    sound: \(sound)")
         if !notification.buttons.isEmpty {
             let buttons = notification.buttons.map { button in
                 let title = TerminalText.escaped(button.title ?? button.id)

@@ -170,6 +170,11 @@ struct CLITests {
             #expect(silent.status == 1)
             #expect(silent.stdout.contains("internal-push"))
             #expect(silent.stdout.contains("android notification: shows nothing"))
+            // A critical alert's sound says so: it plays through Do Not Disturb where entitled.
+            let critical = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory],
+                stdin: Data(#"{"aps":{"alert":"B","mutable-content":1,"sound":{"critical":1,"name":"alarm.caf","volume":0.8}},"ab":{}}"#.utf8))
+            #expect(critical.stdout.contains("    sound: alarm.caf (critical, volume 0.8)\n"), "\(critical.stdout)")
         }
     }
 

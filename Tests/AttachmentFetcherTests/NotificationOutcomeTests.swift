@@ -107,6 +107,8 @@ struct NotificationOutcomeTests {
         content.body = "50% off café 🚀"
         content.badge = .increment(-2)
         content.sound = "default"
+        content.criticalSound = true
+        content.soundVolume = 0.75
         content.category = "cat"
         content.threadID = "thread"
         content.openURL = "https://example.com/x?a=1&b=2"

@@ -20,6 +20,21 @@ struct NotificationWarningTests {
         #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"])
     }
 
+    @Test("A critical sound is read whole: its name, that it is critical, its volume; a volume outside 0–1 is a warning")
+    func criticalSound() throws {
+        let critical = try ReadPayload(#"{"aps":{"alert":"B","sound":{"critical":1,"name":"alarm.caf","volume":0.8}},"ab":{}}"#)
+        #expect(critical.content?.sound == "alarm.caf" && critical.content?.criticalSound == true && critical.content?.soundVolume == 0.8)
+        #expect(critical.warnings.isEmpty, "\(critical.warnings)")
+        let plain = try ReadPayload(#"{"aps":{"alert":"B","sound":"chime.caf"},"ab":{}}"#)
+        #expect(plain.content?.sound == "chime.caf" && plain.content?.criticalSound == nil && plain.content?.soundVolume == nil)
+        let loud = try ReadPayload(#"{"aps":{"alert":"B","sound":{"critical":0,"name":"a.caf","volume":7}},"ab":{}}"#)
+        #expect(loud.content?.criticalSound == false && loud.content?.soundVolume == 7)
+        #expect(loud.warnings == ["aps.sound.volume is 7, outside 0–1"])
+        let odd = try ReadPayload(#"{"aps":{"alert":"B","sound":{"critical":"yes","name":"a.caf","volume":"loud"}},"ab":{}}"#)
+        #expect(odd.content?.sound == "a.caf" && odd.content?.criticalSound == nil && odd.content?.soundVolume == nil)
+        #expect(odd.warnings.contains { $0.hasPrefix("aps.sound.critical ") } && odd.warnings.contains { $0.hasPrefix("aps.sound.volume ") })
+    }
+
     @Test(
         "A JSON-in-string field that does not parse is a warning; the rest stands",
         arguments: [

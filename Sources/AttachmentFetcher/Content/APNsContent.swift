@@ -39,12 +39,19 @@ extension ContentReader {
         content.visible = content.hasText
     }
 
-    /// An APNs sound: a name, or `{critical, name, volume}`.
+    /// An APNs sound: a name, or `{critical, name, volume}`. A volume outside 0–1 is a warning
+    /// (and kept as given: what iOS does with it is not documented).
     mutating func readSound(_ value: JSONValue?, at path: String) {
         switch value {
         case nil, .null?: break
         case .string(let name)?: content.sound = name.isEmpty ? nil : name
-        case .object(let critical)?: content.sound = text(critical["name"], at: "\(path).name")
+        case .object(let sound)?:
+            content.sound = text(sound["name"], at: "\(path).name")
+            content.criticalSound = flag(sound["critical"], at: "\(path).critical")
+            content.soundVolume = number(sound["volume"], at: "\(path).volume")
+            if let volume = content.soundVolume, !(0...1).contains(volume) {
+                warnings.append("\(path).volume is \(PayloadValue.text(of: volume)), outside 0–1")
+            }
         default: warnings.append("\(path) is neither a string nor an object")
         }
     }

@@ -68,7 +68,7 @@ struct ContentReader {
     /// An id: a string, or a number written as an integer.
     mutating func identifier(_ value: JSONValue?, at path: String) -> String? {
         if case .number(let number)? = value {
-            return PayloadValue.exactInteger(number).map(String.init) ?? number.description
+            return PayloadValue.text(of: number)
         }
         return text(value, at: path)
     }
@@ -144,7 +144,7 @@ struct ContentReader {
     mutating func strings(_ value: JSONValue?, at path: String) -> [String]? {
         guard let array = array(value, at: path) else { return nil }
         let strings = array.compactMap { element -> String? in
-            if case .number(let number) = element { return PayloadValue.exactInteger(number).map(String.init) ?? number.description }
+            if case .number(let number) = element { return PayloadValue.text(of: number) }
             return element.string
         }
         guard strings.count == array.count else {

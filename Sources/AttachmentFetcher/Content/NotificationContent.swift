@@ -84,6 +84,13 @@ public struct NotificationContent: Sendable, Hashable {
     public var badge: Badge?
     /// `"default"`, a sound's name (a critical sound's name too), or `nil` for silence.
     public var sound: String?
+    /// `true` when `aps.sound` is a critical alert's (`{"critical": 1, …}`): it plays through Do
+    /// Not Disturb and the ring/silent switch, if the app holds Apple's critical-alerts
+    /// entitlement and the user allowed critical alerts; otherwise iOS plays it as any other
+    /// sound. `nil` for every other sound.
+    public var criticalSound: Bool?
+    /// A critical sound's `volume`, 0 (silent) to 1 (full), as the payload gives it.
+    public var soundVolume: Double?
     /// The notification category (iOS) or Android category / button group.
     public var category: String?
     /// iOS's `thread-id`; on Android the vendor's group key.

@@ -1,6 +1,7 @@
 extension NotificationContent: Encodable {
     private enum CodingKeys: String, CodingKey {
         case platform, visible, title, subtitle, body, badge, sound, category
+        case criticalSound = "critical_sound", soundVolume = "sound_volume"
         case threadID = "thread_id", openURL = "open_url", openInWebview = "open_in_webview"
         case buttons, extras, campaignID = "campaign_id"
         case titleLocKey = "title_loc_key", titleLocArgs = "title_loc_args"
@@ -22,6 +23,8 @@ extension NotificationContent: Encodable {
         try container.encode(body, forKey: .body)
         try container.encode(badge, forKey: .badge)
         try container.encode(sound, forKey: .sound)
+        try container.encodeIfPresent(criticalSound, forKey: .criticalSound)
+        try container.encodeIfPresent(soundVolume.map(PayloadValue.number), forKey: .soundVolume)
         try container.encode(category, forKey: .category)
         try container.encode(threadID, forKey: .threadID)
         try container.encode(openURL, forKey: .openURL)
@@ -116,6 +119,7 @@ extension NotificationContent {
         object.field("campaign_id", campaignID, &buffer)
         object.field("category", category, &buffer)
         object.optionalField("channel", channel, &buffer)
+        if let criticalSound { object.flag("critical_sound", criticalSound, &buffer) }
         if let crop {
             object.key("crop", &buffer)
             var inner = SortedObjectWriter(&buffer)
@@ -138,6 +142,7 @@ extension NotificationContent {
         if let priority { object.number("priority", Double(priority), &buffer) }
         if let relevanceScore { object.number("relevance_score", relevanceScore, &buffer) }
         object.field("sound", sound, &buffer)
+        if let soundVolume { object.number("sound_volume", soundVolume, &buffer) }
         object.field("subtitle", subtitle, &buffer)
         object.optionalArray("subtitle_loc_args", subtitleLocArgs, &buffer)
         object.optionalField("subtitle_loc_key", subtitleLocKey, &buffer)

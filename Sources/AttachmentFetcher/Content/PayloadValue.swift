@@ -32,6 +32,11 @@ public indirect enum PayloadValue: Sendable, Hashable, Encodable {
         guard value == value.rounded(), abs(value) <= 9_007_199_254_740_992 else { return nil }
         return Int(value)
     }
+
+    /// `value` as a person writes it: `7`, not `7.0`; `0.25`.
+    public static func text(of value: Double) -> String {
+        exactInteger(value).map(String.init) ?? value.description
+    }
 }
 
 extension PayloadValue {
