@@ -28,6 +28,26 @@ struct PreparedPayloadTests {
         #expect(memo.prepared(Data(changed), maximumAttachments: 4).notification?.title == "Tale")
     }
 
+    @Test(
+        "A payload that is not a JSON object says what is wrong and where, as a person fixing a template needs",
+        arguments: [
+            (#"{"aps":{"alert":B},"ab":{}}"#, "the payload is not JSON: unexpected character at offset 16"),
+            (#"{"aps":{"alert":"B"}"#, "the payload is not JSON: expected ',' or '}' in an object at offset 20"),
+            (#"[{"aps":{}}]"#, "the payload is not a JSON object: its top level is an array"),
+            ("", "the payload is not JSON: the top level is not an object or an array at offset 0"),
+            (String(repeating: "[", count: 600) + String(repeating: "]", count: 600),
+             "the payload is not JSON: more than 512 levels of nesting at offset 512"),
+        ])
+    func notAnObject(text: String, detail: String) {
+        let prepared = PreparedPayload(Data(text.utf8), maximumAttachments: 4)
+        guard case .original(let reason, let said) = prepared.next else {
+            Issue.record("\(text) was not refused")
+            return
+        }
+        #expect(reason == .invalidPayload)
+        #expect(said == detail)
+    }
+
     @Test("Payloads interleaved across tasks each get their own outcome")
     func interleaved() async throws {
         let directory = try makeTemporaryDirectory()

@@ -21,8 +21,16 @@ struct PreparedPayload: Sendable {
 
     /// Reads `payload` (at most `maximumAttachments` attachments are asked for).
     init(_ payload: Data, maximumAttachments: Int) {
-        guard let json = JSONValue.object(from: payload) else {
-            next = .original(.invalidPayload, "the payload is not a JSON object")
+        let json: JSONObject
+        do {
+            guard let object = try JSONReader.read(payload).object else {
+                next = .original(.invalidPayload, "the payload is not a JSON object: its top level is an array")
+                return
+            }
+            json = object
+        } catch {
+            // What and where: the byte offset finds a broken template's mistake.
+            next = .original(.invalidPayload, "the payload is not JSON: \(error.message) at offset \(error.offset)")
             return
         }
         let recognized = VendorSchemas.recognize(json)
