@@ -259,8 +259,9 @@ enum PathCheck {
         let directory = parent.isEmpty ? "." : parent
         guard isDirectory(directory) else { return "\(TerminalText.escaped(directory)) is not a directory" }
         let exists = FileManager.default.fileExists(atPath: path)
-        if access(exists ? path : directory, exists ? W_OK : W_OK | X_OK) != 0 {
-            return "\(exists ? "" : TerminalText.escaped(directory) + ": ")\(String(cString: strerror(errno)))"
+        guard access(exists ? path : directory, exists ? W_OK : W_OK | X_OK) == 0 else {
+            let reason = String(cString: strerror(errno))
+            return exists ? reason : "\(TerminalText.escaped(directory)): \(reason)"
         }
         return nil
     }
