@@ -1,6 +1,7 @@
 import AttachmentFetcher
 import DequeModule
 import Foundation
+import Synchronization
 
 /// One line of a batch.
 enum BatchLine: Sendable {
@@ -248,9 +249,25 @@ final class LineReader: Sendable {
     /// The next lines: at least one, and every whole line that arrived with it (one hop to the
     /// reading thread per chunk of input, not per line); none at the end of the input. A last
     /// line without a line break counts.
-    func next() async -> [BatchLine] {
+    ///
+    /// Once `interruption` comes, none: a read still waiting for input (a terminal, a producer
+    /// that writes nothing) is left to its thread, and what it reads is not processed.
+    func next(until interruption: BatchInterruption) async -> [BatchLine] {
         await withCheckedContinuation { continuation in
-            Self.queue.async { continuation.resume(returning: self.readLines()) }
+            let answer = FirstAnswer(continuation)
+            interruption.whenInterrupted { answer.resume([]) }
+            Self.queue.async { answer.resume(self.readLines()) }
+        }
+    }
+
+    /// A continuation resumed by whichever answer comes first; later ones are dropped.
+    private final class FirstAnswer: Sendable {
+        private let continuation: Mutex<CheckedContinuation<[BatchLine], Never>?>
+
+        init(_ continuation: CheckedContinuation<[BatchLine], Never>) { self.continuation = Mutex(continuation) }
+
+        func resume(_ lines: [BatchLine]) {
+            continuation.withLock { waiting in defer { waiting = nil }; return waiting }?.resume(returning: lines)
         }
     }
 

@@ -11,7 +11,8 @@ struct BatchRunner {
     /// Where the HTML campaign report goes, if anywhere.
     var reportPath: String? = nil
 
-    /// Runs the batch; `true` when every payload got its attachment.
+    /// Runs the batch; its exit status: 0 when every payload got its attachment, 1 when not, 130
+    /// or 143 when Ctrl-C or `SIGTERM` interrupted it (see `BatchInterruption`).
     ///
     /// A regular file is read a chunk at a time by `concurrency` workers, each taking the next
     /// line as it finishes one. Standard input or a pipe is read as lines arrive, so that a
@@ -20,7 +21,7 @@ struct BatchRunner {
     /// is printed, and flushed, as soon as it and every earlier one are in. Either way no more
     /// than one line, of at most the payload limit, is held while it arrives: a longer line is its
     /// own `invalid-payload` outcome, skipped as it streams past.
-    func run(input: String) async throws -> Bool {
+    func run(input: String) async throws -> Int32 {
         let configuration = options.fetcherConfiguration()
         let limit = configuration.maximumPayloadBytes
         let descriptor = input == "-" ? STDIN_FILENO : open(input, O_RDONLY)
@@ -37,23 +38,27 @@ struct BatchRunner {
         let report = reportPath.map { _ in CampaignReport() }
         let started = ContinuousClock.now
         let progress = Progress(total: Progress.isEnabled && source.isFile ? FileLineSource.countLines(descriptor) : nil)
-        let (records, statistics) = try await withPushAttachmentFetcher(
-            configuration: configuration, logger: options.logger()
-        ) { fetcher -> ([BatchRecord], PushAttachmentFetcher.Statistics) in
-            let records = await Self.processAll(
-                source, through: fetcher, limit: limit, concurrency: concurrency, printer: printer, report: report,
-                progress: progress)
-            return (records, fetcher.statistics)
+        let (records, statistics, interruption) = try await BatchInterruption.watching(timeout: options.timeout) { interruption in
+            try await withPushAttachmentFetcher(
+                configuration: configuration, logger: options.logger()
+            ) { fetcher -> ([BatchRecord], PushAttachmentFetcher.Statistics, BatchInterruption) in
+                let records = await Self.processAll(
+                    source, through: fetcher, limit: limit, concurrency: concurrency, printer: printer, report: report,
+                    progress: progress, interruption: interruption)
+                return (records, fetcher.statistics, interruption)
+            }
         }
         progress.finish()
         let wall = started.duration(to: .now)
-        let summary = BatchSummary(records: records, statistics: statistics, wall: wall)
+        let summary = BatchSummary(records: records, statistics: statistics, wall: wall, interruption: interruption.signal)
         StandardStreams.error.write(summary.text + "\n")
-        if let error = source.readError {
+        // Not asked once interrupted: a read may still be waiting for input, holding the reader.
+        let readError = interruption.requested ? nil : source.readError
+        if let error = readError {
             StandardStreams.error.write(
                 "fetch-attachment: cannot read \(TerminalText.escaped(input)) to its end: \(String(cString: strerror(error)))\n")
-            throw ExitCode(StandardStreams.writeErrorStatus)
         }
+        // The report is written whatever ended the batch: what was done is not lost.
         if let report, let reportPath {
             do {
                 try Data(report.html(statistics: statistics, wall: wall).utf8).write(to: URL(fileURLWithPath: reportPath))
@@ -64,7 +69,8 @@ struct BatchRunner {
                 throw ExitCode(1)
             }
         }
-        return records.allSatisfy(\.attached)
+        if readError != nil { return StandardStreams.writeErrorStatus }
+        return interruption.exitStatus ?? (records.allSatisfy(\.attached) ? 0 : 1)
     }
 
     /// The system's words for why a file could not be written ("No space left on device"), not
@@ -91,7 +97,7 @@ struct BatchRunner {
     /// Processes every line, at most `concurrency` at once, printing outcomes in input order.
     private static func processAll(
         _ source: BatchInput, through fetcher: PushAttachmentFetcher, limit: Int, concurrency: Int, printer: OutcomePrinter,
-        report: CampaignReport?, progress: Progress
+        report: CampaignReport?, progress: Progress, interruption: BatchInterruption
     ) async -> [BatchRecord] {
         let reporter = progress.startReporting()
         defer { reporter?.cancel() }
@@ -99,29 +105,30 @@ struct BatchRunner {
         case .file(let lines):
             return await processLines(
                 lines, through: fetcher, limit: limit, concurrency: concurrency,
-                emitter: OrderedEmitter(printer: printer, report: report), progress: progress)
+                emitter: OrderedEmitter(printer: printer, report: report), progress: progress, interruption: interruption)
         case .stream(let reader):
             return await processStream(
                 reader, through: fetcher, limit: limit, concurrency: concurrency,
-                emitter: OrderedEmitter(printer: printer, report: report), progress: progress)
+                emitter: OrderedEmitter(printer: printer, report: report), progress: progress, interruption: interruption)
         }
     }
 
     /// Lines of a regular file: `concurrency` workers, each taking the next line as it finishes
-    /// one (and stopping early once standard output has failed: the outcomes could not be told).
+    /// one (and stopping early once standard output has failed, as the outcomes could not be told,
+    /// or once the batch is interrupted).
     /// A task per worker rather than per payload: on a warm cache, with a task made and ended for
     /// each of 100,000 payloads (and every outcome passing through one parent task) the batch took
     /// a third longer.
     private static func processLines(
         _ lines: FileLineSource, through fetcher: PushAttachmentFetcher, limit: Int, concurrency: Int,
-        emitter: OrderedEmitter, progress: Progress
+        emitter: OrderedEmitter, progress: Progress, interruption: BatchInterruption
     ) async -> [BatchRecord] {
         let emitter = SharedEmitter(emitter)
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<concurrency {
                 group.addTask {
                     var sliceStart = ContinuousClock.now
-                    while !StandardStreams.output.failed, let (index, line) = lines.take() {
+                    while !StandardStreams.output.failed, !interruption.requested, let (index, line) = lines.take() {
                         let outcome = await Self.outcome(of: line, through: fetcher, limit: limit)
                         progress.advance()
                         if let outcome { emitter.add(outcome, at: index) } else { emitter.skip(index) }
@@ -157,7 +164,7 @@ struct BatchRunner {
     /// lines come.
     private static func processStream(
         _ reader: LineReader, through fetcher: PushAttachmentFetcher, limit: Int, concurrency: Int, emitter: OrderedEmitter,
-        progress: Progress
+        progress: Progress, interruption: BatchInterruption
     ) async -> [BatchRecord] {
         await withTaskGroup(of: StreamEvent.self) { group -> [BatchRecord] in
             var emitter = emitter
@@ -173,25 +180,28 @@ struct BatchRunner {
             // fewer than `concurrency` wait.
             var waiting = Deque<BatchLine>()
             var reading = true
-            group.addTask { .lines(await reader.next()) }
+            group.addTask { .lines(await reader.next(until: interruption)) }
             while let event = await group.next() {
+                // Interrupted, lines read but not started are dropped, and no more are read.
+                if interruption.requested { waiting.removeAll() }
                 switch event {
                 case .lines(let lines):
-                    for line in lines {
+                    for line in lines where !interruption.requested {
                         if inFlight < concurrency { start(line) } else { waiting.append(line) }
                     }
                     // Once standard output has failed, no more is read: the outcomes could not be told.
-                    reading = !lines.isEmpty && waiting.count < concurrency && !StandardStreams.output.failed
-                    if reading { group.addTask { .lines(await reader.next()) } }
+                    reading = !lines.isEmpty && waiting.count < concurrency && !StandardStreams.output.failed && !interruption.requested
+                    if reading { group.addTask { .lines(await reader.next(until: interruption)) } }
                 case .outcome(let index, let outcome):
                     inFlight -= 1
                     progress.advance()
                     if let outcome { emitter.add(outcome, at: index) } else { emitter.skip(index) }
                     emitter.flush()
                     if let line = waiting.popFirst() { start(line) }
-                    if !reading, !reader.ended, waiting.count < concurrency, !StandardStreams.output.failed {
+                    // `interruption` first: once interrupted, `reader.ended` could wait on a read that never returns.
+                    if !interruption.requested, !reading, !reader.ended, waiting.count < concurrency, !StandardStreams.output.failed {
                         reading = true
-                        group.addTask { .lines(await reader.next()) }
+                        group.addTask { .lines(await reader.next(until: interruption)) }
                     }
                 }
             }

@@ -14,6 +14,8 @@ struct BatchSummary {
     var records: [BatchRecord]
     var statistics: PushAttachmentFetcher.Statistics
     var wall: Duration
+    /// The signal that interrupted the batch (see `BatchInterruption`), if one did.
+    var interruption: Int32? = nil
 
     /// Said once on standard error when an address was refused: the detail itself stays the same
     /// for every address (see `FallbackReason.addressRefused`), so it cannot say which rule refused.
@@ -39,6 +41,10 @@ struct BatchSummary {
             lines.append("  original by reason: " + byReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
         if byReason[FallbackReason.addressRefused.code] != nil { lines.append(Self.addressRefusedHint) }
+        if let interruption {
+            let name = interruption == SIGINT ? "SIGINT (Ctrl-C)" : interruption == SIGTERM ? "SIGTERM" : "signal \(interruption)"
+            lines.append("  interrupted by \(name): no payload was started after it; those in flight ended by their deadlines")
+        }
         lines.append(
             "  origin requests \(statistics.originRequests) (conditional \(statistics.conditionalRequests), not modified \(statistics.notModified)), cache hits \(statistics.cacheHits), coalesced \(statistics.coalesced), bytes downloaded \(statistics.bytesDownloaded)")
         lines.append("  latency ms: p50 \(percentile(0.5))  p90 \(percentile(0.9))  p99 \(percentile(0.99))  max \(records.isEmpty ? "-" : String(format: "%.1f", Double(latency.max) / 1_000))")

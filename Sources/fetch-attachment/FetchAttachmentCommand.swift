@@ -11,7 +11,9 @@ struct FetchAttachmentCommand: AsyncParsableCommand {
         discussion: """
             Exit status: 0 when an attachment is ready, 1 when the original content stands \
             (whatever the reason), 64 for a bad command line, 74 when standard output or \
-            standard error could not be written (or a batch could not be read to its end).
+            standard error could not be written (or a batch could not be read to its end), \
+            130 or 143 when Ctrl-C or SIGTERM interrupted a batch (no more payloads start; \
+            those in flight end by their deadlines; outcomes, summary and report are written).
             """,
         version: FetchAttachmentCommand.version,
         subcommands: [FetchCommand.self, CacheCommand.self, DemoCommand.self],

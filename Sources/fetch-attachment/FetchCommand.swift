@@ -51,8 +51,7 @@ struct FetchCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let batch {
-            let allAttached = try await BatchRunner(options: options, concurrency: concurrency, reportPath: report).run(input: batch)
-            throw ExitCode(allAttached ? 0 : 1)
+            throw ExitCode(try await BatchRunner(options: options, concurrency: concurrency, reportPath: report).run(input: batch))
         }
         let payload = self.payload ?? "-"
         if payload == "-", isatty(STDIN_FILENO) == 1 {

@@ -235,6 +235,70 @@ struct CLITests {
         }
     }
 
+    @Test("Ctrl-C in a batch: nothing more starts, the payloads in flight end by their deadlines, every outcome and the report are written, exit 130")
+    func interruptedBatchLosesNothing() async throws {
+        try await withServer { server, directory in
+            // Two fast payloads, four that stall past a 3 s deadline, then fifty that never start.
+            let paths = ["/media/f0.jpg?bytes=2000", "/media/f1.jpg?bytes=2000"]
+                + (0..<4).map { "/media/s\($0).jpg?bytes=200000&stall_after=10000" }
+                + (0..<50).map { "/media/n\($0).jpg?bytes=2000" }
+            let campaign = directory + "/campaign.jsonl"
+            try Data(paths.map { String(decoding: Payloads.braze(url: server.url($0)), as: UTF8.self) }.joined(separator: "\n").utf8)
+                .write(to: URL(fileURLWithPath: campaign))
+            let report = directory + "/report.html"
+            // A signal ignored when a program starts stays ignored, as for a script's background
+            // job; the test runner's children start with SIGINT ignored, so `env` restores it.
+            let binary = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+            let (status, lines) = try await CommandRunner.withRunning(
+                "/usr/bin/env",
+                ["--default-signal=INT", binary, "--batch", campaign, "--json", "--concurrency", "4", "--timeout", "3", "--no-cache", "--output-dir", directory + "/out",
+                 "--report", report, "--allow-private-networks"],
+                readLines: true
+            ) { program -> [String] in
+                // Six requests in: the two fast ones answered, and the four workers each wait on a
+                // stalled origin (a batch file's outcomes are buffered, so stdout cannot tell).
+                for _ in 0..<1_000 where server.stats().requests < 6 { try await Task.sleep(for: .milliseconds(10)) }
+                try #require(server.stats().requests == 6)
+                program.send(SIGINT)
+                var lines: [String] = []
+                while let line = await program.nextLine(within: .seconds(20)) { lines.append(line) }
+                return lines
+            }
+            #expect(status == 130)
+            let outcomes = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+            #expect(outcomes.map { $0["index"] as? Int } == Array(0..<6))
+            #expect(outcomes.map { ($0["reason"] as? String) ?? ($0["status"] as? String) }
+                == ["attached", "attached", "deadline", "deadline", "deadline", "deadline"])
+            // The report covers the six, and no origin saw a payload that was never started.
+            let html = try String(contentsOfFile: report, encoding: .utf8)
+            #expect(html.contains("/media/s3.jpg") && !html.contains("/media/n0.jpg"))
+            #expect(server.stats().requests == 6)
+        }
+    }
+
+    @Test("SIGTERM in a batch read from a pipe the producer keeps open: the read is abandoned, the batch still ends, exit 143")
+    func interruptedStreamDoesNotWaitForInput() async throws {
+        try await withServer { server, directory in
+            let (status, _) = try await CommandRunner.withRunning(
+                "fetch-attachment",
+                ["--batch", "-", "--json", "--timeout", "3", "--no-cache", "--output-dir", directory + "/out", "--allow-private-networks"],
+                readLines: true
+            ) { program in
+                try await program.write(Payloads.braze(url: server.url("/media/f.jpg?bytes=2000")) + Data("\n".utf8))
+                let first = try #require(await program.nextLine(within: .seconds(20)))
+                #expect(first.contains(#""index":0"#))
+                try await program.write(Payloads.braze(url: server.url("/media/s.jpg?bytes=200000&stall_after=10000")) + Data("\n".utf8))
+                try await Task.sleep(for: .milliseconds(300))
+                program.send(SIGTERM)
+                // The input stays open: the stalled payload's outcome comes at its deadline all the same.
+                let second = try #require(await program.nextLine(within: .seconds(20)), "no outcome while the input is open")
+                #expect(second.contains(#""index":1"#) && second.contains(#""reason":"deadline""#))
+                #expect(await program.nextLine(within: .seconds(20)) == nil)
+            }
+            #expect(status == 143)
+        }
+    }
+
     @Test("The demo runs every bundled example against the bundled mock CDN and gets what it expects")
     func demo() async throws {
         let directory = try makeTemporaryDirectory()

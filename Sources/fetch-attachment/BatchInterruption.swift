@@ -1,0 +1,67 @@
+import Foundation
+import Synchronization
+import UnixSignals
+
+/// Ctrl-C (`SIGINT`) or `SIGTERM` during a batch.
+///
+/// The first one starts no more payloads. The payloads in flight end by their own deadlines
+/// (`--timeout`), so each outcome is a real one; then their outcomes, the summary and the report
+/// are written as after any batch, and the exit status is the signal's (130 for `SIGINT`, 143 for
+/// `SIGTERM`). Nothing already done is lost: the outcomes held back to keep the input's order,
+/// the summary and the report would all die with the process.
+///
+/// A second one ends the process at once, with the same status.
+///
+/// A signal ignored when the process started stays ignored, as for a shell script's background
+/// job (libdispatch, under `UnixSignals`, does not catch it then).
+final class BatchInterruption: Sendable {
+    private let received = Atomic<Int32>(0)
+    /// Called once, on the first signal: a read of the input that may never return gives up.
+    private let onInterrupt = Mutex<[@Sendable () -> Void]>([])
+
+    /// The signal that interrupted the batch, if one did.
+    var signal: Int32? {
+        let signal = received.load(ordering: .relaxed)
+        return signal == 0 ? nil : signal
+    }
+
+    /// Whether the batch was interrupted.
+    var requested: Bool { received.load(ordering: .relaxed) != 0 }
+
+    /// The exit status of an interrupted batch: as a shell reports a process the signal ended.
+    var exitStatus: Int32? { signal.map { 128 + $0 } }
+
+    /// Runs `body` with `SIGINT` and `SIGTERM` caught (swift-service-lifecycle's `UnixSignals`);
+    /// `timeout` (seconds) is what the message on the first signal promises at most.
+    static func watching<Value>(timeout: Double, _ body: (BatchInterruption) async throws -> Value) async rethrows -> Value {
+        let interruption = BatchInterruption()
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        let watcher = Task {
+            for await signal in signals { interruption.receive(signal.rawValue, timeout: timeout) }
+        }
+        defer { watcher.cancel() }
+        return try await body(interruption)
+    }
+
+    /// `action` runs when the batch is interrupted (at once if it already was).
+    func whenInterrupted(_ action: @escaping @Sendable () -> Void) {
+        let now = onInterrupt.withLock { actions -> Bool in
+            if requested { return true }
+            actions.append(action)
+            return false
+        }
+        if now { action() }
+    }
+
+    func receive(_ signal: Int32, timeout: Double) {
+        guard received.compareExchange(expected: 0, desired: signal, ordering: .relaxed).exchanged else {
+            StandardStreams.error.write("fetch-attachment: interrupted again: quitting now\n")
+            StandardStreams.exit(128 + signal)
+        }
+        let seconds = String(format: "%g", timeout)
+        StandardStreams.error.write(
+            "fetch-attachment: interrupted: no more payloads are started; those in flight end by their deadline (at most \(seconds) s), then the outcomes, summary and report are written. Interrupt again to quit now.\n"
+        )
+        for action in onInterrupt.withLock({ actions in defer { actions = [] }; return actions }) { action() }
+    }
+}
