@@ -90,6 +90,7 @@ let package = Package(
                 "MockCDN",
                 "MockCDNTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         // Replays synchronized download spikes against the mock CDN and compares fetch-attachment

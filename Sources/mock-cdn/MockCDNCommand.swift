@@ -1,8 +1,8 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import MockCDN
 import MockCDNTLS
+import UnixSignals
 
 #if canImport(Glibc)
 import Glibc
@@ -107,6 +107,8 @@ struct MockCDNCommand: AsyncParsableCommand {
             }
         )
         signal(SIGPIPE, SIG_IGN)  // a reader that went away must not kill the server
+        // Caught before the port line is out: a caller may stop the server as soon as it reads it.
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         do {
             // Unbuffered write(2): the port line reaches a reading pipe immediately.
             try FileHandle.standardOutput.write(contentsOf: Data("\(server.port)\n".utf8))
@@ -117,13 +119,8 @@ struct MockCDNCommand: AsyncParsableCommand {
         Self.log("mock-cdn listening on \(server.baseURL)")
 
         let (events, continuation) = AsyncStream.makeStream(of: String.self)
-        var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { continuation.yield(sig == SIGINT ? "SIGINT" : "SIGTERM") }
-            source.resume()
-            sources.append(source)
+        let watcher = Task {
+            for await signal in signals { continuation.yield(signal == .sigint ? "SIGINT" : "SIGTERM") }
         }
         let seconds = duration
         let timer = Task {
@@ -136,7 +133,7 @@ struct MockCDNCommand: AsyncParsableCommand {
             break
         }
         timer.cancel()
-        for source in sources { source.cancel() }
+        watcher.cancel()
         Self.log("mock-cdn shutting down (\(reason))")
         try await server.shutdown()
     }
