@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 
 extension PushAttachmentFetcher {
     /// How a fetcher downloads, checks and stores attachments. Every field has a documented
@@ -197,7 +198,7 @@ extension PushAttachmentFetcher {
                 throw .invalidConfiguration("resolve entry '\(entry)' is not HOST:PORT:ADDRESS")
             }
             if let proxy, proxy.isEmpty { throw .invalidConfiguration("proxy is empty (nil means no proxy)") }
-            if let trustedCertificatesFile, !FileManager.default.isReadableFile(atPath: trustedCertificatesFile) {
+            if let trustedCertificatesFile, (try? Syscalls.checkAccess(FilePath(trustedCertificatesFile), R_OK)) == nil {
                 throw .invalidConfiguration("trustedCertificatesFile \(trustedCertificatesFile) is not a readable file")
             }
             if let cache {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SystemPackage
 
 /// The shape iOS developers know from `UNNotificationServiceExtension`: `didReceive` starts
 /// processing a payload, `serviceExtensionTimeWillExpire` ends it early, and the content
@@ -50,7 +51,7 @@ public final class NotificationServiceAdapter: Sendable {
                 let outcome = await fetcher.process(payload)
                 if !self.deliver(outcome, for: request) {
                     // Time expired while the file was being made: the original content was shown.
-                    for attachment in outcome.attachments { try? FileManager.default.removeItem(atPath: attachment.path) }
+                    for attachment in outcome.attachments { try? Syscalls.unlink(FilePath(attachment.path)) }
                 }
             }
             state = Pending(request: request, handler: contentHandler, payload: payload, startedAt: .now, task: task)

@@ -100,6 +100,14 @@ struct FaultTests {
         var configuration = PushAttachmentFetcher.Configuration(outputDirectory: directory, timeout: .zero)
         #expect(throws: AttachmentFetcherError.self) { try PushAttachmentFetcher(configuration: configuration) }
         configuration.timeout = .seconds(1)
+        configuration.trustedCertificatesFile = directory + "/missing.pem"
+        #expect {
+            try PushAttachmentFetcher(configuration: configuration)
+        } throws: { error in
+            (error as? AttachmentFetcherError)?.code == .invalidConfiguration
+                && (error as? AttachmentFetcherError)?.message.contains("missing.pem is not a readable file") == true
+        }
+        configuration.trustedCertificatesFile = nil
         configuration.outputDirectory = "/proc/attachment-fetcher-cannot-be-here"
         do {
             _ = try PushAttachmentFetcher(configuration: configuration)

@@ -27,4 +27,28 @@ struct NotificationServiceAdapterTests {
             #expect(outcomes.first?.payload == payload)
         }
     }
+
+    /// A file made after the time expired is never shown, so it is removed: here a cache hit,
+    /// which completes whether or not its task was cancelled, after the expiry.
+    @Test("A file made after the expiry is removed: the original content was shown")
+    func fileMadeAfterExpiryRemoved() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let path = "/media/late.jpg?bytes=5000"
+            let first = await fixture.fetch(path)
+            try #require(first.status == .attached)
+            let adapter = NotificationServiceAdapter(fetcher: fixture.fetcher)
+            let calls = Locked<[Outcome]>([])
+            let processing = Locked<Task<Void, Never>?>(nil)
+            adapter.didReceive(
+                fixture.braze(path), withContentHandler: { outcome in calls.withLock { $0.append(outcome) } },
+                afterRegistering: { task in
+                    adapter.serviceExtensionTimeWillExpire()
+                    processing.withLock { $0 = task }
+                })
+            await processing.withLock { $0 }?.value
+            #expect(calls.withLock { $0.map(\.reason) } == [.deadline])
+            // Only the first payload's attachment is left.
+            #expect(fixture.filesLeft() == [URL(fileURLWithPath: first.attachments[0].path).lastPathComponent])
+        }
+    }
 }
