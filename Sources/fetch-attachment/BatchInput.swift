@@ -255,8 +255,11 @@ final class LineReader: Sendable {
     func next(until interruption: BatchInterruption) async -> [BatchLine] {
         await withCheckedContinuation { continuation in
             let answer = FirstAnswer(continuation)
-            interruption.whenInterrupted { answer.resume([]) }
-            Self.queue.async { answer.resume(self.readLines()) }
+            let key = interruption.whenInterrupted { answer.resume([]) }
+            Self.queue.async {
+                answer.resume(self.readLines())
+                if let key { interruption.forget(key) }
+            }
         }
     }
 

@@ -17,7 +17,9 @@ import UnixSignals
 final class BatchInterruption: Sendable {
     private let received = Atomic<Int32>(0)
     /// Called once, on the first signal: a read of the input that may never return gives up.
-    private let onInterrupt = Mutex<[@Sendable () -> Void]>([])
+    /// Keyed, so that a read that returned takes its action out (`forget`): a batch streamed a
+    /// line at a time makes one read per line.
+    private let onInterrupt = Mutex<(nextKey: Int, actions: [Int: @Sendable () -> Void])>((0, [:]))
 
     /// The signal that interrupted the batch, if one did.
     var signal: Int32? {
@@ -43,14 +45,22 @@ final class BatchInterruption: Sendable {
         return try await body(interruption)
     }
 
-    /// `action` runs when the batch is interrupted (at once if it already was).
-    func whenInterrupted(_ action: @escaping @Sendable () -> Void) {
-        let now = onInterrupt.withLock { actions -> Bool in
-            if requested { return true }
-            actions.append(action)
-            return false
+    /// `action` runs when the batch is interrupted (at once if it already was, and then the
+    /// answer is `nil`), unless `forget` is called first with the key returned.
+    func whenInterrupted(_ action: @escaping @Sendable () -> Void) -> Int? {
+        let key = onInterrupt.withLock { state -> Int? in
+            if requested { return nil }
+            defer { state.nextKey += 1 }
+            state.actions[state.nextKey] = action
+            return state.nextKey
         }
-        if now { action() }
+        if key == nil { action() }
+        return key
+    }
+
+    /// Takes out the action `whenInterrupted` registered under `key`.
+    func forget(_ key: Int) {
+        _ = onInterrupt.withLock { $0.actions.removeValue(forKey: key) }
     }
 
     func receive(_ signal: Int32, timeout: Double) {
@@ -62,6 +72,6 @@ final class BatchInterruption: Sendable {
         StandardStreams.error.write(
             "fetch-attachment: interrupted: no more payloads are started; those in flight end by their deadline (at most \(seconds) s), then the outcomes, summary and report are written. Interrupt again to quit now.\n"
         )
-        for action in onInterrupt.withLock({ actions in defer { actions = [] }; return actions }) { action() }
+        for action in onInterrupt.withLock({ state in defer { state.actions = [:] }; return state.actions.values }) { action() }
     }
 }
