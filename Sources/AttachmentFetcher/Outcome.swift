@@ -21,8 +21,14 @@ public struct FallbackReason: Hashable, Sendable, Codable, CustomStringConvertib
     public static let invalidURL = FallbackReason("invalid-url")
     /// The origin answered with a status other than 2xx, or redirected too often.
     public static let httpStatus = FallbackReason("http-status")
-    /// The connection failed: refused, reset, truncated, TLS, DNS.
+    /// The connection failed: refused, reset, truncated, TLS, DNS. While the address policy is
+    /// in force (`Configuration.addressPolicy`, private networks not allowed), the detail is
+    /// always ``uniformNetworkDetail``, so that payloads cannot probe ports through the fetcher.
     public static let network = FallbackReason("network")
+    /// The detail of every `network` failure while the address policy is in force: libcurl's own
+    /// message (refused, timed out, reset, an empty reply) would tell a closed port from a
+    /// filtered or a serving one.
+    public static let uniformNetworkDetail = "could not fetch"
     /// The payload's deadline passed (or its task was cancelled) before the attachment was ready.
     public static let deadline = FallbackReason("deadline")
     /// The body is larger than iOS accepts for its type (announced or received).

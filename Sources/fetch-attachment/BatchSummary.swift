@@ -7,6 +7,15 @@ struct BatchRecord: Sendable {
     var attached: Bool
     var reason: FallbackReason?
     var milliseconds: Double
+    /// Whether the outcome is a `network` failure whose detail the address policy hid.
+    var hidesNetworkDetail: Bool = false
+
+    init(_ outcome: Outcome) {
+        attached = outcome.status == .attached
+        reason = outcome.reason
+        milliseconds = outcome.elapsedMilliseconds
+        hidesNetworkDetail = BatchSummary.hidesNetworkDetail(outcome)
+    }
 }
 
 /// The closing summary of a batch.
@@ -21,6 +30,16 @@ struct BatchSummary {
     /// for every address (see `FallbackReason.addressRefused`), so it cannot say which rule refused.
     static let addressRefusedHint =
         "  hint: address-refused: by default only globally reachable addresses are fetched from; --allow-private-networks allows loopback, private and link-local ones too"
+
+    /// Said once on standard error when a network failure's detail was hidden by the address
+    /// policy (see `FallbackReason.network`).
+    static let hiddenNetworkDetailHint =
+        "  hint: network: while the address policy is in force, a network failure says only '\(FallbackReason.uniformNetworkDetail)', so that payloads cannot probe ports; to see libcurl's reason for a payload you trust, run it again with --allow-private-networks"
+
+    /// Whether `outcome` failed on the network with the detail the address policy leaves.
+    static func hidesNetworkDetail(_ outcome: Outcome) -> Bool {
+        outcome.reason == .network && outcome.detail == FallbackReason.uniformNetworkDetail
+    }
 
     var text: String {
         let attached = records.filter(\.attached).count
@@ -41,6 +60,7 @@ struct BatchSummary {
             lines.append("  original by reason: " + byReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
         if byReason[FallbackReason.addressRefused.code] != nil { lines.append(Self.addressRefusedHint) }
+        if records.contains(where: \.hidesNetworkDetail) { lines.append(Self.hiddenNetworkDetailHint) }
         if let interruption {
             let name = interruption == SIGINT ? "SIGINT (Ctrl-C)" : interruption == SIGTERM ? "SIGTERM" : "signal \(interruption)"
             lines.append("  interrupted by \(name): no payload was started after it; those in flight ended by their deadlines")

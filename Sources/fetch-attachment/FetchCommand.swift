@@ -84,6 +84,7 @@ struct FetchCommand: AsyncParsableCommand {
         }
         OutcomePrinter(json: options.json).print(outcome)
         if outcome.reason == .addressRefused { StandardStreams.error.write(BatchSummary.addressRefusedHint + "\n") }
+        if BatchSummary.hidesNetworkDetail(outcome) { StandardStreams.error.write(BatchSummary.hiddenNetworkDetailHint + "\n") }
         throw ExitCode(outcome.status == .attached ? 0 : 1)
     }
 }

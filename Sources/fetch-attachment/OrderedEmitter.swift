@@ -32,7 +32,7 @@ struct OrderedEmitter: Sendable {
         printer.appendLine(outcome, index: index, to: &line)
         return Entry(
             line: line,
-            record: BatchRecord(attached: outcome.status == .attached, reason: outcome.reason, milliseconds: outcome.elapsedMilliseconds))
+            record: BatchRecord(outcome))
     }
 
     mutating func add(_ outcome: Outcome, at index: Int) {

@@ -120,6 +120,36 @@ struct CLIHelpTests {
         #expect(!allowed.stderr.contains("hint:"), "\(allowed.stderr)")
     }
 
+    @Test("A network failure whose reason the address policy hides says how to see it, once per batch")
+    func hiddenNetworkDetailHint() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Port 9 (discard) on loopback: nothing listens, so the connection is refused.
+        let payload = Payloads.braze(url: "http://127.0.0.1:9/a.png")
+        let hint = "hint: network: while the address policy is in force"
+        let one = try await CommandRunner.run(
+            "fetch-attachment", ["--json", "--no-cache", "--allow-network", "127.0.0.1/32", "--output-dir", directory], stdin: payload)
+        #expect(one.status == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(one.stdout.utf8)) as? [String: Any])
+        #expect(object["reason"] as? String == "network")
+        #expect(object["detail"] as? String == "could not fetch")
+        #expect(one.stderr.components(separatedBy: hint).count == 2, "\(one.stderr)")
+        let campaign = directory + "/campaign.jsonl"
+        try Data((0..<3).map { _ in String(decoding: payload, as: UTF8.self) }.joined(separator: "\n").utf8)
+            .write(to: URL(fileURLWithPath: campaign))
+        let batch = try await CommandRunner.run(
+            "fetch-attachment", ["--batch", campaign, "--no-cache", "--allow-network", "127.0.0.1/32", "--output-dir", directory])
+        #expect(batch.stdout.components(separatedBy: "network: could not fetch").count == 4, "\(batch.stdout)")
+        #expect(batch.stderr.components(separatedBy: hint).count == 2, "\(batch.stderr)")
+        // With the policy off, libcurl's own reason is in the detail, and there is nothing to hint.
+        let open = try await CommandRunner.run(
+            "fetch-attachment", ["--json", "--no-cache", "--allow-private-networks", "--output-dir", directory], stdin: payload)
+        let openObject = try #require(try JSONSerialization.jsonObject(with: Data(open.stdout.utf8)) as? [String: Any])
+        #expect(openObject["reason"] as? String == "network")
+        #expect((openObject["detail"] as? String)?.contains("Failed to connect") == true, "\(open.stdout)")
+        #expect(!open.stderr.contains("hint:"), "\(open.stderr)")
+    }
+
     @Test("A report that could not be written is refused before the batch runs (exit 64), not after it")
     func unwritableReportRefusedFirst() async throws {
         let directory = try makeTemporaryDirectory()

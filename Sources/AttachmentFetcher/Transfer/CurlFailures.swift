@@ -8,10 +8,8 @@ struct CurlFailures {
 
     /// The one detail of every `address-refused` failure: it tells nothing of the address.
     static let addressRefusedDetail = "the address policy refused every address of the host"
-    /// While the address policy is in force, the detail of every network failure: libcurl's
-    /// messages (connection refused, timed out, an empty reply…) would tell a closed port from a
-    /// filtered or a serving one.
-    static let uniformNetworkDetail = "could not fetch"
+    /// While the address policy is in force, the detail of every network failure.
+    static let uniformNetworkDetail = FallbackReason.uniformNetworkDetail
 
     /// Whether an HTTP/2 connection failed the attempt (a framing error, a stream reset, or the
     /// connection lost) rather than the response itself: such an attempt may be retried (see
