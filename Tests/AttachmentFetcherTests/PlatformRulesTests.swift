@@ -67,6 +67,10 @@ struct PlatformRulesTests {
             let avif = await fixture.fetch("/files/photo.avif")
             #expect(avif.status == .attached, "\(avif.detail ?? "")")
             #expect(avif.warnings.contains("Android shows image/avif only from Android 12 (API 31) on"))
+            // A GIF is decoded on every version, but only its first frame is drawn.
+            let gif = await fixture.fetch("/files/animated.gif")
+            #expect(gif.status == .attached, "\(gif.detail ?? "")")
+            #expect(gif.warnings.contains("Android draws only the first frame of a GIF: an animation does not play"), "\(gif.warnings)")
             // BMP on every version: no warning beyond plain http's.
             let bmp = await fixture.fetch("/files/photo.bmp")
             #expect(bmp.status == .attached)

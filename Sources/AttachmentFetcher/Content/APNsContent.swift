@@ -15,7 +15,30 @@ extension ContentReader {
         content.category = text(aps["category"], at: "aps.category")
         content.threadID = text(aps["thread-id"], at: "aps.thread-id")
         content.interruptionLevel = text(aps["interruption-level"], at: "aps.interruption-level")
+        if let level = content.interruptionLevel, !Self.interruptionLevels.contains(level) {
+            warnings.append("aps.interruption-level is '\(level)': iOS knows passive, active, time-sensitive and critical")
+        }
         content.relevanceScore = number(aps["relevance-score"], at: "aps.relevance-score")
+        if let score = content.relevanceScore, !(0...1).contains(score) {
+            warnings.append("aps.relevance-score is \(PayloadValue.text(of: score)), outside 0–1")
+        }
+    }
+
+    /// APNs' interruption levels (`UNNotificationInterruptionLevel`), as the payload spells them.
+    static let interruptionLevels: Set<String> = ["passive", "active", "time-sensitive", "critical"]
+
+    /// On iOS, when `aps.category` is set, the buttons are that category's, which the app
+    /// registers; a vendor SDK makes a category of the payload's own buttons only when there is
+    /// none (OneSignal, Iterable). Drops `buttons` with a warning in that case.
+    mutating func keepButtonsUnlessCategory(_ buttons: [NotificationContent.Button], from path: String) {
+        guard let category = content.category, !buttons.isEmpty else {
+            content.buttons = buttons
+            return
+        }
+        content.buttons = []
+        let noun = buttons.count == 1 ? "button" : "buttons"
+        warnings.append(
+            "aps.category '\(category)' is set: iOS shows the buttons the app registered for it, not the \(buttons.count) \(noun) of \(path)")
     }
 
     /// An APNs alert: a string is the body; a dictionary gives title, subtitle, body and their
@@ -61,7 +84,7 @@ extension ContentReader {
     mutating func airshipActionTarget(_ actions: JSONObject, at path: String) -> (String, Bool)? {
         for (name, webview) in [
             ("^d", false), ("deep_link_action", false), ("^u", false), ("open_external_url_action", false),
-            ("^p", true), ("landing_page_action", true),
+            ("^w", false), ("wallet_action", false), ("^p", true), ("landing_page_action", true),
         ] {
             if let url = text(actions[name], at: path.isEmpty ? name : "\(path).\(name)") { return (url, webview) }
         }

@@ -1,7 +1,8 @@
 /// Airship. iOS: the APNs layer, with `com.urbanairship.media_attachment.content` replacing the
 /// title, subtitle and body it gives; its `thumbnail_id` and `options` (`crop`, `time`,
 /// `hidden`); tap target the top-level actions `^d` / `deep_link_action`, else `^u` /
-/// `open_external_url_action`, else a landing page `^p` (in a web view); buttons
+/// `open_external_url_action` (or a wallet pass's `^w` / `wallet_action`), else a landing page
+/// `^p` (in a web view); buttons
 /// `com.urbanairship.interactive_actions` (button id → actions); send id `_`. Extras are the
 /// top-level keys but `aps`, `_`, `com.urbanairship.*` and action names.
 ///

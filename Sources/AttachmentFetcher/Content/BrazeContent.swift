@@ -1,6 +1,7 @@
 /// Braze. iOS: the APNs layer; tap target `ab_uri` / `ab_use_webview`; buttons from Braze's
 /// default categories (`ab_cat_yes_no`…) or `ab.ab_cat` (`a_t`, `a_uri`, `a_use_webview`);
-/// extras are the top-level keys but `aps`, `ab`, `ab_uri`, `ab_use_webview`.
+/// extras are the top-level keys but `aps`, `ab`, `ab_uri`, `ab_use_webview`; campaign the
+/// top-level `c`, else `ab.c`.
 ///
 /// Android (`_ab`): title `t`, body `a`, summary `s`, badge `ab_bc`, sound `sd` (`d` = default),
 /// channel `ab_nc`, priority `p`, category `ab_ct`, large icon `ab_li`, inline image `ab_iip`,
@@ -22,8 +23,9 @@ extension ContentReader {
         content.openURL = text("ab_uri")
         content.openInWebview = flag(payload["ab_use_webview"], at: "ab_use_webview") ?? false
         let ab = object(payload["ab"], at: "ab")
-        // [U] Braze's iOS campaign id is not in any public source; `ab.c` is read where present.
-        content.campaignID = identifier(ab?["c"], at: "ab.c")
+        // Braze's payload description puts the campaign id `c` (which may be null) at the top
+        // level, where it stays among the extras; `ab.c` [U] is read when that one is not there.
+        content.campaignID = identifier(payload["c"], at: "c") ?? identifier(ab?["c"], at: "ab.c")
         if let buttons = ab?["ab_cat"] {
             content.buttons = brazeIOSButtons(buttons)
         } else if let category = content.category, let actions = Self.brazeCategories[category] {

@@ -73,13 +73,18 @@ struct ContentReader {
         return text(value, at: path)
     }
 
-    /// An integer: a whole number, or a string holding one (Android's values are all strings).
+    /// Whether a string may stand for a number or hold JSON: on Android, where every value of the
+    /// data map is a string. An APNs payload is real JSON, and iOS reads its values by their JSON
+    /// type: a string badge (`"+1"`, `"5"`) changes nothing there.
+    var readsStringsAsValues: Bool { content.platform == .android }
+
+    /// An integer: a whole number, or on Android a string holding one.
     mutating func integer(_ value: JSONValue?, at path: String) -> Int? {
         switch value {
         case nil, .null?: return nil
         case .number(let number)?:
             if let integer = PayloadValue.exactInteger(number) { return integer }
-        case .string(let text)?:
+        case .string(let text)? where readsStringsAsValues:
             if let integer = Int(text.trimmingCharacters(in: .whitespaces)) { return integer }
         default: break
         }
@@ -87,12 +92,12 @@ struct ContentReader {
         return nil
     }
 
-    /// A number, or a string holding one.
+    /// A number, or on Android a string holding one.
     mutating func number(_ value: JSONValue?, at path: String) -> Double? {
         switch value {
         case nil, .null?: return nil
         case .number(let number)?: return number
-        case .string(let text)?:
+        case .string(let text)? where readsStringsAsValues:
             if let number = Double(text), number.isFinite { return number }
         default: break
         }
@@ -118,7 +123,7 @@ struct ContentReader {
         return nil
     }
 
-    /// A JSON object, or a string holding one (Android's JSON-in-string fields).
+    /// A JSON object, or on Android a string holding one (its JSON-in-string fields).
     mutating func object(_ value: JSONValue?, at path: String) -> JSONObject? {
         switch decoded(value, at: path) {
         case nil: return nil
@@ -129,7 +134,7 @@ struct ContentReader {
         }
     }
 
-    /// A JSON array, or a string holding one.
+    /// A JSON array, or on Android a string holding one.
     mutating func array(_ value: JSONValue?, at path: String) -> [JSONValue]? {
         switch decoded(value, at: path) {
         case nil: return nil
@@ -140,7 +145,7 @@ struct ContentReader {
         }
     }
 
-    /// An array of strings (localisation arguments), or a string holding one.
+    /// An array of strings (localisation arguments), or on Android a string holding one.
     mutating func strings(_ value: JSONValue?, at path: String) -> [String]? {
         guard let array = array(value, at: path) else { return nil }
         let strings = array.compactMap { element -> String? in
@@ -154,11 +159,11 @@ struct ContentReader {
         return strings
     }
 
-    /// `value`, with a string that starts like a JSON object or array decoded; `nil` and a
-    /// warning when such a string does not parse.
+    /// `value`, with (on Android) a string that starts like a JSON object or array decoded; `nil`
+    /// and a warning when such a string does not parse.
     private mutating func decoded(_ value: JSONValue?, at path: String) -> JSONValue? {
         guard let value else { return nil }
-        guard case .string(let text) = value else { return value == .null ? nil : value }
+        guard case .string(let text) = value, readsStringsAsValues else { return value == .null ? nil : value }
         guard let first = text.utf8.first(where: { $0 != UInt8(ascii: " ") }),
             first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
         else {

@@ -2,8 +2,9 @@
 /// extras are the top-level keys but `aps`, `CIO` and the delivery keys.
 ///
 /// Android: title `title`, body `body` (else FCM's `gcm.n.title` / `gcm.n.body`), tap target
-/// `link`, picture `image`; extras the other keys. Shown only with both `CIO-Delivery-ID` and
-/// `CIO-Delivery-Token`.
+/// `link`, picture `image` (else FCM's `gcm.n.image`); extras the other keys. Shown only with
+/// both `CIO-Delivery-ID` and `CIO-Delivery-Token`. On iOS the alert shows without them, but the
+/// SDK's extension attaches nothing (see `CustomerIOSchema`).
 extension ContentReader {
     static let customerIODeliveryKeys: Set<String> = ["CIO-Delivery-ID", "CIO-Delivery-Token"]
 
@@ -15,11 +16,22 @@ extension ContentReader {
         content.campaignID = text("CIO-Delivery-ID")
     }
 
+    /// Customer.io Android's picture: `image`, else FCM's notification image (`gcm.n.image`).
+    static func customerIOAndroidPicture(_ payload: JSONObject) -> String? {
+        let candidates = [payload["image"], payload["gcm.n.image"], payload["gcm.notification.image"]]
+        return candidates.lazy.compactMap { $0?.string }.first { !$0.isEmpty }
+    }
+
+    /// Whether a push has both delivery keys, without which Customer.io's SDKs leave it alone.
+    static func hasCustomerIODeliveryKeys(_ payload: JSONObject) -> Bool {
+        customerIODeliveryKeys.allSatisfy { payload[$0] != nil }
+    }
+
     mutating func readCustomerIOAndroid() {
         content.title = text("title") ?? text("gcm.n.title")
         content.body = text("body") ?? text("gcm.n.body")
         content.openURL = text("link")
-        content.imageURL = text("image")
+        content.imageURL = Self.customerIOAndroidPicture(payload)
         content.campaignID = text("CIO-Delivery-ID")
         content.visible = content.campaignID != nil && text("CIO-Delivery-Token") != nil
         setExtras(from: payload) {

@@ -1,9 +1,12 @@
+import Foundation
+
 /// Iterable. iOS: the APNs layer; `itbl` gives the tap target (`defaultAction` of type
-/// `openUrl`, else the legacy top-level `url`), the buttons (`actionButtons`: `identifier`,
-/// `title`, an `openUrl` action's `data`) and the campaign (`campaignId`); extras are the
-/// top-level keys but `aps` and `itbl` [U].
+/// `openUrl`; without a `defaultAction`, the legacy top-level `url`), the buttons
+/// (`actionButtons`: `identifier`, `title`, an `openUrl` action's `data`; none of them when
+/// `aps.category` is set, whose buttons iOS shows instead) and the campaign (`campaignId`);
+/// extras are the top-level keys but `aps` and `itbl` [U].
 ///
-/// Android: title `title`, body `body`, sound `sound`, and the JSON-in-string `itbl`
+/// Android: title `title`, body `body`, sound `sound` (an `https` URL's file name), and the JSON-in-string `itbl`
 /// (`attachment-url` the picture, `defaultAction`, `actionButtons`, `campaignId`), legacy tap
 /// target `uri`; extras the keys but those [U]. Shown only when not a ghost push and with a
 /// non-empty `body`.
@@ -17,7 +20,13 @@ extension ContentReader {
     mutating func readIterableAndroid() {
         content.title = text("title")
         content.body = text("body")
-        content.sound = text("sound")
+        // A sound given as a URL is played by its file's name.
+        content.sound = text("sound").map { sound in
+            guard sound.hasPrefix("https://") || sound.hasPrefix("http://"), let url = URL(string: sound),
+                !url.lastPathComponent.isEmpty, url.lastPathComponent != "/"
+            else { return sound }
+            return url.lastPathComponent
+        }
         let ghost = readIterableMetadata(legacyURLKey: "uri")
         content.visible = content.body != nil && !ghost
         setExtras(from: payload) {
@@ -31,15 +40,27 @@ extension ContentReader {
         let itbl = object(payload["itbl"], at: "itbl") ?? [:]
         content.campaignID = identifier(itbl["campaignId"], at: "itbl.campaignId")
         if content.platform == .android { content.imageURL = text(itbl["attachment-url"], at: "itbl.attachment-url") }
-        content.openURL = iterableURL(itbl["defaultAction"], at: "itbl.defaultAction") ?? text(legacyURLKey)
-        if let buttons = array(itbl["actionButtons"], at: "itbl.actionButtons") {
-            for (index, entry) in buttons.enumerated() {
+        // The legacy URL is the default action only when there is none: a custom action opens no URL.
+        if let action = itbl["defaultAction"] {
+            content.openURL = iterableURL(action, at: "itbl.defaultAction")
+        } else {
+            content.openURL = text(legacyURLKey)
+        }
+        var buttons: [NotificationContent.Button] = []
+        if let list = array(itbl["actionButtons"], at: "itbl.actionButtons") {
+            for (index, entry) in list.enumerated() {
                 let path = "itbl.actionButtons[\(index)]"
                 guard let button = object(entry, at: path), let id = text(button["identifier"], at: "\(path).identifier")
                 else { continue }
-                content.buttons.append(
+                buttons.append(
                     .init(id: id, title: text(button["title"], at: "\(path).title"), url: iterableURL(button["action"], at: "\(path).action")))
             }
+        }
+        if content.platform == .ios {
+            // The extension registers a category of the buttons only when `aps.category` is not set.
+            keepButtonsUnlessCategory(buttons, from: "itbl.actionButtons")
+        } else {
+            content.buttons = buttons
         }
         return flag(itbl["isGhostPush"], at: "itbl.isGhostPush") ?? false
     }

@@ -4,7 +4,8 @@
 /// Android (`push_from: moengage`): title `gcm_title`, body `gcm_alert`, summary `gcm_subtext`,
 /// picture `gcm_image_url`, tap target `gcm_webUrl` else `moe_webUrl`, channel `moe_channel_id`,
 /// priority `gcm_priority`, category `gcm_category`, large icon `gcm_l_ic`, buttons the
-/// JSON-in-string `gcm_actions` (`action_id`, `action_title`, a navigate action's `uri`),
+/// JSON-in-string `gcm_actions` (`action_id`, `action_title`, a navigate action's `uri`; the
+/// first 3),
 /// campaign `gcm_campaign_id`; extras are the keys that are not MoEngage's (`gcm_*`, `moe_*`,
 /// `moeFeatures`, `push_from`, `inbox_expiry`) nor FCM's. Shown only with both
 /// `gcm_notificationType` and `gcm_campaign_id`.
@@ -20,6 +21,9 @@ extension ContentReader {
         content.campaignID = identifier(moengage?["cid"], at: "moengage.cid")
     }
 
+    /// The most buttons MoEngage's Android SDK adds from `gcm_actions`.
+    static let moEngageMaximumButtons = 3
+
     mutating func readMoEngageAndroid() {
         content.title = text("gcm_title")
         content.body = text("gcm_alert")
@@ -33,7 +37,10 @@ extension ContentReader {
         content.category = text("gcm_category")
         content.largeIconURL = text("gcm_l_ic")
         if let actions = array(payload["gcm_actions"], at: "gcm_actions") {
-            for (index, entry) in actions.enumerated() {
+            if actions.count > Self.moEngageMaximumButtons {
+                warnings.append("gcm_actions has \(actions.count) buttons: MoEngage shows the first \(Self.moEngageMaximumButtons)")
+            }
+            for (index, entry) in actions.prefix(Self.moEngageMaximumButtons).enumerated() {
                 let path = "gcm_actions[\(index)]"
                 guard let action = object(entry, at: path) else { continue }
                 let title = text(action["action_title"], at: "\(path).action_title")

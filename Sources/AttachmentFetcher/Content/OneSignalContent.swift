@@ -3,9 +3,11 @@
 /// top-level keys but `aps` and `os_data`) or the legacy `custom` (extras: `custom.a`); tap
 /// target `u`; `badge_inc` increments the badge; buttons `buttons` (or `os_data.buttons`, an
 /// array or `{o: [...]}`, or `actionbuttons`), each `{i, n}`, the id defaulting to the text;
-/// notification id `i`.
+/// notification id `i`. With `aps.category` set, the buttons are that category's, not the
+/// payload's (a warning says so).
 ///
-/// Android: title `title`, body `alert`, picture `bicon`, large icon `licon`, sound `sound`,
+/// Android: title `title`, body `alert`, picture `bicon`, large icon `licon`, sound `sound`
+/// (`"null"` or `"nil"`: none),
 /// priority `pri` (1–10), group `grp`, channel `chnl.id`, buttons the JSON-in-string `o`, and the
 /// JSON-in-string `custom` (`i`, `u`, extras `a`). Shown only with a non-empty `alert`.
 extension ContentReader {
@@ -28,19 +30,27 @@ extension ContentReader {
         content.openURL = text(data?["u"], at: "\(path).u")
         content.campaignID = identifier(data?["i"], at: "\(path).i")
         if let increment = integer(data?["badge_inc"], at: "\(path).badge_inc") { content.badge = .increment(increment) }
-        if let buttons = payload["buttons"] {
-            content.buttons = oneSignalButtons(buttons, at: "buttons")
-        } else if let buttons = data?["buttons"] {
-            if case .object(let wrapped) = buttons {
-                content.buttons = oneSignalButtons(wrapped["o"], at: "\(path).buttons.o")
+        var buttons: [NotificationContent.Button] = []
+        var buttonsPath = "buttons"
+        if let list = payload["buttons"] {
+            buttons = oneSignalButtons(list, at: "buttons")
+        } else if let list = data?["buttons"] {
+            if case .object(let wrapped) = list {
+                buttonsPath = "\(path).buttons.o"
+                buttons = oneSignalButtons(wrapped["o"], at: buttonsPath)
             } else {
-                content.buttons = oneSignalButtons(buttons, at: "\(path).buttons")
+                buttonsPath = "\(path).buttons"
+                buttons = oneSignalButtons(list, at: buttonsPath)
             }
-        } else if let buttons = data?["actionbuttons"] ?? payload["actionbuttons"] {
-            content.buttons = oneSignalButtons(buttons, at: "actionbuttons")
-        } else if let buttons = payload["o"] {
-            content.buttons = oneSignalButtons(buttons, at: "o")
+        } else if let list = data?["actionbuttons"] ?? payload["actionbuttons"] {
+            buttonsPath = "actionbuttons"
+            buttons = oneSignalButtons(list, at: buttonsPath)
+        } else if let list = payload["o"] {
+            buttonsPath = "o"
+            buttons = oneSignalButtons(list, at: buttonsPath)
         }
+        // The extension makes a category of the buttons only when `aps.category` is not set.
+        keepButtonsUnlessCategory(buttons, from: buttonsPath)
     }
 
     /// `[{i: id, n: text}]`, the id defaulting to the text (OneSignal has no per-button URL).
@@ -62,7 +72,8 @@ extension ContentReader {
         content.visible = content.body != nil
         content.imageURL = text("bicon")
         content.largeIconURL = text("licon")
-        content.sound = text("sound")
+        // "null" or "nil" turns the channel's sound off.
+        content.sound = text("sound").flatMap { ["null", "nil"].contains($0) ? nil : $0 }
         content.threadID = text("grp")
         if let priority = integer(payload["pri"], at: "pri") {
             // OneSignal's 1–10 scale as NotificationCompat's −2…2 (9–10 max, 7–8 high, 5–6 default…).

@@ -11,6 +11,9 @@ struct PlatformRules: Sendable {
         }
     }
 
+    /// Android decodes a GIF as a still picture (FCM: "Animated GIF and video only work on iOS").
+    static let androidGIFWarning = "Android draws only the first frame of a GIF: an animation does not play"
+
     /// Accepted (with warnings, such as the first Android version that decodes the type), or why
     /// not.
     func judge(_ media: MediaType, bytes: Int) -> Result<[String], TransferFailure> {
@@ -30,6 +33,7 @@ struct PlatformRules: Sendable {
         if case .since(let version) = support {
             return .success(["\(platform.displayName) shows \(media.mime) only from \(version) on"])
         }
+        if platform == .android, media.fileExtension == "gif" { return .success([Self.androidGIFWarning]) }
         return .success([])
     }
 }

@@ -79,9 +79,7 @@ struct CleverTapAndroidSchema: VendorSchema {
 
     func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard payload["wzrk_pn"] != nil else { return nil }
-        for key in ["wzrk_inapp", "wzrk_inbox", "wzrk_adunit", "wzrk_inapp_s3_url"] where payload[key] != nil {
-            return .internalPush("CleverTap test payload (\(key))")
-        }
+        if let test = CleverTapSchema.testPayload(payload) { return test }
         return AndroidSchemas.picture(ContentReader.cleverTapAndroidPicture(payload))
     }
 }
@@ -104,7 +102,7 @@ struct CustomerIOAndroidSchema: VendorSchema {
 
     func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard payload["CIO-Delivery-ID"] != nil || payload["CIO-Delivery-Token"] != nil else { return nil }
-        return AndroidSchemas.picture(payload["image"]?.string)
+        return AndroidSchemas.picture(ContentReader.customerIOAndroidPicture(payload))
     }
 }
 

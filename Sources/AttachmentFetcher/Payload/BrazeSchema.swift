@@ -2,8 +2,9 @@
 /// present. The attachment is `ab.att.url` with an optional suffix hint `ab.att.type`.
 ///
 /// Internal pushes: uninstall tracking (`appboy_uninstall_tracking`), geofence sync
-/// (`ab.ab_sync_geos`), and a silent push (`aps.content-available: 1` with no alert and no
-/// `mutable-content`), which has nothing to display.
+/// (`ab.ab_sync_geos`), content-card sync (`ab.ab_cd`), test-trigger fetch
+/// (`ab_push_fetch_test_triggers_key`), and a silent push (`aps.content-available: 1` with no
+/// alert and no `mutable-content`), which has nothing to display.
 struct BrazeSchema: VendorSchema {
     var vendor: Vendor { .braze }
 
@@ -14,6 +15,8 @@ struct BrazeSchema: VendorSchema {
 
         if uninstallTracking?.isSet == true { return .internalPush("Braze uninstall tracking") }
         if ab?["ab_sync_geos"] != nil { return .internalPush("Braze geofence sync") }
+        if ab?["ab_cd"] != nil { return .internalPush("Braze content-card sync") }
+        if payload["ab_push_fetch_test_triggers_key"] != nil { return .internalPush("Braze test-trigger fetch") }
         if payload.isSilentPush { return .internalPush("Braze silent push (aps.content-available only)") }
 
         guard let attachment = payload[path: ["ab", "att"]] else { return .noAttachment }

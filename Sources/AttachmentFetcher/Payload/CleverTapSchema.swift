@@ -1,11 +1,23 @@
 /// CleverTap: a push is CleverTap's when `ct_mediaUrl` or its push marker `wzrk_pn` is present
 /// at the top level. The attachment is `ct_mediaUrl` with a class hint `ct_mediaType`
 /// (`image`, `gif`, `audio` or `video`).
+///
+/// Internal: the dashboard's test payloads (`wzrk_inapp`, `wzrk_inbox`, `wzrk_adunit`,
+/// `wzrk_inapp_s3_url`), which the SDK handles (`_checkAndHandleTestPushPayload`) and does not show.
 struct CleverTapSchema: VendorSchema {
     var vendor: Vendor { .cleverTap }
 
+    /// The keys of CleverTap's test payloads, on iOS and Android.
+    static let testPayloadKeys = ["wzrk_inapp", "wzrk_inbox", "wzrk_adunit", "wzrk_inapp_s3_url"]
+
+    /// The internal push `payload` is when it is one of CleverTap's test payloads.
+    static func testPayload(_ payload: JSONObject) -> PayloadRecognition? {
+        testPayloadKeys.first { payload[$0] != nil }.map { .internalPush("CleverTap test payload (\($0))") }
+    }
+
     func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard payload["ct_mediaUrl"] != nil || payload["wzrk_pn"] != nil else { return nil }
+        if let test = Self.testPayload(payload) { return test }
         let type = payload["ct_mediaType"]?.string.flatMap { $0.isEmpty ? nil : ClaimedType.kind($0) }
         return .attachment(payload["ct_mediaUrl"], at: "ct_mediaUrl", claimedType: type)
     }

@@ -60,6 +60,8 @@ struct PreparedPayload: Sendable {
         case .noAttachment:
             if recognized.platform == .ios, !extensionRuns { warnings.append(Self.noExtensionWarning) }
             next = .original(.noAttachment, "the \(vendor) payload names no attachment")
+        case .notAttached(let detail):
+            next = .original(.noAttachment, detail)
         case .attachments(let named):
             if recognized.platform == .ios, !extensionRuns { warnings.append(Self.noExtensionWarning) }
             let requests = AttachmentSelection.select(named, limit: maximumAttachments, warnings: &warnings)

@@ -23,6 +23,8 @@ enum PayloadRecognition: Hashable, Sendable {
     case attachments([RequestedAttachment])
     /// A push of this vendor with nothing to attach.
     case noAttachment
+    /// A push of this vendor that names an attachment its SDK will not fetch; the text says why.
+    case notAttached(String)
     /// A vendor key holds a value of the wrong JSON type; the text says which.
     case malformed(String)
 }
@@ -86,9 +88,11 @@ enum VendorSchemas {
     }
 
     /// iOS pushes whose vendor shows only in keys other than the attachment's: Braze's empty
-    /// `ab`, Airship's send id `_` beside its keys, CleverTap's `wzrk_*` keys. None names an
-    /// attachment; Airship's remote-data refresh is internal.
+    /// `ab`, Airship's send id `_` beside its keys, CleverTap's `wzrk_*` keys, FCM's message and
+    /// sender ids. None names an attachment; Airship's remote-data refresh, Braze's test-trigger
+    /// fetch and CleverTap's test payloads are internal.
     static func iOSMarkers(_ payload: JSONObject) -> (Vendor, PayloadRecognition)? {
+        if payload["ab_push_fetch_test_triggers_key"] != nil { return (.braze, .internalPush("Braze test-trigger fetch")) }
         if payload["ab"]?.object != nil { return (.braze, .noAttachment) }
         if payload["com.urbanairship.remote-data.update"] != nil {
             return (.airship, .internalPush("Airship remote-data refresh"))
@@ -97,7 +101,10 @@ enum VendorSchemas {
         if payload["_"] != nil, keys.contains(where: { $0.hasPrefix(ContentReader.airshipPrefix) }) {
             return (.airship, .noAttachment)
         }
-        if keys.contains(where: { $0.hasPrefix("wzrk_") || $0.hasPrefix("W$") }) { return (.cleverTap, .noAttachment) }
+        if keys.contains(where: { $0.hasPrefix("wzrk_") || $0.hasPrefix("W$") }) {
+            return (.cleverTap, CleverTapSchema.testPayload(payload) ?? .noAttachment)
+        }
+        if payload["gcm.message_id"] != nil || payload["google.c.sender.id"] != nil { return (.firebase, .noAttachment) }
         return nil
     }
 }

@@ -1,0 +1,154 @@
+@testable import AttachmentFetcher
+import Foundation
+import Testing
+
+/// The content reference's rules that a vendor's SDK applies beyond reading its keys: which pushes
+/// it takes as its own, which keys win, which values it ignores. One test per rule, each with the
+/// payload that a preflight would otherwise get wrong.
+@Suite("Notification content: the vendors' own rules", .timeLimit(.minutes(1)))
+struct ContentReferenceTests {
+    /// What `PreparedPayload` decides for `text` before any download.
+    private func prepare(_ text: String) -> PreparedPayload {
+        PreparedPayload(Data(text.utf8), maximumAttachments: 4)
+    }
+
+    @Test("Customer.io iOS: without both delivery keys the SDK attaches nothing; the alert still shows")
+    func customerIODeliveryKeys() throws {
+        for keys in ["", #","CIO-Delivery-ID":"d""#, #","CIO-Delivery-Token":"t""#] {
+            let prepared = prepare(#"{"aps":{"alert":"x","mutable-content":1},"CIO":{"push":{"image":"https://cdn.example.com/a.jpg"}}"# + keys + "}")
+            #expect(prepared.vendor == .customerIO)
+            #expect(prepared.notification?.visible == true)
+            guard case .original(let reason, let detail) = prepared.next else {
+                Issue.record("fetched without both delivery keys (\(keys))")
+                continue
+            }
+            #expect(reason == .noAttachment)
+            #expect(detail.contains("CIO-Delivery-ID") && detail.contains("CIO-Delivery-Token"), "\(detail)")
+        }
+        let both = prepare(#"{"aps":{"alert":"x","mutable-content":1},"CIO":{"push":{"image":"https://cdn.example.com/a.jpg"}},"CIO-Delivery-ID":"d","CIO-Delivery-Token":"t"}"#)
+        guard case .download(let requests, platform: .ios) = both.next else {
+            Issue.record("not fetched with both delivery keys")
+            return
+        }
+        #expect(requests.map(\.url) == ["https://cdn.example.com/a.jpg"])
+    }
+
+    @Test("iOS aps values have APNs' JSON types: a string badge, score or arguments is ignored with a warning, not coerced")
+    func apsTypesAreStrict() throws {
+        let read = try ReadPayload(#"{"aps":{"alert":{"body":"x","loc-key":"K","loc-args":"[\"Ann\"]"},"badge":"+1","relevance-score":"0.5"},"ab":{"c":"1"}}"#)
+        let content = try #require(read.content)
+        #expect(content.badge == nil)
+        #expect(content.relevanceScore == nil)
+        #expect(content.bodyLocArgs == nil)
+        #expect(read.warnings.contains("aps.badge is not an integer"), "\(read.warnings)")
+        #expect(read.warnings.contains("aps.relevance-score is not a number"), "\(read.warnings)")
+        #expect(read.warnings.contains("aps.alert.loc-args is not an array"), "\(read.warnings)")
+        // An `aps` written as a JSON string is not an APNs payload's `aps`.
+        let stringAPS = try ReadPayload(#"{"aps":"{\"alert\":\"x\"}","ab":{"c":"1"}}"#)
+        #expect(stringAPS.content?.body == nil && stringAPS.warnings.contains("aps is not an object"), "\(stringAPS.warnings)")
+        // Android's values are all strings: there a string count is read.
+        let android = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","ab_bc":"3"}"#)
+        #expect(android.content?.badge == .set(3) && android.warnings.isEmpty)
+    }
+
+    @Test("interruption-level and relevance-score outside APNs' values are warnings")
+    func apsValueRanges() throws {
+        let read = try ReadPayload(#"{"aps":{"alert":"x","interruption-level":"time_sensitive","relevance-score":5},"ab":{"c":"1"}}"#)
+        #expect(read.warnings.contains("aps.interruption-level is 'time_sensitive': iOS knows passive, active, time-sensitive and critical"), "\(read.warnings)")
+        #expect(read.warnings.contains("aps.relevance-score is 5, outside 0–1"), "\(read.warnings)")
+        let good = try ReadPayload(#"{"aps":{"alert":"x","interruption-level":"time-sensitive","relevance-score":0.5},"ab":{"c":"1"}}"#)
+        #expect(good.warnings.isEmpty, "\(good.warnings)")
+        #expect(good.content?.interruptionLevel == "time-sensitive" && good.content?.relevanceScore == 0.5)
+    }
+
+    @Test("OneSignal and Iterable iOS: aps.category, when set, decides the buttons, not the payload's list")
+    func categoryOverridesButtons() throws {
+        let oneSignal = try ReadPayload(#"{"aps":{"alert":"x","category":"cat1"},"custom":{"i":"n"},"buttons":[{"i":"yes","n":"Yes"}]}"#)
+        #expect(oneSignal.content?.buttons == [], "\(oneSignal.content?.buttons ?? [])")
+        #expect(oneSignal.warnings.contains { $0.contains("aps.category 'cat1'") && $0.contains("buttons") }, "\(oneSignal.warnings)")
+        let iterable = try ReadPayload(#"{"aps":{"alert":"x","category":"cat1"},"itbl":{"messageId":"m","actionButtons":[{"identifier":"open","title":"Open"}]}}"#)
+        #expect(iterable.content?.buttons == [])
+        #expect(iterable.warnings.contains { $0.contains("aps.category 'cat1'") }, "\(iterable.warnings)")
+        // Without a category the payload's buttons are the category the SDK makes.
+        let own = try ReadPayload(#"{"aps":{"alert":"x"},"custom":{"i":"n"},"buttons":[{"i":"yes","n":"Yes"}]}"#)
+        #expect(own.content?.buttons == [Button(id: "yes", title: "Yes")] && own.warnings.isEmpty)
+    }
+
+    @Test("FCM iOS: a push with FCM's ids but no fcm_options is Firebase's, with nothing to attach")
+    func firebaseIOSWithoutOptions() throws {
+        let read = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"}},"gcm.message_id":"1","google.c.sender.id":"123","k":"v"}"#)
+        #expect(read.vendor == .firebase && read.platform == .ios)
+        #expect(read.recognized?.recognition == .noAttachment)
+        #expect(read.content?.title == "T" && read.content?.extras == ["k": .string("v")])
+    }
+
+    @Test("Iterable: the legacy url is the tap target only when there is no defaultAction; a custom action opens no URL")
+    func iterableLegacyURL() throws {
+        let custom = try ReadPayload(#"{"aps":{"alert":"x"},"itbl":{"messageId":"m","defaultAction":{"type":"custom","data":"x"}},"url":"https://old"}"#)
+        #expect(custom.content?.openURL == nil)
+        let legacy = try ReadPayload(#"{"aps":{"alert":"x"},"itbl":{"messageId":"m"},"url":"https://old"}"#)
+        #expect(legacy.content?.openURL == "https://old")
+    }
+
+    @Test("Iterable Android: a sound given as an https URL is its file's name")
+    func iterableSoundURL() throws {
+        let read = try ReadPayload(#"{"title":"T","body":"B","sound":"https://cdn.example.com/sounds/chime.wav","itbl":"{\"messageId\":\"m\"}"}"#)
+        #expect(read.content?.sound == "chime.wav")
+    }
+
+    @Test("Customer.io Android: the picture falls back to FCM's notification image")
+    func customerIOAndroidImageFallback() throws {
+        let read = try ReadPayload(#"{"title":"T","body":"B","gcm.n.e":"1","gcm.n.image":"https://c/a.jpg","CIO-Delivery-ID":"d","CIO-Delivery-Token":"t"}"#)
+        #expect(read.vendor == .customerIO)
+        #expect(read.pictureURLs == ["https://c/a.jpg"])
+        #expect(read.content?.imageURL == "https://c/a.jpg")
+    }
+
+    @Test("OneSignal Android: sound \"null\" or \"nil\" means no sound")
+    func oneSignalSilentSound() throws {
+        for value in ["null", "nil"] {
+            let read = try ReadPayload(#"{"alert":"B","sound":"\#(value)","custom":"{\"i\":\"n\"}"}"#)
+            #expect(read.vendor == .oneSignal && read.content?.sound == nil, "\(value)")
+        }
+    }
+
+    @Test("CleverTap iOS: test payloads (in-app, inbox, ad unit previews) are handled by the SDK and show nothing")
+    func cleverTapIOSTestPayloads() throws {
+        for key in ["wzrk_inapp", "wzrk_inbox", "wzrk_adunit", "wzrk_inapp_s3_url"] {
+            let read = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"\#(key)":"{}","ct_mediaUrl":"https://c/a.jpg"}"#)
+            #expect(read.vendor == .cleverTap && read.isInternal, "\(key)")
+        }
+    }
+
+    @Test("Braze iOS: content-card sync and test-trigger fetch are internal even with mutable-content")
+    func brazeIOSInternal() throws {
+        for text in [
+            #"{"aps":{"alert":"x","mutable-content":1},"ab":{"ab_cd":"…","att":{"url":"https://c/a.jpg"}}}"#,
+            #"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"https://c/a.jpg"}},"ab_push_fetch_test_triggers_key":true}"#,
+        ] {
+            let read = try ReadPayload(text)
+            #expect(read.vendor == .braze && read.isInternal, "\(text)")
+        }
+    }
+
+    @Test("Braze iOS: the campaign id is the top-level c (kept among the extras), else ab.c")
+    func brazeIOSCampaign() throws {
+        let read = try ReadPayload(#"{"aps":{"alert":"x"},"ab":{"att":{"url":"https://c/a.jpg"}},"c":"camp-1"}"#)
+        #expect(read.content?.campaignID == "camp-1")
+        #expect(read.content?.extras == ["c": .string("camp-1")])
+    }
+
+    @Test("Airship: ^w / wallet_action open a URL like ^u")
+    func airshipWalletAction() throws {
+        let read = try ReadPayload(#"{"aps":{"alert":"x"},"_":"s","com.urbanairship.metadata":"m","^w":"https://w.example/pass"}"#)
+        #expect(read.content?.openURL == "https://w.example/pass")
+    }
+
+    @Test("MoEngage Android: at most 3 buttons, the rest named in a warning")
+    func moEngageButtonLimit() throws {
+        let actions = (1...4).map { #"{\"action_title\":\"B\#($0)\",\"action_id\":\"a\#($0)\"}"# }.joined(separator: ",")
+        let read = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"n","gcm_campaign_id":"c","gcm_title":"T","gcm_alert":"B","gcm_actions":"[\#(actions)]"}"#)
+        #expect(read.content?.buttons.map(\.id) == ["a1", "a2", "a3"])
+        #expect(read.warnings.contains { $0.contains("gcm_actions") && $0.contains("3") }, "\(read.warnings)")
+    }
+}
