@@ -10,7 +10,9 @@
 ///
 /// Android, as an HTTP v1 message (`{message: …}` or its content): `notification{title, body,
 /// image}` overridden by `android.notification{…, channel_id, sound, tag, notification_count,
-/// *_loc_key, *_loc_args, notification_priority}`; extras `data`. Shown when it has text.
+/// *_loc_key, *_loc_args, notification_priority}`; extras `data`. Shown when it has text. The
+/// message is judged as Android's: when iPhones would attach another image (`apns.fcm_options.image`,
+/// else `notification.image`), a warning names it.
 extension ContentReader {
     mutating func readFirebaseIOS() {
         readAPNs()
@@ -83,6 +85,18 @@ extension ContentReader {
         content.priority = Self.firebasePriorities[textValue("notification_priority") ?? ""]
         content.visible = content.hasText
         setExtras(from: object(message["data"], at: "\(prefix)data") ?? [:]) { _ in false }
+        // The message is judged as Android's; iPhones attach `apns.fcm_options.image`, else the
+        // common `notification.image`. When that is another image, say so.
+        let apnsImage = object(message["apns"], at: "\(prefix)apns")
+            .flatMap { object($0["fcm_options"], at: "\(prefix)apns.fcm_options") }
+            .flatMap { text($0["image"], at: "\(prefix)apns.fcm_options.image") }
+        let iOSImage = apnsImage.map { ($0, "\(prefix)apns.fcm_options.image") }
+            ?? text(common["image"], at: "\(prefix)notification.image").map { ($0, "\(prefix)notification.image") }
+        if let (url, path) = iOSImage, url != content.imageURL {
+            let android = content.imageURL.map { "the Android picture (\($0))" } ?? "no Android picture"
+            warnings.append(
+                "\(path) (\(url)) is what iOS devices attach; this outcome judges \(android): preflight the APNs payload for iOS's verdict")
+        }
     }
 
     /// HTTP v1's `NotificationPriority` names as NotificationCompat's −2…2.
