@@ -161,4 +161,35 @@ struct ContentReferenceTests {
         let same = try ReadPayload(#"{"message":{"notification":{"title":"T","image":"https://c/a.jpg"},"apns":{"fcm_options":{"image":"https://c/a.jpg"}}}}"#)
         #expect(same.warnings.isEmpty, "\(same.warnings)")
     }
+
+    @Test("MoEngage Android: a rich-push template's own title and body, shown up to Android 11, are said in a warning")
+    func moEngageRichPush() throws {
+        let read = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"n","gcm_campaign_id":"c","gcm_title":"Plain","gcm_alert":"B","moeFeatures":"{\"richPush\":{\"title\":\"Rich\",\"body\":\"B\"}}"}"#)
+        #expect(read.content?.title == "Plain" && read.content?.body == "B")
+        #expect(read.warnings == ["Android 11 (API 30) and earlier show moeFeatures.richPush's title 'Rich' instead of 'Plain'"], "\(read.warnings)")
+        let same = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"n","gcm_campaign_id":"c","gcm_title":"T","gcm_alert":"B","moeFeatures":"{\"richPush\":{\"title\":\"T\"}}"}"#)
+        #expect(same.warnings.isEmpty, "\(same.warnings)")
+    }
+
+    @Test("Documented keys read as written: APNs localisation, FCM's legacy prefix, OneSignal's other button lists, Airship's landing page")
+    func documentedKeys() throws {
+        let localised = try ReadPayload(#"{"aps":{"alert":{"title-loc-key":"T_KEY","title-loc-args":["a"],"subtitle-loc-key":"S_KEY","subtitle-loc-args":["b",2],"loc-key":"B_KEY","loc-args":["c"]}},"ab":{"c":"1"}}"#)
+        let content = try #require(localised.content)
+        #expect(content.visible && content.titleLocKey == "T_KEY" && content.titleLocArgs == ["a"])
+        #expect(content.subtitleLocKey == "S_KEY" && content.subtitleLocArgs == ["b", "2"])
+        #expect(content.bodyLocKey == "B_KEY" && content.bodyLocArgs == ["c"] && localised.warnings.isEmpty)
+
+        let legacy = try ReadPayload(#"{"gcm.notification.e":"1","gcm.notification.title":"T","gcm.notification.body":"B","gcm.notification.image":"https://c/a.jpg","gcm.n.link":"https://example.com/l","gcm.n.sound":"chime"}"#)
+        #expect(legacy.vendor == .firebase && legacy.content?.visible == true)
+        #expect(legacy.content?.title == "T" && legacy.content?.body == "B" && legacy.pictureURLs == ["https://c/a.jpg"])
+        #expect(legacy.content?.openURL == "https://example.com/l" && legacy.content?.sound == "chime")
+
+        let wrapped = try ReadPayload(#"{"aps":{"alert":"B"},"os_data":{"i":"n","buttons":{"o":[{"i":"fav","n":"Favorite"}]}}}"#)
+        #expect(wrapped.content?.buttons == [Button(id: "fav", title: "Favorite")])
+        let actionButtons = try ReadPayload(#"{"aps":{"alert":"B"},"custom":{"i":"n"},"actionbuttons":[{"n":"Later"}]}"#)
+        #expect(actionButtons.content?.buttons == [Button(id: "Later", title: "Later")])
+
+        let landing = try ReadPayload(#"{"aps":{"alert":"x"},"_":"s","com.urbanairship.metadata":"m","^p":"https://example.com/page"}"#)
+        #expect(landing.content?.openURL == "https://example.com/page" && landing.content?.openInWebview == true)
+    }
 }

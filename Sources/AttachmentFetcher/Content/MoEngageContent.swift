@@ -7,7 +7,9 @@
 /// JSON-in-string `gcm_actions` (`action_id`, `action_title`, a navigate action's `uri`; the
 /// first 3),
 /// campaign `gcm_campaign_id`; extras are the keys that are not MoEngage's (`gcm_*`, `moe_*`,
-/// `moeFeatures`, `push_from`, `inbox_expiry`) nor FCM's. Shown only with both
+/// `moeFeatures`, `push_from`, `inbox_expiry`) nor FCM's. A rich-push template
+/// (`moeFeatures.richPush` `title` / `body` / `summary`) replaces those texts on Android 11 (API
+/// 30) and earlier only: a warning names each that differs. Shown only with both
 /// `gcm_notificationType` and `gcm_campaign_id`.
 extension ContentReader {
     mutating func readMoEngageIOS() {
@@ -36,6 +38,15 @@ extension ContentReader {
         content.priority = integer(payload["gcm_priority"], at: "gcm_priority").map { min(2, max(-2, $0)) }
         content.category = text("gcm_category")
         content.largeIconURL = text("gcm_l_ic")
+        // A rich-push template's own texts replace these up to API 30 only.
+        if let rich = object(object(payload["moeFeatures"], at: "moeFeatures")?["richPush"], at: "moeFeatures.richPush") {
+            for (key, shown) in [("title", content.title), ("body", content.body), ("summary", content.summary)] {
+                guard let own = text(rich[key], at: "moeFeatures.richPush.\(key)"), own != shown else { continue }
+                warnings.append(
+                    "Android 11 (API 30) and earlier show moeFeatures.richPush's \(key) '\(own)'"
+                        + (shown.map { " instead of '\($0)'" } ?? ""))
+            }
+        }
         if let actions = array(payload["gcm_actions"], at: "gcm_actions") {
             if actions.count > Self.moEngageMaximumButtons {
                 warnings.append("gcm_actions has \(actions.count) buttons: MoEngage shows the first \(Self.moEngageMaximumButtons)")
