@@ -410,7 +410,7 @@ let parseBenchmarks: [ParseBenchmark] = [
     ("firebase", #"{"aps":{"alert":{"body":"B"},"mutable-content":1},"fcm_options":{"image":"URL"}}"#),
     ("clevertap", #"{"aps":{"alert":"x","mutable-content":1},"wzrk_pn":true,"ct_mediaUrl":"URL","ct_mediaType":"image"}"#),
     ("iterable", #"{"aps":{"alert":"x","mutable-content":1},"itbl":{"messageId":"m","attachment-url":"URL"}}"#),
-    ("customerio", #"{"aps":{"alert":"x","mutable-content":1},"CIO":{"push":{"link":"app://x","image":"URL"}}}"#),
+    ("customerio", #"{"aps":{"alert":"x","mutable-content":1},"CIO":{"push":{"link":"app://x","image":"URL"}},"CIO-Delivery-ID":"d","CIO-Delivery-Token":"t"}"#),
 ].map { vendor, template in
     ParseBenchmark(
         name: vendor, vendor: vendor, payload: template.replacingOccurrences(of: "URL", with: "file:///media/x.jpg"),
