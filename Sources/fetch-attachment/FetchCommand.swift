@@ -17,7 +17,7 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Process a campaign: one JSON payload per line of FILE ('-' for standard input).", valueName: "file"))
     var batch: String?
 
-    @Option(parsing: .unconditional, help: "With --batch: how many payloads are processed at once. Default: from the open-file limit, (limit - 64) / 6, at most 1024 (160 at a limit of 1024).")
+    @Option(parsing: .unconditional, help: "With --batch: how many payloads are processed at once. The default comes from the open-file limit (raised to its hard limit first): (limit - 64) / 6, at most 1024, so 160 at a limit of 1024; the default shown is this machine's.")
     var concurrency: Int = FileDescriptorBudget.concurrency()
 
     @Option(help: ArgumentHelp("With --batch: write a self-contained HTML campaign report to FILE.", valueName: "file"))
