@@ -192,4 +192,14 @@ struct ContentReferenceTests {
         let landing = try ReadPayload(#"{"aps":{"alert":"x"},"_":"s","com.urbanairship.metadata":"m","^p":"https://example.com/page"}"#)
         #expect(landing.content?.openURL == "https://example.com/page" && landing.content?.openInWebview == true)
     }
+
+    @Test("CleverTap Android: the big picture's summary defaults to the body")
+    func cleverTapSummaryDefault() throws {
+        let read = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_bp":"https://c/a.jpg"}"#)
+        #expect(read.content?.summary == "B")
+        let own = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_bp":"https://c/a.jpg","wzrk_nms":"S"}"#)
+        #expect(own.content?.summary == "S")
+        let noPicture = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B"}"#)
+        #expect(noPicture.content?.summary == nil)
+    }
 }
