@@ -6,9 +6,9 @@ import Foundation
 /// `aps.category` is set, whose buttons iOS shows instead) and the campaign (`campaignId`);
 /// extras are the top-level keys but `aps` and `itbl` [U].
 ///
-/// Android: title `title`, body `body`, sound `sound` (an `https` URL's file name), and the JSON-in-string `itbl`
-/// (`attachment-url` the picture, `defaultAction`, `actionButtons`, `campaignId`), legacy tap
-/// target `uri`; extras the keys but those [U]. Shown only when not a ghost push and with a
+/// Android: title `title`, body `body`, sound `sound` (of an `https` URL, its file's name), and
+/// the JSON-in-string `itbl` (`attachment-url` the picture, `defaultAction`, `actionButtons`,
+/// `campaignId`), legacy tap target `uri`; extras the keys but those [U]. Shown only when not a ghost push and with a
 /// non-empty `body`.
 extension ContentReader {
     mutating func readIterableIOS() {

@@ -5,9 +5,8 @@
 /// picture `gcm_image_url`, tap target `gcm_webUrl` else `moe_webUrl`, channel `moe_channel_id`,
 /// priority `gcm_priority`, category `gcm_category`, large icon `gcm_l_ic`, buttons the
 /// JSON-in-string `gcm_actions` (`action_id`, `action_title`, a navigate action's `uri`; the
-/// first 3),
-/// campaign `gcm_campaign_id`; extras are the keys that are not MoEngage's (`gcm_*`, `moe_*`,
-/// `moeFeatures`, `push_from`, `inbox_expiry`) nor FCM's. A rich-push template
+/// first 3), campaign `gcm_campaign_id`; extras are the keys that are not MoEngage's (`gcm_*`,
+/// `moe_*`, `moeFeatures`, `push_from`, `inbox_expiry`) nor FCM's. A rich-push template
 /// (`moeFeatures.richPush` `title` / `body` / `summary`) replaces those texts on Android 11 (API
 /// 30) and earlier only: a warning names each that differs. Shown only with both
 /// `gcm_notificationType` and `gcm_campaign_id`.

@@ -7,9 +7,9 @@
 /// payload's (a warning says so).
 ///
 /// Android: title `title`, body `alert`, picture `bicon`, large icon `licon`, sound `sound`
-/// (`"null"` or `"nil"`: none),
-/// priority `pri` (1–10), group `grp`, channel `chnl.id`, buttons the JSON-in-string `o`, and the
-/// JSON-in-string `custom` (`i`, `u`, extras `a`). Shown only with a non-empty `alert`.
+/// (`"null"` or `"nil"`: none), priority `pri` (1–10), group `grp`, channel `chnl.id`, buttons the
+/// JSON-in-string `o`, and the JSON-in-string `custom` (`i`, `u`, extras `a`). Shown only with a
+/// non-empty `alert`.
 extension ContentReader {
     mutating func readOneSignalIOS() {
         readAPNs()
