@@ -144,11 +144,15 @@ struct CacheSafetyTests {
             #expect(readOnly >= 0)
             #expect(dup2(readOnly, lockFile.rawValue) == lockFile.rawValue)
             close(readOnly)
+            // A lock failure taken for contention would poll until the deadline and end as
+            // `deadline`: the reason tells the two apart whatever the timing. The bound on the
+            // time is loose: in a run of the whole suite the leader's task may start seconds late
+            // on a cooperative pool busy with the other suites (4.2–4.6 s were seen).
             let start = ContinuousClock.now
-            let outcome = await fixture.fetcher.process(fixture.braze("/media/unlockable.png?bytes=3000"), timeout: .seconds(5) * TestTiming.scale)
+            let outcome = await fixture.fetcher.process(fixture.braze("/media/unlockable.png?bytes=3000"), timeout: .seconds(15) * TestTiming.scale)
             #expect(outcome.reason == .storage, "\(outcome.reason?.code ?? "attached"): \(outcome.detail ?? "")")
             #expect(outcome.detail?.contains("cannot lock") == true)
-            #expect(ContinuousClock.now - start < .seconds(4) * TestTiming.scale)
+            #expect(ContinuousClock.now - start < .seconds(12) * TestTiming.scale)
             #expect(fixture.server.stats().requests == 0)
         }
     }
