@@ -5,11 +5,32 @@ import Histogram
 /// `--report FILE`: a campaign's outcomes as one self-contained HTML page (no network, no
 /// external assets): totals by status and reason, per platform; every distinct URL with its
 /// verdict, type, size, time and the payloads that use it, and a thumbnail of each attached image
-/// (embedded as a data URI); a latency histogram drawn in SVG.
+/// (embedded as a data URI); every distinct warning with the payloads that got it; a latency
+/// histogram drawn in SVG.
 ///
 /// Everything a payload says is attacker input: every text is HTML-escaped, and only images of
 /// the types browsers decode are embedded, from the files the fetcher itself checked.
 final class CampaignReport: Sendable {
+    /// The lowest payload numbers of a group (at most `listedPayloads`, in order, whatever order
+    /// the payloads finished in), and how many there are in all.
+    struct PayloadNumbers {
+        var lowest: [Int] = []
+        var count = 0
+
+        mutating func record(_ index: Int) {
+            count += 1
+            if lowest.count < CampaignReport.listedPayloads || index < lowest[lowest.count - 1] {
+                lowest.insert(index, at: lowest.firstIndex { $0 > index } ?? lowest.endIndex)
+                if lowest.count > CampaignReport.listedPayloads { lowest.removeLast() }
+            }
+        }
+
+        /// "0, 1, 9", and "… (N in all)" when more were counted than listed.
+        var text: String {
+            lowest.map(String.init).joined(separator: ", ") + (count > lowest.count ? " … (\(count) in all)" : "")
+        }
+    }
+
     /// What the page shows of one URL.
     struct URLRow {
         var url: String
@@ -18,8 +39,7 @@ final class CampaignReport: Sendable {
         var bytes: Int?
         var path: String?
         var milliseconds: [Double] = []
-        var payloads: [Int] = []
-        var payloadCount = 0
+        var payloads = PayloadNumbers()
         var firstDetail: String?
         /// Each platform's verdict, from the first single-attachment payload that asked for them.
         var platformVerdicts: [PlatformVerdict] = []
@@ -30,12 +50,7 @@ final class CampaignReport: Sendable {
         mutating func record(_ outcome: Outcome, at index: Int, single: Bool) {
             if single, platformVerdicts.isEmpty { platformVerdicts = outcome.verdicts }
             if sample == nil, let notification = outcome.notification, notification.visible { sample = notification }
-            payloadCount += 1
-            // The lowest payload numbers, in order, whatever order the payloads finished in.
-            if payloads.count < CampaignReport.listedPayloads || index < payloads[payloads.count - 1] {
-                payloads.insert(index, at: payloads.firstIndex { $0 > index } ?? payloads.endIndex)
-                if payloads.count > CampaignReport.listedPayloads { payloads.removeLast() }
-            }
+            payloads.record(index)
             milliseconds.append(outcome.elapsedMilliseconds)
         }
     }
@@ -48,10 +63,17 @@ final class CampaignReport: Sendable {
         var byPlatform: [String: [String: Int]] = [:]
         var latency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .two)
         var payloads = 0
+        /// Each distinct warning's payloads, for the first `listedWarnings` texts; the others are
+        /// counted together.
+        var warnings: [String: PayloadNumbers] = [:]
+        var otherWarnings = PayloadNumbers()
     }
 
     /// The most payload numbers listed per URL (the lowest); the rest are counted.
     static let listedPayloads = 20
+    /// The most distinct warning texts the page lists (a campaign's warnings name its URLs, so
+    /// they are as many as its URLs at most); the rest are counted in one row.
+    static let listedWarnings = 200
     /// The largest image embedded as a thumbnail.
     static let largestThumbnail = 2_000_000
     private static let displayable: Set<String> = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/bmp", "image/x-ms-bmp"]
@@ -65,6 +87,13 @@ final class CampaignReport: Sendable {
             state.byStatus[outcome.status.rawValue, default: 0] += 1
             if let reason = outcome.reason { state.byReason[reason.code, default: 0] += 1 }
             _ = state.latency.record(UInt64(max(0, outcome.elapsedMilliseconds * 1_000)))
+            for warning in Set(outcome.warnings) {
+                if state.warnings[warning] != nil || state.warnings.count < Self.listedWarnings {
+                    state.warnings[warning, default: PayloadNumbers()].record(index)
+                } else {
+                    state.otherWarnings.record(index)
+                }
+            }
             for verdict in outcome.verdicts {
                 state.byPlatform[verdict.platform.rawValue, default: [:]][verdict.reason?.code ?? "attached", default: 0] += 1
             }
@@ -130,6 +159,15 @@ final class CampaignReport: Sendable {
             page += "<h2>On \(Self.escape(platform))</h2>\n"
             page += Self.table(["verdict", "payloads"], counts.sorted { $0.key < $1.key }.map { [$0.key, "\($0.value)"] })
         }
+        if !state.warnings.isEmpty {
+            // The most common first: a warning every payload has is a campaign's to fix.
+            var rows = state.warnings.sorted { $0.value.count != $1.value.count ? $0.value.count > $1.value.count : $0.key < $1.key }
+                .map { [$0.key, "\($0.value.count)", $0.value.text] }
+            if state.otherWarnings.count > 0 {
+                rows.append(["(other warnings)", "\(state.otherWarnings.count)", state.otherWarnings.text])
+            }
+            page += "<h2>Warnings</h2>\n" + Self.table(["warning", "payloads", "which"], rows, numeric: [1])
+        }
         page += "<h2>Latency</h2>\n" + Self.histogramSVG(state.latency)
         page += "<h2>URLs</h2>\n<table id=\"urls\"><tr><th>picture</th><th>URL</th><th>verdict</th><th>type</th>"
         page += "<th class=\"num\">bytes</th><th class=\"num\">median ms</th><th>payloads</th><th>a payload shows</th></tr>\n"
@@ -169,8 +207,7 @@ final class CampaignReport: Sendable {
         cells.append(row.bytes.map(String.init) ?? "-")
         let sorted = row.milliseconds.sorted()
         cells.append(sorted.isEmpty ? "-" : String(format: "%.1f", sorted[sorted.count / 2]))
-        let more = row.payloadCount > row.payloads.count ? " … (\(row.payloadCount) in all)" : ""
-        cells.append(row.payloads.map(String.init).joined(separator: ", ") + more)
+        cells.append(row.payloads.text)
         cells.append(row.sample.map(sampleHTML) ?? "")
         let classes = ["", "", "", "", "num", "num", "", ""]
         return "<tr class=\"url-row\">" + zip(cells, classes).map { cell, cls in
@@ -200,9 +237,14 @@ final class CampaignReport: Sendable {
         return "data:\(mime);base64,\(data.base64EncodedString())"
     }
 
-    private static func table(_ header: [String], _ rows: [[String]]) -> String {
+    /// A table of escaped texts; the columns in `numeric` are aligned as numbers.
+    private static func table(_ header: [String], _ rows: [[String]], numeric: Set<Int> = []) -> String {
         var html = "<table><tr>" + header.map { "<th>\(escape($0))</th>" }.joined() + "</tr>\n"
-        for row in rows { html += "<tr>" + row.map { "<td>\(escape($0))</td>" }.joined() + "</tr>\n" }
+        for row in rows {
+            html += "<tr>" + row.enumerated().map { column, text in
+                numeric.contains(column) ? "<td class=\"num\">\(escape(text))</td>" : "<td>\(escape(text))</td>"
+            }.joined() + "</tr>\n"
+        }
         return html + "</table>\n"
     }
 

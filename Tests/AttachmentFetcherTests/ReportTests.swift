@@ -18,10 +18,12 @@ struct ReportTests {
             server.url("/media/gone.png?status=404"), server.url("/media/page.jpg?bytes=900&content_type=text/html").replacingOccurrences(of: ".jpg", with: ".html"),
             #"javascript:<img src=x onerror=alert(1)>"#, server.url("/files/photo.jpg"),
         ]
-        let lines = urls.map { url in
+        var lines = urls.map { url in
             let escaped = url.replacingOccurrences(of: "\"", with: "\\\"")
             return #"{"aps":{"alert":{"title":"Spring <sale>","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(escaped)"}}}"#
         }
+        // A warning that quotes the payload: its text is attacker input too.
+        lines.append(#"{"aps":{"alert":"B","mutable-content":1,"interruption-level":"<b>x</b>"},"ab":{"att":{"url":"\#(urls[0])"}}}"#)
         let batch = directory + "/batch.jsonl"
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
         let report = directory + "/report.html"
@@ -46,11 +48,37 @@ struct ReportTests {
         #expect(html.components(separatedBy: "<tr class=\"url-row\">").count - 1 == 8)  // 8 distinct URLs
         #expect(html.components(separatedBy: "src=\"data:image/").count - 1 == 4)  // jpg, png, gif, webp
         #expect(html.contains("<h2>On android</h2>") && html.contains("<h2>On ios</h2>"))
-        #expect(html.contains("0, 1, 9"))  // the payloads that use photo.jpg
+        #expect(html.contains("0, 1, 9, 10"))  // the payloads that use photo.jpg
+        // Every distinct warning, with how many payloads had it and which.
+        #expect(html.contains("<h2>Warnings</h2>"))
+        #expect(html.contains("<td>Android draws only the first frame of a GIF: an animation does not play</td><td class=\"num\">1</td><td>3</td>"), "\(html)")
+        #expect(html.contains("aps.interruption-level is &#39;&lt;b&gt;x&lt;/b&gt;&#39;"))
+        #expect(!html.contains("<b>x</b>"))
         #expect(html.contains("&lt;img src=x onerror=alert(1)&gt;"))
         #expect(!html.contains("<img src=x"))
         #expect(html.contains("<svg"))
         #expect(html.contains("<b>Spring &lt;sale&gt;</b>"))  // a payload's title, escaped
+    }
+
+    @Test("The report lists at most 200 distinct warnings, the most common first, and counts the rest in one row")
+    func warningsBounded() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // 205 payloads, each with a warning of its own, and one warning they all share.
+        let lines = (0..<205).map { #"{"aps":{"alert":"B","interruption-level":"level-\#($0)"},"ab":{"c":"1"}}"# }
+        let batch = directory + "/batch.jsonl"
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
+        let report = directory + "/report.html"
+        let result = try await CommandRunner.run(
+            "fetch-attachment", ["--batch", batch, "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report])
+        #expect(result.status == 1)
+        let html = try String(contentsOfFile: report, encoding: .utf8)
+        let section = try #require(html.components(separatedBy: "<h2>Warnings</h2>").last?.components(separatedBy: "</table>").first)
+        let rows = section.components(separatedBy: "<tr><td>").dropFirst()
+        #expect(rows.count == 201, "\(rows.count)")
+        #expect(rows.first?.hasPrefix("aps.mutable-content is not 1") == true, "\(rows.first ?? "")")
+        #expect(rows.first?.contains("<td class=\"num\">205</td><td>0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19 … (205 in all)</td>") == true)
+        #expect(rows.last?.hasPrefix("(other warnings)</td><td class=\"num\">6</td>") == true, "\(rows.last ?? "")")
     }
 
     @Test("A headless Chromium renders the report's rows and images", .enabled(if: chromium != nil, "Chromium is not installed"))
