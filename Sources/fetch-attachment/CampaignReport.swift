@@ -71,8 +71,9 @@ final class CampaignReport: Sendable {
 
     /// The most payload numbers listed per URL (the lowest); the rest are counted.
     static let listedPayloads = 20
-    /// The most distinct warning texts the page lists (a campaign's warnings name its URLs, so
-    /// they are as many as its URLs at most); the rest are counted in one row.
+    /// The most distinct warning texts the page lists, the first met (a campaign's warnings may
+    /// name its URLs, so there may be as many as URLs); the payloads with others are counted in one
+    /// row.
     static let listedWarnings = 200
     /// The largest image embedded as a thumbnail.
     static let largestThumbnail = 2_000_000
@@ -87,13 +88,16 @@ final class CampaignReport: Sendable {
             state.byStatus[outcome.status.rawValue, default: 0] += 1
             if let reason = outcome.reason { state.byReason[reason.code, default: 0] += 1 }
             _ = state.latency.record(UInt64(max(0, outcome.elapsedMilliseconds * 1_000)))
+            var hasOtherWarnings = false
             for warning in Set(outcome.warnings) {
                 if state.warnings[warning] != nil || state.warnings.count < Self.listedWarnings {
                     state.warnings[warning, default: PayloadNumbers()].record(index)
                 } else {
-                    state.otherWarnings.record(index)
+                    hasOtherWarnings = true
                 }
             }
+            // A payload counts once among the others, however many of theirs it has.
+            if hasOtherWarnings { state.otherWarnings.record(index) }
             for verdict in outcome.verdicts {
                 state.byPlatform[verdict.platform.rawValue, default: [:]][verdict.reason?.code ?? "attached", default: 0] += 1
             }

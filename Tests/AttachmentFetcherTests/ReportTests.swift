@@ -65,12 +65,18 @@ struct ReportTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // 205 payloads, each with a warning of its own, and one warning they all share.
-        let lines = (0..<205).map { #"{"aps":{"alert":"B","interruption-level":"level-\#($0)"},"ab":{"c":"1"}}"# }
+        // The last 6 have two each of their own: counted once among the others.
+        let lines = (0..<205).map { index in
+            let score = index >= 199 ? #","relevance-score":\#(index)"# : ""
+            return #"{"aps":{"alert":"B","interruption-level":"level-\#(index)"\#(score)},"ab":{"c":"1"}}"#
+        }
         let batch = directory + "/batch.jsonl"
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
         let report = directory + "/report.html"
         let result = try await CommandRunner.run(
-            "fetch-attachment", ["--batch", batch, "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report])
+            "fetch-attachment",
+            // One payload at a time: the listed warnings are the first met, so the order is the input's.
+            ["--batch", batch, "--concurrency", "1", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report])
         #expect(result.status == 1)
         let html = try String(contentsOfFile: report, encoding: .utf8)
         let section = try #require(html.components(separatedBy: "<h2>Warnings</h2>").last?.components(separatedBy: "</table>").first)
