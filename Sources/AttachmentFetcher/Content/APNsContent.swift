@@ -36,9 +36,8 @@ extension ContentReader {
             return
         }
         content.buttons = []
-        let noun = buttons.count == 1 ? "button" : "buttons"
         warnings.append(
-            "aps.category '\(category)' is set: iOS shows the buttons the app registered for it, not the \(buttons.count) \(noun) of \(path)")
+            "aps.category '\(category)' is set: iOS shows the buttons the app registered for that category, not the payload's (\(buttons.count) in \(path))")
     }
 
     /// An APNs alert: a string is the body; a dictionary gives title, subtitle, body and their
