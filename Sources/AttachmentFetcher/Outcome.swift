@@ -257,13 +257,17 @@ public struct PlatformVerdict: Hashable, Sendable, Codable {
     public var reason: FallbackReason?
     /// A human explanation of `reason`.
     public var detail: String?
+    /// The file the platform shows, when `status` is `attached`: the first of the payload's
+    /// attachments it accepts (an FCM HTTP v1 message names one for Android and one for iPhones).
+    public var path: String?
 
     /// A verdict.
-    public init(platform: Platform, status: Outcome.Status, reason: FallbackReason?, detail: String?) {
+    public init(platform: Platform, status: Outcome.Status, reason: FallbackReason?, detail: String?, path: String? = nil) {
         self.platform = platform
         self.status = status
         self.reason = reason
         self.detail = detail
+        self.path = path
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -272,5 +276,6 @@ public struct PlatformVerdict: Hashable, Sendable, Codable {
         try container.encode(status, forKey: .status)
         try container.encode(reason, forKey: .reason)
         try container.encode(detail, forKey: .detail)
+        try container.encode(path, forKey: .path)
     }
 }

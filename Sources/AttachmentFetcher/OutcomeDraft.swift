@@ -38,16 +38,18 @@ struct OutcomeDraft {
     /// Attached when at least one attachment is ready (the failures of others become warnings);
     /// otherwise the original, with the first failure's reason.
     ///
-    /// Each platform of `judges` judges each downloaded file; a file no platform accepts is
-    /// removed and counts as a failure (the first platform's refusal). With `reportingVerdicts`,
-    /// the outcome lists each platform's own verdict.
+    /// Each platform of `judges` judges each downloaded file meant for it (every file, unless the
+    /// payload names one per platform); a file no platform accepts is removed and counts as a
+    /// failure (the first platform's refusal). With `reportingVerdicts`, the outcome lists each
+    /// platform's own verdict, with the first file it shows.
     func finish(with results: [AttachmentResult], judgedBy judges: [PlatformRules], reportingVerdicts: Bool) -> Outcome {
         var draft = self
         var attachments: [Attachment] = []
         var failures: [(AttachmentResult, TransferFailure)] = []
-        var acceptedBy: Set<Platform> = []
+        var shownBy: [Platform: String] = [:]
         var refusals: [Platform: TransferFailure] = [:]
         for attachment in results {
+            let judges = judges.filter { attachment.request.isJudged(on: $0.platform) }
             if let url = attachment.url, url.string.hasPrefix("http:") {
                 for judge in judges {
                     switch judge.platform {
@@ -79,7 +81,7 @@ struct OutcomeDraft {
                     failures.append((attachment, firstRefusal))
                     continue
                 }
-                acceptedBy.formUnion(accepting)
+                for platform in accepting where shownBy[platform] == nil { shownBy[platform] = file.path }
                 let payloadURL = attachment.request.url
                 attachments.append(
                     Attachment(
@@ -95,9 +97,11 @@ struct OutcomeDraft {
         }
         if reportingVerdicts {
             draft.verdicts = judges.map { judge in
-                guard !acceptedBy.contains(judge.platform), let refusal = refusals[judge.platform] else {
-                    return PlatformVerdict(platform: judge.platform, status: .attached, reason: nil, detail: nil)
+                if let path = shownBy[judge.platform] {
+                    return PlatformVerdict(platform: judge.platform, status: .attached, reason: nil, detail: nil, path: path)
                 }
+                let refusal = refusals[judge.platform]
+                    ?? TransferFailure(reason: .noAttachment, detail: "the payload names no attachment for \(judge.platform.rawValue)")
                 return PlatformVerdict(platform: judge.platform, status: .original, reason: refusal.reason, detail: refusal.detail)
             }
         }

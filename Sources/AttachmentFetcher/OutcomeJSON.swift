@@ -75,6 +75,8 @@ extension Outcome {
                 if position > 0 { buffer.append(UInt8(ascii: ",")) }
                 buffer.append(contentsOf: #"{"detail":"#.utf8)
                 JSONText.appendOptionalString(verdict.detail, to: &buffer)
+                buffer.append(contentsOf: #","path":"#.utf8)
+                JSONText.appendOptionalString(verdict.path, to: &buffer)
                 buffer.append(contentsOf: #","platform":"#.utf8)
                 JSONText.appendString(verdict.platform.rawValue, to: &buffer)
                 buffer.append(contentsOf: #","reason":"#.utf8)

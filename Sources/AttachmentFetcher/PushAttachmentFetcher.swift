@@ -189,10 +189,16 @@ public final class PushAttachmentFetcher: Sendable {
         switch prepared.next {
         case .original(let reason, let detail):
             return (draft.original(reason, detail), [])
-        case .download(let requests, let platform):
-            let results = await download(requests, deadline: deadline)
-            // The payload's own platform judges its files, unless a preflight names platforms.
+        case .download(let named, let platform):
+            // The payload's own platform judges its files, unless a preflight names platforms;
+            // an attachment for other platforms only (an FCM message's iPhone image) is not fetched.
             let platforms = configuration.platforms.isEmpty ? [platform] : configuration.platforms
+            let requests = named.filter { request in platforms.contains { request.isJudged(on: $0) } }
+            guard !requests.isEmpty else {
+                let judged = platforms.map(\.rawValue).joined(separator: ", ")
+                return (draft.original(.noAttachment, "the \(draft.vendor.map { "\($0)" } ?? "") payload names no attachment for \(judged)"), [])
+            }
+            let results = await download(requests, deadline: deadline)
             let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits) }
             return (
                 draft.finish(with: results, judgedBy: judges, reportingVerdicts: !configuration.platforms.isEmpty),

@@ -48,7 +48,7 @@ struct OutcomePrinter {
             switch verdict.status {
             case .attached:
                 let what = verdict.platform == .android ? "picture" : "attachment"
-                lines.append("  on \(name): shown (\(what) \(TerminalText.escaped(outcome.attachments.first?.path ?? "")))")
+                lines.append("  on \(name): shown (\(what) \(TerminalText.escaped(verdict.path ?? outcome.attachments.first?.path ?? "")))")
             case .original:
                 lines.append("  on \(name): not shown: \(verdict.reason.map { "\($0)" } ?? "unknown"): \(TerminalText.escaped(verdict.detail ?? ""))")
             }
@@ -93,9 +93,16 @@ struct OutcomePrinter {
         } else {
             lines.append("    tap opens: the app")
         }
-        let label = notification.platform == .android ? "picture" : "attachment"
-        for attachment in outcome.attachments { lines.append("    \(label): \(TerminalText.escaped(attachment.path))") }
-        if outcome.attachments.isEmpty, let url = notification.imageURL { lines.append("    picture: none (\(TerminalText.escaped(url)) not attached)") }
+        guard notification.platform == .android else {
+            for attachment in outcome.attachments { lines.append("    attachment: \(TerminalText.escaped(attachment.path))") }
+            return lines
+        }
+        // Android shows one picture, the notification's: an FCM HTTP v1 message may also have
+        // fetched iPhones' image, which is not it.
+        let pictures = notification.imageURL.map { url in outcome.attachments.filter { ($0.payloadURL ?? $0.url) == url } }
+            ?? outcome.attachments
+        for attachment in pictures { lines.append("    picture: \(TerminalText.escaped(attachment.path))") }
+        if pictures.isEmpty, let url = notification.imageURL { lines.append("    picture: none (\(TerminalText.escaped(url)) not attached)") }
         return lines
     }
 }

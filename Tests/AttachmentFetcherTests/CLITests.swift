@@ -151,6 +151,22 @@ struct CLITests {
         }
     }
 
+    @Test("An FCM HTTP v1 message with an image per platform: the Android notification shows its own picture; each verdict names its file")
+    func firebaseHTTPv1PerPlatformOutput() async throws {
+        try await withServer { server, directory in
+            let payload = #"{"message":{"notification":{"title":"T","image":"\#(server.url("/media/a.jpg?bytes=900"))"},"android":{"notification":{"image":"\#(server.url("/media/b.png?bytes=900"))"}}}}"#
+            let shown = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks", "--platform", "ios,android"],
+                stdin: Data(payload.utf8))
+            #expect(shown.status == 0, "\(shown.stdout)")
+            let lines = shown.stdout.split(separator: "\n").map(String.init)
+            let pictures = lines.filter { $0.hasPrefix("    picture: ") }
+            #expect(pictures.count == 1 && pictures.first?.hasSuffix(".png") == true, "\(shown.stdout)")
+            #expect(lines.contains { $0.hasPrefix("  on iOS: shown (attachment \(directory)/a-") && $0.hasSuffix(".jpg)") }, "\(shown.stdout)")
+            #expect(lines.contains { $0.hasPrefix("  on Android: shown (picture \(directory)/b-") && $0.hasSuffix(".png)") }, "\(shown.stdout)")
+        }
+    }
+
     @Test("Without --json, the notification as a person would see it: texts, badge, sound, buttons, tap, picture")
     func humanNotification() async throws {
         try await withServer { server, directory in

@@ -152,12 +152,17 @@ struct ContentReferenceTests {
         #expect(read.warnings.contains { $0.contains("gcm_actions") && $0.contains("3") }, "\(read.warnings)")
     }
 
-    @Test("FCM HTTP v1: an apns block naming its own image is said in a warning, since that is what iPhones get")
+    @Test("FCM HTTP v1: an apns block naming its own image is requested for iOS, and said in a warning")
     func firebaseHTTPv1APNsImage() throws {
         let read = try ReadPayload(#"{"message":{"notification":{"title":"T","image":"https://c/a.jpg"},"apns":{"fcm_options":{"image":"https://c/i.gif"}}}}"#)
         #expect(read.vendor == .firebase && read.platform == .android)
-        #expect(read.pictureURLs == ["https://c/a.jpg"])
-        #expect(read.warnings.contains("message.apns.fcm_options.image (https://c/i.gif) is what iOS devices attach; this outcome judges the Android picture (https://c/a.jpg): preflight the APNs payload for iOS's verdict"), "\(read.warnings)")
+        guard case .attachments(let requests)? = read.recognized?.recognition else {
+            Issue.record("no attachments: \(String(describing: read.recognized))")
+            return
+        }
+        #expect(requests.map(\.url) == ["https://c/a.jpg", "https://c/i.gif"])
+        #expect(requests.map(\.platforms) == [[.android], [.ios]])
+        #expect(read.warnings == ["iPhones attach message.apns.fcm_options.image (https://c/i.gif), not the Android picture (https://c/a.jpg)"], "\(read.warnings)")
         let same = try ReadPayload(#"{"message":{"notification":{"title":"T","image":"https://c/a.jpg"},"apns":{"fcm_options":{"image":"https://c/a.jpg"}}}}"#)
         #expect(same.warnings.isEmpty, "\(same.warnings)")
     }

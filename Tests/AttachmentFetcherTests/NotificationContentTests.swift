@@ -196,11 +196,9 @@ struct NotificationContentTests {
         #expect(v1.vendor == .firebase && v1.platform == .android && message.visible)
         #expect(message.title == "T" && message.body == "B" && message.channel == "news" && message.badge == .set(2))
         #expect(message.priority == 1 && message.extras == ["k": .string("v")])
-        #expect(v1.pictureURLs == ["https://cdn.example.com/b.png"])
-        // iPhones get the common image, which Android's own replaces here.
-        #expect(v1.warnings == [
-            "message.notification.image (https://cdn.example.com/a.jpg) is what iOS devices attach; this outcome judges the Android picture (https://cdn.example.com/b.png): preflight the APNs payload for iOS's verdict"
-        ])
+        // iPhones get the common image, which Android's own replaces here: each is requested for its platform.
+        #expect(v1.pictureURLs == ["https://cdn.example.com/b.png", "https://cdn.example.com/a.jpg"])
+        #expect(v1.warnings == ["iPhones attach message.notification.image (https://cdn.example.com/a.jpg), not the Android picture (https://cdn.example.com/b.png)"])
 
         let bare = try ReadPayload(#"{"notification":{"title":"T","image":"https://cdn.example.com/a.jpg"}}"#)
         #expect(bare.vendor == .firebase && bare.pictureURLs == ["https://cdn.example.com/a.jpg"])

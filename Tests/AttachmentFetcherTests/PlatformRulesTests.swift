@@ -12,7 +12,7 @@ struct PlatformRulesTests {
             let suffix = chunked ? "&chunked=1" : ""
             let atLimit = await fixture.fetch("/media/at.jpg?bytes=1000000\(suffix)")
             #expect(atLimit.status == .attached, "\(atLimit.detail ?? "")")
-            #expect(atLimit.verdicts == [PlatformVerdict(platform: .android, status: .attached, reason: nil, detail: nil)])
+            #expect(atLimit.verdicts == [PlatformVerdict(platform: .android, status: .attached, reason: nil, detail: nil, path: atLimit.attachments.first?.path)])
             let over = await fixture.fetch("/media/over.jpg?bytes=1000001\(suffix)")
             #expect(over.reason == .tooLarge)
             #expect(over.detail == "the body is larger than the Android picture limit, 1000000 bytes")
@@ -42,7 +42,8 @@ struct PlatformRulesTests {
             #expect(outcome.verdicts[1].status == .attached)
             #expect(fixture.server.stats().requests == 1)
             let json = outcome.jsonLine()
-            #expect(json.contains(#""verdicts":[{"detail":"detected image/webp (WebP), which iOS does not accept as an attachment","platform":"ios","reason":"unsupported-type","status":"original"},{"detail":null,"platform":"android","reason":null,"status":"attached"}]"#))
+            let path = try #require(outcome.attachments.first?.path)
+            #expect(json.contains(#""verdicts":[{"detail":"detected image/webp (WebP), which iOS does not accept as an attachment","path":null,"platform":"ios","reason":"unsupported-type","status":"original"},{"detail":null,"path":"\#(path)","platform":"android","reason":null,"status":"attached"}]"#))
         }
     }
 
@@ -55,6 +56,40 @@ struct PlatformRulesTests {
                 #expect(outcome.detail?.hasSuffix("which Android does not accept as a picture (images only)") == true, "\(outcome.detail ?? "")")
             }
             #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("An FCM HTTP v1 message: each platform is judged on its own image, and only the judged platforms' images are fetched")
+    func firebaseHTTPv1PerPlatform() async throws {
+        func message(_ fixture: Fixture, common: String, android: String) -> Data {
+            let common = fixture.server.url(common), android = fixture.server.url(android)
+            return Data(#"{"message":{"notification":{"title":"T","image":"\#(common)"},"android":{"notification":{"image":"\#(android)"}}}}"#.utf8)
+        }
+        try await Fixture.with(configure: { $0.platforms = [.ios, .android] }) { fixture in
+            // Android's own image is a WebP, which Android shows; iPhones get the common JPEG.
+            let outcome = await fixture.fetcher.process(message(fixture, common: "/files/photo.jpg", android: "/files/photo.webp"))
+            #expect(outcome.status == .attached, "\(outcome.detail ?? "")")
+            #expect(outcome.attachments.map(\.mime) == ["image/webp", "image/jpeg"])
+            let ios = try #require(outcome.verdicts.first { $0.platform == .ios })
+            let android = try #require(outcome.verdicts.first { $0.platform == .android })
+            #expect(ios.status == .attached && android.status == .attached, "\(outcome.verdicts)")
+            #expect(ios.path == outcome.attachments.last?.path && android.path == outcome.attachments.first?.path)
+            // iPhones' image missing: iOS's verdict says so; Android's stands.
+            let missing = await fixture.fetcher.process(message(fixture, common: "/media/gone.jpg?status=404", android: "/files/photo.webp"))
+            #expect(missing.status == .attached)
+            #expect(missing.verdicts.first { $0.platform == .ios }?.reason == .httpStatus, "\(missing.verdicts)")
+            #expect(missing.verdicts.first { $0.platform == .android }?.status == .attached)
+        }
+        try await Fixture.with { fixture in
+            // Judged as the message's own platform, Android, only its image is fetched.
+            let outcome = await fixture.fetcher.process(message(fixture, common: "/files/photo.jpg", android: "/files/photo.webp"))
+            #expect(outcome.attachments.map(\.mime) == ["image/webp"])
+            #expect(fixture.server.stats().requests == 1)
+            // An image for iPhones only: nothing for Android, and nothing fetched.
+            let iPhonesOnly = Data(#"{"message":{"notification":{"title":"T"},"apns":{"fcm_options":{"image":"\#(fixture.server.url("/files/photo.jpg"))"}}}}"#.utf8)
+            let none = await fixture.fetcher.process(iPhonesOnly)
+            #expect(none.reason == .noAttachment && none.detail == "the firebase payload names no attachment for android", "\(none.detail ?? "")")
+            #expect(fixture.server.stats().requests == 1)
         }
     }
 

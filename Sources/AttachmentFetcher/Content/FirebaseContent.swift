@@ -10,9 +10,9 @@
 ///
 /// Android, as an HTTP v1 message (`{message: …}` or its content): `notification{title, body,
 /// image}` overridden by `android.notification{…, channel_id, sound, tag, notification_count,
-/// *_loc_key, *_loc_args, notification_priority}`; extras `data`. Shown when it has text. The
-/// message is judged as Android's: when iPhones would attach another image (`apns.fcm_options.image`,
-/// else `notification.image`), a warning names it.
+/// *_loc_key, *_loc_args, notification_priority}`; extras `data`. Shown when it has text. When
+/// iPhones attach another image (`apns.fcm_options.image`, else `notification.image`), a warning
+/// names it; iOS's verdict is on that image (see `FirebaseAndroidSchema`).
 extension ContentReader {
     mutating func readFirebaseIOS() {
         readAPNs()
@@ -85,18 +85,27 @@ extension ContentReader {
         content.priority = Self.firebasePriorities[textValue("notification_priority") ?? ""]
         content.visible = content.hasText
         setExtras(from: object(message["data"], at: "\(prefix)data") ?? [:]) { _ in false }
-        // The message is judged as Android's; iPhones attach `apns.fcm_options.image`, else the
-        // common `notification.image`. When that is another image, say so.
-        let apnsImage = object(message["apns"], at: "\(prefix)apns")
-            .flatMap { object($0["fcm_options"], at: "\(prefix)apns.fcm_options") }
-            .flatMap { text($0["image"], at: "\(prefix)apns.fcm_options.image") }
-        let iOSImage = apnsImage.map { ($0, "\(prefix)apns.fcm_options.image") }
-            ?? text(common["image"], at: "\(prefix)notification.image").map { ($0, "\(prefix)notification.image") }
-        if let (url, path) = iOSImage, url != content.imageURL {
+        // iPhones attach `apns.fcm_options.image`, else the common `notification.image`: when
+        // that is another image than Android's, say so (iOS's verdict is on it when iOS is judged).
+        if let apns = object(message["apns"], at: "\(prefix)apns") { _ = object(apns["fcm_options"], at: "\(prefix)apns.fcm_options") }
+        if let (url, path) = Self.firebaseHTTPv1iOSImage(payload), url != content.imageURL {
             let android = content.imageURL.map { "the Android picture (\($0))" } ?? "no Android picture"
-            warnings.append(
-                "\(path) (\(url)) is what iOS devices attach; this outcome judges \(android): preflight the APNs payload for iOS's verdict")
+            warnings.append("iPhones attach \(path) (\(url)), not \(android)")
         }
+    }
+
+    /// The image iPhones attach from an HTTP v1 message: `apns.fcm_options.image`, else
+    /// `notification.image`, with its path.
+    static func firebaseHTTPv1iOSImage(_ payload: JSONObject) -> (url: String, path: String)? {
+        let message = payload["message"]?.object ?? payload
+        let prefix = payload["message"] == nil ? "" : "message."
+        for (value, path) in [
+            (message[path: ["apns", "fcm_options", "image"]], "apns.fcm_options.image"),
+            (message[path: ["notification", "image"]], "notification.image"),
+        ] {
+            if let url = value?.string, !url.isEmpty { return (url, prefix + path) }
+        }
+        return nil
     }
 
     /// HTTP v1's `NotificationPriority` names as NotificationCompat's −2…2.

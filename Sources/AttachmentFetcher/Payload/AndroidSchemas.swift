@@ -121,14 +121,25 @@ struct OneSignalAndroidSchema: VendorSchema {
 /// FCM: a device bundle (`gcm.*` / `google.*` keys) or an HTTP v1 message (`notification`,
 /// `android`, or either inside `message`). A payload with `fcm_options` is an APNs payload that
 /// lacks its `aps`, left to the iOS schema.
+///
+/// An HTTP v1 message is a send request for every platform: when iPhones' image
+/// (`apns.fcm_options.image`, else `notification.image`) is not the Android picture, each is
+/// requested for its own platform, and fetched only when that platform is judged.
 struct FirebaseAndroidSchema: VendorSchema {
     var vendor: Vendor { .firebase }
 
     func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard payload["fcm_options"] == nil else { return nil }
-        guard ContentReader.isFirebaseHTTPv1(payload)
-            || payload.members.contains(where: { $0.key.hasPrefix("gcm.") || $0.key.hasPrefix("google.") })
+        let isMessage = ContentReader.isFirebaseHTTPv1(payload)
+        guard isMessage || payload.members.contains(where: { $0.key.hasPrefix("gcm.") || $0.key.hasPrefix("google.") })
         else { return nil }
-        return AndroidSchemas.picture(ContentReader.firebaseAndroidPicture(payload))
+        let android = ContentReader.firebaseAndroidPicture(payload)
+        guard isMessage, let iOS = ContentReader.firebaseHTTPv1iOSImage(payload)?.url, iOS != android else {
+            return AndroidSchemas.picture(android)
+        }
+        var requests: [RequestedAttachment] = []
+        if let android { requests.append(RequestedAttachment(url: android, claimedType: nil, platforms: [.android])) }
+        requests.append(RequestedAttachment(url: iOS, claimedType: nil, platforms: [.ios]))
+        return .attachments(requests)
     }
 }

@@ -13,6 +13,12 @@ struct RequestedAttachment: Hashable, Sendable {
     var url: String
     /// The payload's type hint, if any.
     var claimedType: ClaimedType?
+    /// The platforms that show this attachment when the payload names one per platform (an FCM
+    /// HTTP v1 message's Android picture and iPhones' image); `nil`: every platform judged.
+    var platforms: Set<Platform>? = nil
+
+    /// Whether `platform` judges this attachment.
+    func isJudged(on platform: Platform) -> Bool { platforms?.contains(platform) ?? true }
 }
 
 /// What a vendor's keys say a payload is.
