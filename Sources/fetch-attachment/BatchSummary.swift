@@ -8,7 +8,7 @@ struct BatchRecord: Sendable {
     var reason: FallbackReason?
     var milliseconds: Double
     /// Whether the outcome is a `network` failure whose detail the address policy hid.
-    var hidesNetworkDetail: Bool = false
+    var hidesNetworkDetail: Bool
 
     init(_ outcome: Outcome) {
         attached = outcome.status == .attached

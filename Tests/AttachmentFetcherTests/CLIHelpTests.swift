@@ -95,6 +95,14 @@ struct CLIHelpTests {
         #expect(detail == "cannot create \(blocker)/out: Not a directory", "\(detail)")
     }
 
+    /// A batch file of `copies` lines of `payload` in `directory`; its path.
+    private static func campaign(of payload: Data, copies: Int, in directory: String) throws -> String {
+        let path = directory + "/campaign.jsonl"
+        try Data(repeatElement(String(decoding: payload, as: UTF8.self), count: copies).joined(separator: "\n").utf8)
+            .write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
     @Test("A refused address comes with a hint on stderr, once per batch; stdout keeps one outcome per payload")
     func addressRefusedHint() async throws {
         let directory = try makeTemporaryDirectory()
@@ -107,9 +115,7 @@ struct CLIHelpTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(one.stdout.utf8)) as? [String: Any])
         #expect(object["reason"] as? String == "address-refused")
         #expect(one.stderr.components(separatedBy: hint).count == 2, "\(one.stderr)")
-        let campaign = directory + "/campaign.jsonl"
-        try Data((0..<3).map { _ in String(decoding: payload, as: UTF8.self) }.joined(separator: "\n").utf8)
-            .write(to: URL(fileURLWithPath: campaign))
+        let campaign = try Self.campaign(of: payload, copies: 3, in: directory)
         let batch = try await CommandRunner.run(
             "fetch-attachment", ["--batch", campaign, "--no-cache", "--output-dir", directory])
         #expect(batch.stdout.components(separatedBy: "address-refused").count == 4, "\(batch.stdout)")
@@ -134,9 +140,7 @@ struct CLIHelpTests {
         #expect(object["reason"] as? String == "network")
         #expect(object["detail"] as? String == "could not fetch")
         #expect(one.stderr.components(separatedBy: hint).count == 2, "\(one.stderr)")
-        let campaign = directory + "/campaign.jsonl"
-        try Data((0..<3).map { _ in String(decoding: payload, as: UTF8.self) }.joined(separator: "\n").utf8)
-            .write(to: URL(fileURLWithPath: campaign))
+        let campaign = try Self.campaign(of: payload, copies: 3, in: directory)
         let batch = try await CommandRunner.run(
             "fetch-attachment", ["--batch", campaign, "--no-cache", "--allow-network", "127.0.0.1/32", "--output-dir", directory])
         #expect(batch.stdout.components(separatedBy: "network: could not fetch").count == 4, "\(batch.stdout)")

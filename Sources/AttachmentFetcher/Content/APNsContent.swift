@@ -18,10 +18,17 @@ extension ContentReader {
         if let level = content.interruptionLevel, !Self.interruptionLevels.contains(level) {
             warnings.append("aps.interruption-level is '\(level)': iOS knows passive, active, time-sensitive and critical")
         }
-        content.relevanceScore = number(aps["relevance-score"], at: "aps.relevance-score")
-        if let score = content.relevanceScore, !(0...1).contains(score) {
-            warnings.append("aps.relevance-score is \(PayloadValue.text(of: score)), outside 0–1")
+        content.relevanceScore = fraction(aps["relevance-score"], at: "aps.relevance-score")
+    }
+
+    /// A number meant to be from 0 to 1 (a relevance score, a volume): one outside is kept as
+    /// given (what iOS does with it is not documented) and named in a warning.
+    mutating func fraction(_ value: JSONValue?, at path: String) -> Double? {
+        let fraction = number(value, at: path)
+        if let fraction, !(0...1).contains(fraction) {
+            warnings.append("\(path) is \(PayloadValue.text(of: fraction)), outside 0–1")
         }
+        return fraction
     }
 
     /// APNs' interruption levels (`UNNotificationInterruptionLevel`), as the payload spells them.
@@ -61,8 +68,7 @@ extension ContentReader {
         content.visible = content.hasText
     }
 
-    /// An APNs sound: a name, or `{critical, name, volume}`. A volume outside 0–1 is a warning
-    /// (and kept as given: what iOS does with it is not documented).
+    /// An APNs sound: a name, or `{critical, name, volume}` (a volume outside 0–1 is a warning).
     mutating func readSound(_ value: JSONValue?, at path: String) {
         switch value {
         case nil, .null?: break
@@ -70,10 +76,7 @@ extension ContentReader {
         case .object(let sound)?:
             content.sound = text(sound["name"], at: "\(path).name")
             content.criticalSound = flag(sound["critical"], at: "\(path).critical")
-            content.soundVolume = number(sound["volume"], at: "\(path).volume")
-            if let volume = content.soundVolume, !(0...1).contains(volume) {
-                warnings.append("\(path).volume is \(PayloadValue.text(of: volume)), outside 0–1")
-            }
+            content.soundVolume = fraction(sound["volume"], at: "\(path).volume")
         default: warnings.append("\(path) is neither a string nor an object")
         }
     }

@@ -65,6 +65,12 @@ struct ContentReader {
     /// A top-level string to show.
     mutating func text(_ key: String) -> String? { text(payload[key], at: key) }
 
+    /// The first of `candidates` that is a non-empty string: a picture named by one of several
+    /// keys, in the vendor's order. Read without warnings, as the vendor's SDK reads it.
+    static func firstText(_ candidates: [JSONValue?]) -> String? {
+        candidates.lazy.compactMap { $0?.string }.first { !$0.isEmpty }
+    }
+
     /// An id: a string, or a number written as an integer.
     mutating func identifier(_ value: JSONValue?, at path: String) -> String? {
         if case .number(let number)? = value {

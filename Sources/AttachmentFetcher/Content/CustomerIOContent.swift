@@ -18,8 +18,7 @@ extension ContentReader {
 
     /// Customer.io Android's picture: `image`, else FCM's notification image (`gcm.n.image`).
     static func customerIOAndroidPicture(_ payload: JSONObject) -> String? {
-        let candidates = [payload["image"], payload["gcm.n.image"], payload["gcm.notification.image"]]
-        return candidates.lazy.compactMap { $0?.string }.first { !$0.isEmpty }
+        firstText([payload["image"], payload["gcm.n.image"], payload["gcm.notification.image"]])
     }
 
     /// Whether a push has both delivery keys, without which Customer.io's SDKs leave it alone.

@@ -117,10 +117,9 @@ extension ContentReader {
     /// v1 message's `android.notification.image` else `notification.image`.
     static func firebaseAndroidPicture(_ payload: JSONObject) -> String? {
         let message = payload["message"]?.object ?? payload
-        let candidates = [
+        return firstText([
             payload["gcm.n.image"], payload["gcm.notification.image"],
             message[path: ["android", "notification", "image"]], message[path: ["notification", "image"]],
-        ]
-        return candidates.lazy.compactMap { $0?.string }.first { !$0.isEmpty }
+        ])
     }
 }
