@@ -10,8 +10,14 @@ import Foundation
 @_cdecl("LLVMFuzzerTestOneInput")
 public func payloadFuzzerTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let data = start.map { Data(bytes: $0, count: count) } ?? Data()
-    // The whole reading the fetcher makes of a payload before any request, attachments chosen.
-    let prepared = PreparedPayload(data, maximumAttachments: 4)
+    // The whole reading the fetcher makes of a payload before any request, attachments chosen,
+    // judged on both platforms (an FCM HTTP v1 message is then read for iPhones too).
+    let prepared = PreparedPayload(data, maximumAttachments: 4, judging: [.ios, .android])
+    for notification in prepared.otherPlatformNotifications {
+        var line: [UInt8] = []
+        notification.appendJSON(to: &line)
+        precondition((try? JSONSerialization.jsonObject(with: Data(line))) != nil, "the iPhone notification's JSON does not parse")
+    }
     if case .download(let requests, _) = prepared.next { precondition(!requests.isEmpty && requests.count <= 4, "\(requests.count) attachments chosen") }
     guard let object = JSONValue.object(from: data) else { return 0 }
     check(object)

@@ -7,12 +7,13 @@ import Foundation
 final class LatestPayload: Sendable {
     private let latest = Locked<(payload: Data, prepared: PreparedPayload)?>(nil)
 
-    /// What `payload` says, read now or remembered from the payload before it.
-    func prepared(_ payload: Data, maximumAttachments: Int) -> PreparedPayload {
+    /// What `payload` says, read now or remembered from the payload before it. One fetcher's
+    /// memo: its `maximumAttachments` and `platforms` are the same for every payload.
+    func prepared(_ payload: Data, maximumAttachments: Int, judging platforms: [Platform] = []) -> PreparedPayload {
         if let known = latest.withLock({ latest in latest.flatMap { $0.payload == payload ? $0.prepared : nil } }) {
             return known
         }
-        let prepared = PreparedPayload(payload, maximumAttachments: maximumAttachments)
+        let prepared = PreparedPayload(payload, maximumAttachments: maximumAttachments, judging: platforms)
         latest.withLock { $0 = (payload, prepared) }
         return prepared
     }

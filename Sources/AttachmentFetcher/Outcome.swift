@@ -169,14 +169,28 @@ public struct Outcome: Sendable {
     /// `Configuration.platforms`; empty unless that names platforms (a preflight).
     public var verdicts: [PlatformVerdict]
     /// What the push shows and does, read whenever its vendor was recognised; `nil` otherwise.
+    /// Its `platform` is the payload's shape (an FCM HTTP v1 message is Android's).
     public var notification: NotificationContent?
+    /// What the same push shows on the other judged platforms, when one payload addresses
+    /// several: an FCM HTTP v1 message judged on iOS (`Configuration.platforms`) gets its
+    /// iPhone notification here, read from the APNs payload FCM makes of it. Empty otherwise.
+    public var otherPlatformNotifications: [NotificationContent]
+
+    /// What the push shows on `platform`: `notification` when that is the payload's shape, else
+    /// the one among `otherPlatformNotifications`; `nil` when the payload does not say (a device
+    /// payload judged by another platform's rules).
+    public func notification(on platform: Platform) -> NotificationContent? {
+        notification?.platform == platform ? notification : otherPlatformNotifications.first { $0.platform == platform }
+    }
 
     /// An outcome; prefer reading the ones `PushAttachmentFetcher.process(_:)` returns.
     public init(
         status: Status, reason: FallbackReason?, detail: String?, vendor: Vendor?, attachments: [Attachment],
         warnings: [String], elapsed: Duration, payload: Data, notification: NotificationContent? = nil,
-        failures: [AttachmentFailure] = [], verdicts: [PlatformVerdict] = []
+        otherPlatformNotifications: [NotificationContent] = [], failures: [AttachmentFailure] = [],
+        verdicts: [PlatformVerdict] = []
     ) {
+        self.otherPlatformNotifications = otherPlatformNotifications
         self.failures = failures
         self.verdicts = verdicts
         self.status = status
@@ -200,12 +214,14 @@ public struct Outcome: Sendable {
 extension Outcome: Encodable {
     private enum CodingKeys: String, CodingKey {
         case status, reason, detail, vendor, attachments, failures, warnings, verdicts, notification
+        case otherPlatformNotifications = "other_platform_notifications"
         case elapsedMilliseconds = "elapsed_ms"
     }
 
     /// Encodes the CLI's JSON shape: `status`, `reason` (null when attached), `detail`, `vendor`,
     /// `attachments` (`url`, `path`, `mime`, `bytes`), `warnings`, `elapsed_ms`, `notification`
-    /// (`NotificationContent`'s object, or null). The payload is not part of it.
+    /// (`NotificationContent`'s object, or null), and `other_platform_notifications` (an array
+    /// of them) when there are any. The payload is not part of it.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(status, forKey: .status)
@@ -218,6 +234,9 @@ extension Outcome: Encodable {
         if !verdicts.isEmpty { try container.encode(verdicts, forKey: .verdicts) }
         try container.encode(elapsedMilliseconds, forKey: .elapsedMilliseconds)
         try container.encode(notification, forKey: .notification)
+        if !otherPlatformNotifications.isEmpty {
+            try container.encode(otherPlatformNotifications, forKey: .otherPlatformNotifications)
+        }
     }
 }
 

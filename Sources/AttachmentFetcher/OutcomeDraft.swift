@@ -17,6 +17,7 @@ struct OutcomeDraft {
     let startedAt: ContinuousClock.Instant
     var vendor: Vendor?
     var notification: NotificationContent?
+    var otherPlatformNotifications: [NotificationContent] = []
     var warnings: [String] = []
     /// Each asked-for platform's verdict, when a preflight asks for them.
     var verdicts: [PlatformVerdict] = []
@@ -28,11 +29,16 @@ struct OutcomeDraft {
         self.startedAt = startedAt
     }
 
+    /// What the push shows on `platform`, when known (see `Outcome.notification(on:)`).
+    func notification(on platform: Platform) -> NotificationContent? {
+        ([notification].compactMap { $0 } + otherPlatformNotifications).first { $0.platform == platform }
+    }
+
     func original(_ reason: FallbackReason, _ detail: String) -> Outcome {
         Outcome(
             status: .original, reason: reason, detail: detail, vendor: vendor, attachments: [], warnings: warnings,
-            elapsed: startedAt.duration(to: .now), payload: payload, notification: notification, failures: failures,
-            verdicts: verdicts)
+            elapsed: startedAt.duration(to: .now), payload: payload, notification: notification,
+            otherPlatformNotifications: otherPlatformNotifications, failures: failures, verdicts: verdicts)
     }
 
     /// Attached when at least one attachment is ready (the failures of others become warnings);
@@ -40,16 +46,18 @@ struct OutcomeDraft {
     ///
     /// Each platform of `judges` judges each downloaded file meant for it (every file, unless the
     /// payload names one per platform); a file no platform accepts is removed and counts as a
-    /// failure (the first platform's refusal). With `reportingVerdicts`, the outcome lists each
-    /// platform's own verdict, with the first file it shows.
+    /// failure (the first platform's refusal). A platform that shows nothing of this push (an
+    /// FCM HTTP v1 message without texts for iPhones) judges no file. With `reportingVerdicts`,
+    /// the outcome lists each platform's own verdict, with the first file it shows.
     func finish(with results: [AttachmentResult], judgedBy judges: [PlatformRules], reportingVerdicts: Bool) -> Outcome {
         var draft = self
         var attachments: [Attachment] = []
         var failures: [(AttachmentResult, TransferFailure)] = []
         var shownBy: [Platform: String] = [:]
         var refusals: [Platform: TransferFailure] = [:]
+        let silent = Set(judges.map(\.platform).filter { notification(on: $0)?.visible == false })
         for attachment in results {
-            let judges = judges.filter { attachment.request.isJudged(on: $0.platform) }
+            let judges = judges.filter { attachment.request.isJudged(on: $0.platform) && !silent.contains($0.platform) }
             if let url = attachment.url, url.string.hasPrefix("http:") {
                 for judge in judges {
                     switch judge.platform {
@@ -97,6 +105,11 @@ struct OutcomeDraft {
         }
         if reportingVerdicts {
             draft.verdicts = judges.map { judge in
+                if silent.contains(judge.platform) {
+                    return PlatformVerdict(
+                        platform: judge.platform, status: .original, reason: .internalPush,
+                        detail: "the push shows nothing on \(judge.platform.rawValue)")
+                }
                 if let path = shownBy[judge.platform] {
                     return PlatformVerdict(platform: judge.platform, status: .attached, reason: nil, detail: nil, path: path)
                 }
@@ -122,7 +135,7 @@ struct OutcomeDraft {
         return Outcome(
             status: .attached, reason: nil, detail: nil, vendor: vendor, attachments: attachments,
             warnings: draft.warnings, elapsed: startedAt.duration(to: .now), payload: payload, notification: notification,
-            failures: draft.failures, verdicts: draft.verdicts)
+            otherPlatformNotifications: otherPlatformNotifications, failures: draft.failures, verdicts: draft.verdicts)
     }
 
 

@@ -63,6 +63,14 @@ extension Outcome {
         } else {
             buffer.append(contentsOf: "null".utf8)
         }
+        if !otherPlatformNotifications.isEmpty {
+            buffer.append(contentsOf: #","other_platform_notifications":["#.utf8)
+            for (position, other) in otherPlatformNotifications.enumerated() {
+                if position > 0 { buffer.append(UInt8(ascii: ",")) }
+                other.appendJSON(to: &buffer)
+            }
+            buffer.append(UInt8(ascii: "]"))
+        }
         buffer.append(contentsOf: #","reason":"#.utf8)
         JSONText.appendOptionalString(reason?.code, to: &buffer)
         buffer.append(contentsOf: #","status":"#.utf8)

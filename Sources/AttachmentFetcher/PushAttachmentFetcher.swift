@@ -182,20 +182,28 @@ public final class PushAttachmentFetcher: Sendable {
                 .invalidPayload,
                 "the payload is \(draft.payload.count) bytes, more than \(configuration.maximumPayloadBytes)"), [])
         }
-        let prepared = latestPayload.prepared(draft.payload, maximumAttachments: configuration.maximumAttachmentsPerPayload)
+        let prepared = latestPayload.prepared(
+            draft.payload, maximumAttachments: configuration.maximumAttachmentsPerPayload, judging: configuration.platforms)
         draft.vendor = prepared.vendor
         draft.notification = prepared.notification
+        draft.otherPlatformNotifications = prepared.otherPlatformNotifications
         draft.warnings = prepared.warnings
         switch prepared.next {
         case .original(let reason, let detail):
             return (draft.original(reason, detail), [])
         case .download(let named, let platform):
             // The payload's own platform judges its files, unless a preflight names platforms;
-            // an attachment for other platforms only (an FCM message's iPhone image) is not fetched.
+            // an attachment for other platforms only (an FCM message's iPhone image) is not fetched,
+            // nor one for a platform that shows nothing of this push (its verdict says so).
             let platforms = configuration.platforms.isEmpty ? [platform] : configuration.platforms
-            let requests = named.filter { request in platforms.contains { request.isJudged(on: $0) } }
-            guard !requests.isEmpty else {
+            let showing = platforms.filter { draft.notification(on: $0)?.visible != false }
+            guard !showing.isEmpty else {
                 let judged = platforms.map(\.rawValue).joined(separator: ", ")
+                return (draft.original(.internalPush, "the \(draft.vendor.map { "\($0)" } ?? "") push shows nothing on \(judged): no request is made"), [])
+            }
+            let requests = named.filter { request in showing.contains { request.isJudged(on: $0) } }
+            guard !requests.isEmpty else {
+                let judged = showing.map(\.rawValue).joined(separator: ", ")
                 return (draft.original(.noAttachment, "the \(draft.vendor.map { "\($0)" } ?? "") payload names no attachment for \(judged)"), [])
             }
             let results = await download(requests, deadline: deadline)

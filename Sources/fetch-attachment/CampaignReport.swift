@@ -43,13 +43,16 @@ final class CampaignReport: Sendable {
         var firstDetail: String?
         /// Each platform's verdict, from the first single-attachment payload that asked for them.
         var platformVerdicts: [PlatformVerdict] = []
-        /// What the first payload that uses the URL shows.
-        var sample: NotificationContent?
+        /// What the first payload that uses the URL shows, on each platform it says (an FCM
+        /// HTTP v1 message judged on iOS says what Android and iPhones show).
+        var samples: [NotificationContent] = []
 
         /// Counts the `index`th payload's use of the URL.
         mutating func record(_ outcome: Outcome, at index: Int, single: Bool) {
             if single, platformVerdicts.isEmpty { platformVerdicts = outcome.verdicts }
-            if sample == nil, let notification = outcome.notification, notification.visible { sample = notification }
+            if samples.isEmpty {
+                samples = ([outcome.notification].compactMap { $0 } + outcome.otherPlatformNotifications).filter(\.visible)
+            }
             payloads.record(index)
             milliseconds.append(outcome.elapsedMilliseconds)
         }
@@ -212,7 +215,7 @@ final class CampaignReport: Sendable {
         let sorted = row.milliseconds.sorted()
         cells.append(sorted.isEmpty ? "-" : String(format: "%.1f", sorted[sorted.count / 2]))
         cells.append(row.payloads.text)
-        cells.append(row.sample.map(sampleHTML) ?? "")
+        cells.append(row.samples.map(sampleHTML).joined())
         let classes = ["", "", "", "", "num", "num", "", ""]
         return "<tr class=\"url-row\">" + zip(cells, classes).map { cell, cls in
             cls.isEmpty ? "<td>\(cell)</td>" : "<td class=\"\(cls)\">\(cell)</td>"

@@ -42,7 +42,9 @@ struct OutcomePrinter {
         for failure in outcome.failures where outcome.status == .attached {
             lines.append("  not attached: \(TerminalText.escaped(failure.url)): \(failure.reason): \(TerminalText.escaped(failure.detail))")
         }
-        if let notification = outcome.notification { lines += Self.notificationLines(notification, outcome) }
+        for notification in [outcome.notification].compactMap({ $0 }) + outcome.otherPlatformNotifications {
+            lines += Self.notificationLines(notification, outcome)
+        }
         for verdict in outcome.verdicts {
             let name = verdict.platform == .ios ? "iOS" : "Android"
             switch verdict.status {
@@ -87,6 +89,9 @@ struct OutcomePrinter {
                 return "[\(title) → \(TerminalText.escaped(url))\(button.webview ? " in a web view" : "")]"
             }
             lines.append("    buttons: \(buttons.joined(separator: " "))")
+        } else if notification.platform == .ios, let category = notification.category {
+            // iOS shows the buttons the app registered for the category; the payload cannot say which.
+            lines.append("    buttons: the app's for category \(TerminalText.escaped(category))")
         }
         if let url = notification.openURL {
             lines.append("    tap opens: \(TerminalText.escaped(url))\(notification.openInWebview ? " in a web view" : "")")
@@ -94,7 +99,11 @@ struct OutcomePrinter {
             lines.append("    tap opens: the app")
         }
         guard notification.platform == .android else {
-            for attachment in outcome.attachments { lines.append("    attachment: \(TerminalText.escaped(attachment.path))") }
+            // An iPhone notification read from an FCM HTTP v1 message shows iPhones' own image,
+            // the one its verdict names; an iOS payload's shows every attachment.
+            let own = outcome.notification?.platform == .ios
+            let paths = own ? outcome.attachments.map(\.path) : outcome.verdicts.filter { $0.platform == .ios }.compactMap(\.path)
+            for path in paths { lines.append("    attachment: \(TerminalText.escaped(path))") }
             return lines
         }
         // Android shows one picture, the notification's: an FCM HTTP v1 message may also have

@@ -164,6 +164,16 @@ struct CLITests {
             #expect(pictures.count == 1 && pictures.first?.hasSuffix(".png") == true, "\(shown.stdout)")
             #expect(lines.contains { $0.hasPrefix("  on iOS: shown (attachment \(directory)/a-") && $0.hasSuffix(".jpg)") }, "\(shown.stdout)")
             #expect(lines.contains { $0.hasPrefix("  on Android: shown (picture \(directory)/b-") && $0.hasSuffix(".png)") }, "\(shown.stdout)")
+            // Then what iPhones show: apns.payload's alert, badge and sound, and only their attachment.
+            let iPhone = Array(lines.drop { $0 != "  ios notification:" }.prefix { $0 == "  ios notification:" || $0.hasPrefix("    ") })
+            #expect(iPhone.count == 5 && iPhone[1] == "    title: T" && iPhone[2] == "    sound: none" && iPhone[3] == "    tap opens: the app", "\(shown.stdout)")
+            #expect(iPhone.last?.hasPrefix("    attachment: \(directory)/a-") == true && iPhone.last?.hasSuffix(".jpg") == true, "\(shown.stdout)")
+            let own = #"{"message":{"notification":{"title":"T"},"apns":{"payload":{"aps":{"alert":"Hi iPhone","badge":2,"sound":"ping.caf","category":"SALE"}}}}}"#
+            let texts = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory, "--platform", "ios,android"], stdin: Data(own.utf8))
+            for line in ["  android notification:\n    title: T\n", "  ios notification:\n    body: Hi iPhone\n    badge: 2\n    sound: ping.caf\n    buttons: the app's for category SALE\n"] {
+                #expect(texts.stdout.contains(line), "\(texts.stdout)")
+            }
         }
     }
 

@@ -34,7 +34,20 @@ struct OutcomeJSONTests {
                 PlatformVerdict(platform: .ios, status: .original, reason: .unsupportedType, detail: awkward),
                 PlatformVerdict(platform: .android, status: .attached, reason: nil, detail: nil),
             ]),
+        // An FCM HTTP v1 message judged on both platforms: Android's notification and the iPhone's.
+        Outcome(
+            status: .original, reason: .noAttachment, detail: "plain", vendor: .firebase, attachments: [], warnings: [],
+            elapsed: .milliseconds(1), payload: Data(), notification: Self.notification(.android, title: "Sale"),
+            otherPlatformNotifications: [Self.notification(.ios, title: awkward)]),
     ]
+
+    private static func notification(_ platform: Platform, title: String) -> NotificationContent {
+        var content = NotificationContent(platform: platform, visible: true)
+        content.title = title
+        content.badge = .set(3)
+        content.extras = ["deep": .string("x")]
+        return content
+    }
 
     @Test("Same object, with and without index", arguments: outcomes, [nil, 0, 41])
     func agree(outcome: Outcome, index: Int?) throws {

@@ -93,6 +93,58 @@ struct PlatformRulesTests {
         }
     }
 
+    @Test("An FCM HTTP v1 message judged on iOS: iPhones show the APNs payload FCM makes of it, read as any iOS push")
+    func firebaseHTTPv1IPhoneNotification() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.ios, .android] }) { fixture in
+            let jpeg = fixture.server.url("/files/photo.jpg"), webp = fixture.server.url("/files/photo.webp")
+            // apns.payload's alert replaces notification's texts on iPhones; data's keys are custom keys.
+            let own = await fixture.fetcher.process(Data(#"""
+                {"message":{"notification":{"title":"Sale","body":"50% off","image":"\#(jpeg)"},
+                "android":{"notification":{"channel_id":"promo"}},
+                "apns":{"payload":{"aps":{"alert":{"title":"iOS Sale","body":"Half price"},"badge":3,"sound":"default",
+                "category":"SALE","mutable-content":1},"promo":"7"}},"data":{"deep":"x"}}}
+                """#.utf8))
+            #expect(own.notification?.platform == .android && own.notification?.title == "Sale")
+            #expect(own.notification(on: .android) == own.notification)
+            let iPhone = try #require(own.notification(on: .ios))
+            #expect(iPhone.platform == .ios && iPhone.visible)
+            #expect(iPhone.title == "iOS Sale" && iPhone.body == "Half price")
+            #expect(iPhone.badge == .set(3) && iPhone.sound == "default" && iPhone.category == "SALE")
+            #expect(iPhone.extras == ["deep": .string("x"), "promo": .string("7")])
+            #expect(own.verdicts.map(\.status) == [.attached, .attached], "\(own.verdicts)")
+            #expect(!own.warnings.contains { $0.contains("mutable-content") }, "\(own.warnings)")
+
+            // No apns.payload: iPhones show notification's title and body, and run no extension.
+            let common = await fixture.fetcher.process(Data(#"{"message":{"notification":{"title":"Sale","body":"50% off","image":"\#(jpeg)"}}}"#.utf8))
+            #expect(common.notification(on: .ios)?.title == "Sale" && common.notification(on: .ios)?.body == "50% off")
+            #expect(common.warnings.contains(
+                "message.apns.payload.aps.mutable-content is not 1: iPhones would not run a service extension for this message, so they show no image"),
+                "\(common.warnings)")
+            // The APNs payload's own mistakes are named with their place in the message.
+            let typed = await fixture.fetcher.process(Data(#"{"notification":{"title":"T"},"apns":{"payload":{"aps":{"badge":"+1"}}}}"#.utf8))
+            #expect(typed.notification(on: .ios)?.badge == nil)
+            #expect(typed.warnings.contains("apns.payload.aps.badge is not an integer"), "\(typed.warnings)")
+
+            // Texts for Android only: iPhones show nothing, and their image is not fetched.
+            let before = fixture.server.stats().requests
+            let androidOnly = await fixture.fetcher.process(Data(#"""
+                {"message":{"android":{"notification":{"title":"T","body":"B","image":"\#(webp)"}},
+                "apns":{"payload":{"aps":{"mutable-content":1}},"fcm_options":{"image":"\#(jpeg)"}}}}
+                """#.utf8))
+            #expect(fixture.server.stats().requests == before + 1)
+            #expect(androidOnly.notification(on: .ios)?.visible == false)
+            let ios = try #require(androidOnly.verdicts.first { $0.platform == .ios })
+            #expect(ios.status == .original && ios.reason == .internalPush, "\(ios)")
+            #expect(androidOnly.verdicts.first { $0.platform == .android }?.status == .attached)
+        }
+        // Judged as Android's only (the default): no iPhone notification.
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetcher.process(Data(#"{"message":{"notification":{"title":"T","body":"B"}}}"#.utf8))
+            #expect(outcome.notification?.title == "T")
+            #expect(outcome.otherPlatformNotifications.isEmpty && outcome.notification(on: .ios) == nil)
+        }
+    }
+
     @Test("HEIF and AVIF are shown on Android with a warning naming the first version that decodes them")
     func androidVersionWarnings() async throws {
         try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in

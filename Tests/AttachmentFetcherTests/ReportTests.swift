@@ -60,6 +60,26 @@ struct ReportTests {
         #expect(html.contains("<b>Spring &lt;sale&gt;</b>"))  // a payload's title, escaped
     }
 
+    @Test("An FCM HTTP v1 message judged on both platforms: each URL's sample shows the Android and the iPhone notification")
+    func firebaseHTTPv1Samples() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: Fixture.mediaDirectory)
+        let message = #"{"message":{"notification":{"title":"Sale","image":"\#(server.url("/files/photo.jpg"))"},"apns":{"payload":{"aps":{"alert":{"title":"iOS <sale>"},"mutable-content":1}}}}}"#
+        let batch = directory + "/batch.jsonl"
+        try Data((message + "\n").utf8).write(to: URL(fileURLWithPath: batch))
+        let report = directory + "/report.html"
+        let result = try await CommandRunner.run(
+            "fetch-attachment",
+            ["--batch", batch, "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android", "--report", report]
+                + Nginx.loopbackFlags)
+        try await server.shutdown()
+        #expect(result.status == 0, "\(result.stderr)")
+        let html = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(html.contains("<div class=\"detail\">android</div><div><b>Sale</b></div>"), "\(html)")
+        #expect(html.contains("<div class=\"detail\">ios</div><div><b>iOS &lt;sale&gt;</b></div>"), "\(html)")
+    }
+
     @Test("The report lists at most 200 distinct warnings, the most common first, and counts the rest in one row")
     func warningsBounded() async throws {
         let directory = try makeTemporaryDirectory()

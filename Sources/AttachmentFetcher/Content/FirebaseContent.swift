@@ -12,7 +12,8 @@
 /// image}` overridden by `android.notification{…, channel_id, sound, tag, notification_count,
 /// *_loc_key, *_loc_args, notification_priority}`; extras `data`. Shown when it has text. When
 /// iPhones attach another image (`apns.fcm_options.image`, else `notification.image`), a warning
-/// names it; iOS's verdict is on that image (see `FirebaseAndroidSchema`).
+/// names it; iOS's verdict is on that image (see `FirebaseAndroidSchema`). When iOS is judged too,
+/// `readFirebaseHTTPv1IPhone` reads what iPhones show of the message.
 extension ContentReader {
     mutating func readFirebaseIOS() {
         readAPNs()
@@ -92,6 +93,47 @@ extension ContentReader {
             let android = content.imageURL.map { "the Android picture (\($0))" } ?? "no Android picture"
             warnings.append("iPhones attach \(path) (\(url)), not \(android)")
         }
+    }
+
+    /// What iPhones show of an HTTP v1 message, with the warnings about it: the APNs payload FCM
+    /// makes of the message, read as any Firebase iOS push. That payload is `apns.payload` (its
+    /// `aps` and its custom keys), with `notification.title` and `body` as `aps.alert` when `aps`
+    /// has no alert of its own (`apns.payload` overrides them, as FCM documents; an alert of its
+    /// own is the whole alert), `data`'s keys as further custom keys (`apns.payload`'s win), and
+    /// the iPhone image (`firebaseHTTPv1iOSImage`) as `fcm_options.image`. What FCM adds of its
+    /// own (`gcm.message_id`, `google.c.*`) shows nothing and is left out. A warning names its
+    /// key by its place in the message (`apns.payload.aps.badge`).
+    static func readFirebaseHTTPv1IPhone(_ payload: JSONObject) -> (NotificationContent, [String]) {
+        let message = payload["message"]?.object ?? payload
+        let prefix = payload["message"] == nil ? "" : "message."
+        var warnings: [String] = []
+        var apns = JSONObject()
+        switch message[path: ["apns", "payload"]] {
+        case nil, .null?: break
+        case .object(let object)?: apns = object
+        default: warnings.append("\(prefix)apns.payload is not an object")
+        }
+        var aps = apns["aps"]?.object ?? [:]
+        if apns["aps"] == nil || (apns["aps"]?.object != nil && aps["alert"] == nil) {
+            // Only texts: a title of another type is named by the Android reading already.
+            var alert = JSONObject()
+            for key in ["title", "body"] {
+                if let text = message[path: ["notification", key]]?.string { alert.append(key, .string(text)) }
+            }
+            if !alert.isEmpty { aps.append("alert", .object(alert)) }
+            apns.append("aps", .object(aps))
+        }
+        if let data = message["data"]?.object {
+            for member in data.members where apns[member.key] == nil { apns.append(member.key, member.value) }
+        }
+        if let (url, _) = firebaseHTTPv1iOSImage(payload) { apns.append("fcm_options", .object(["image": .string(url)])) }
+        let (content, read) = ContentReader.read(apns, vendor: .firebase, platform: .ios)
+        warnings += read.map { $0.hasPrefix("aps") ? "\(prefix)apns.payload.\($0)" : $0 }
+        if content.visible, firebaseHTTPv1iOSImage(payload) != nil, apns[path: ["aps", "mutable-content"]]?.isSet != true {
+            warnings.append(
+                "\(prefix)apns.payload.aps.mutable-content is not 1: iPhones would not run a service extension for this message, so they show no image")
+        }
+        return (content, warnings)
     }
 
     /// The image iPhones attach from an HTTP v1 message: `apns.fcm_options.image`, else

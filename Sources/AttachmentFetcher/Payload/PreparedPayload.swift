@@ -1,8 +1,9 @@
 import Foundation
 
 /// What a payload's bytes say before anything is downloaded: its vendor, the notification it
-/// shows, the warnings about it, and either the attachments to fetch or why none will be. A pure
-/// function of the bytes and the fetcher's configuration.
+/// shows (on each judged platform it addresses), the warnings about it, and either the
+/// attachments to fetch or why none will be. A pure function of the bytes and the fetcher's
+/// configuration.
 struct PreparedPayload: Sendable {
     enum Next: Sendable {
         /// The original content stands, for this reason, without a request.
@@ -13,14 +14,18 @@ struct PreparedPayload: Sendable {
 
     var vendor: Vendor?
     var notification: NotificationContent?
+    /// What the push shows on the judged platforms other than its own shape's: an FCM HTTP v1
+    /// message's iPhone notification when iOS is judged.
+    var otherPlatformNotifications: [NotificationContent] = []
     var warnings: [String] = []
     var next: Next
 
     static let noExtensionWarning =
         "aps.mutable-content is not 1: iOS would not run a service extension for this payload"
 
-    /// Reads `payload` (at most `maximumAttachments` attachments are asked for).
-    init(_ payload: Data, maximumAttachments: Int) {
+    /// Reads `payload` (at most `maximumAttachments` attachments are asked for), for the
+    /// `judging` platforms (`Configuration.platforms`; empty for the payload's own).
+    init(_ payload: Data, maximumAttachments: Int, judging platforms: [Platform] = []) {
         let json: JSONObject
         do {
             guard let object = try JSONReader.read(payload).object else {
@@ -50,12 +55,19 @@ struct PreparedPayload: Sendable {
         if case .internalPush = recognized.recognition { notification.visible = false }
         self.notification = notification
         warnings += contentWarnings
+        if vendor == .firebase, recognized.platform == .android, platforms.contains(.ios),
+            ContentReader.isFirebaseHTTPv1(json)
+        {
+            let (iPhone, iPhoneWarnings) = ContentReader.readFirebaseHTTPv1IPhone(json)
+            otherPlatformNotifications = [iPhone]
+            warnings += iPhoneWarnings
+        }
         switch recognized.recognition {
         case .internalPush(let detail):
             next = .original(.internalPush, detail)
         case .malformed(let detail):
             next = .original(.invalidPayload, detail)
-        case _ where !notification.visible:
+        case _ where !notification.visible && !otherPlatformNotifications.contains(where: \.visible):
             next = .original(.internalPush, "the \(vendor) \(recognized.platform.rawValue) push shows nothing: no request is made")
         case .noAttachment:
             if recognized.platform == .ios, !extensionRuns { warnings.append(Self.noExtensionWarning) }
