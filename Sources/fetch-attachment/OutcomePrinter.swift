@@ -69,6 +69,8 @@ struct OutcomePrinter {
             ("title", notification.title ?? notification.titleLocKey.map { "[\($0)]" }),
             ("subtitle", notification.subtitle ?? notification.subtitleLocKey.map { "[\($0)]" }),
             ("body", notification.body ?? notification.bodyLocKey.map { "[\($0)]" }), ("summary", notification.summary),
+            // Android's expanded view, with the picture.
+            ("expanded title", notification.expandedTitle), ("expanded text", notification.expandedText),
         ] {
             if let text { lines.append("    \(label): \(TerminalText.escaped(text))") }
         }

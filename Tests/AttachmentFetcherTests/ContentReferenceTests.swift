@@ -198,13 +198,35 @@ struct ContentReferenceTests {
         #expect(landing.content?.openURL == "https://example.com/page" && landing.content?.openInWebview == true)
     }
 
-    @Test("CleverTap Android: the big picture's summary defaults to the body")
+    @Test("CleverTap Android: the expanded picture's line (wzrk_nms) defaults to the body")
     func cleverTapSummaryDefault() throws {
         let read = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_bp":"https://c/a.jpg"}"#)
-        #expect(read.content?.summary == "B")
+        #expect(read.content?.expandedText == "B" && read.content?.summary == nil)
         let own = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_bp":"https://c/a.jpg","wzrk_nms":"S"}"#)
-        #expect(own.content?.summary == "S")
+        #expect(own.content?.expandedText == "S")
         let noPicture = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B"}"#)
-        #expect(noPicture.content?.summary == nil)
+        #expect(noPicture.content?.expandedText == nil)
+    }
+
+    @Test("Android's expanded view: Braze ab_bt / ab_bs (the body when neither s nor ab_bs, with a picture), Airship's style title and summary")
+    func expandedTexts() throws {
+        let braze = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","s":"Sub","ab_bt":"Big T","ab_bs":"Big S","ab_iu":"https://c/a.jpg"}"#)
+        #expect(braze.content?.expandedTitle == "Big T" && braze.content?.expandedText == "Big S" && braze.content?.summary == "Sub")
+        // No big summary: the body with a picture unless there is a summary line (the SDK's rule).
+        let body = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","ab_iu":"https://c/a.jpg"}"#)
+        #expect(body.content?.expandedTitle == nil && body.content?.expandedText == "B")
+        let sub = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","s":"Sub","ab_iu":"https://c/a.jpg"}"#)
+        #expect(sub.content?.expandedText == nil)
+        let noPicture = try ReadPayload(#"{"_ab":"true","t":"T","a":"B"}"#)
+        #expect(noPicture.content?.expandedText == nil)
+
+        let airship = try ReadPayload(
+            #"{"com.urbanairship.push.ALERT":"B","com.urbanairship.title":"T","com.urbanairship.summary":"Sub","com.urbanairship.style":"{\"type\":\"big_picture\",\"big_picture\":\"https://c/a.jpg\",\"title\":\"Big T\",\"summary\":\"Big S\"}"}"#)
+        #expect(airship.content?.summary == "Sub")
+        #expect(airship.content?.expandedTitle == "Big T" && airship.content?.expandedText == "Big S")
+        // The style's summary is not the summary line.
+        let styleOnly = try ReadPayload(
+            #"{"com.urbanairship.push.ALERT":"B","com.urbanairship.style":"{\"type\":\"big_picture\",\"big_picture\":\"https://c/a.jpg\",\"summary\":\"Big S\"}"}"#)
+        #expect(styleOnly.content?.summary == nil && styleOnly.content?.expandedText == "Big S")
     }
 }

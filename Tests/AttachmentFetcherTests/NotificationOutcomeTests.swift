@@ -132,6 +132,8 @@ struct NotificationOutcomeTests {
         content.channel = "news"
         content.priority = -1
         content.summary = "sum"
+        content.expandedTitle = "big title"
+        content.expandedText = "big text"
         content.largeIconURL = "https://cdn.example.com/i.png"
         content.imageURL = "https://cdn.example.com/a.jpg"
         content.inlineImage = true

@@ -7,7 +7,8 @@
 /// top-level keys but `aps`, `_`, `com.urbanairship.*` and action names.
 ///
 /// Android (`com.urbanairship.*`): body `com.urbanairship.push.ALERT`, title `.title`, summary
-/// `.summary` (else the style's), picture the JSON-in-string `.style` of type `big_picture`,
+/// `.summary`, expanded title and text the JSON-in-string `.style`'s `title` and `summary`,
+/// picture that style's `big_picture` when its type is `big_picture`,
 /// tap target the JSON-in-string `.actions`, buttons `.interactive_type` (the group, as
 /// category) and `.interactive_actions`, channel `.notification_channel`, priority `.priority`,
 /// sound `.sound`, send id `.push.PUSH_ID`. Shown only with a non-empty ALERT.
@@ -67,7 +68,8 @@ extension ContentReader {
         content.title = text("com.urbanairship.title")
         content.summary = text("com.urbanairship.summary")
         if let style = object(payload["com.urbanairship.style"], at: "com.urbanairship.style") {
-            if content.summary == nil { content.summary = text(style["summary"], at: "com.urbanairship.style.summary") }
+            content.expandedTitle = text(style["title"], at: "com.urbanairship.style.title")
+            content.expandedText = text(style["summary"], at: "com.urbanairship.style.summary")
             if text(style["type"], at: "com.urbanairship.style.type") == "big_picture" {
                 content.imageURL = text(style["big_picture"], at: "com.urbanairship.style.big_picture")
             }

@@ -3,7 +3,8 @@
 /// extras are the top-level keys but `aps`, `ab`, `ab_uri`, `ab_use_webview`; campaign the
 /// top-level `c`, else `ab.c`.
 ///
-/// Android (`_ab`): title `t`, body `a`, summary `s`, badge `ab_bc`, sound `sd` (`d` = default),
+/// Android (`_ab`): title `t`, body `a`, summary `s`, expanded title and text `ab_bt` / `ab_bs`
+/// (the text is the body with a picture and neither `s` nor `ab_bs`), badge `ab_bc`, sound `sd` (`d` = default),
 /// channel `ab_nc`, priority `p`, category `ab_ct`, large icon `ab_li`, inline image `ab_iip`,
 /// picture `ab_iu` else `extra.appboy_image_url`, tap target `uri` / `ab_use_webview`, buttons
 /// `ab_a*_a` / `_t` / `_uri` / `_use_webview` / `_id`, extras the JSON-in-string `extra`,
@@ -61,6 +62,8 @@ extension ContentReader {
         content.body = text("a")
         content.visible = content.title != nil && content.body != nil
         content.summary = text("s")
+        content.expandedTitle = text("ab_bt")
+        content.expandedText = text("ab_bs")
         if let count = integer(payload["ab_bc"], at: "ab_bc") { content.badge = .set(count) }
         if let sound = text("sd") { content.sound = sound == "d" ? "default" : sound }
         content.channel = text("ab_nc")
@@ -73,6 +76,11 @@ extension ContentReader {
         content.campaignID = text("cid")
         let extra = object(payload["extra"], at: "extra") ?? [:]
         content.imageURL = text("ab_iu") ?? text(extra["appboy_image_url"], at: "extra.appboy_image_url")
+        // The SDK's big picture shows the body under the title when neither line is set: without
+        // it, "the message would be blank in expanded mode".
+        if content.expandedText == nil, content.summary == nil, content.imageURL != nil, content.inlineImage != true {
+            content.expandedText = content.body
+        }
         setExtras(from: extra) { $0 == "appboy_image_url" || $0 == "appboy_uninstall_tracking" }
         var buttons: [NotificationContent.Button] = []
         for index in 0..<32 {

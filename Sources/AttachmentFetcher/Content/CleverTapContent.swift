@@ -1,8 +1,8 @@
 /// CleverTap. iOS: the APNs layer; tap target `wzrk_dl`; campaign `wzrk_id`; extras are the
 /// top-level keys but `aps` and CleverTap's (`wzrk_*`, `W$*`, `ct_*`).
 ///
-/// Android (`wzrk_pn`): title `nt`, body `nm`, subtitle `wzrk_st`, summary `wzrk_nms` (with a
-/// picture, the body when absent), picture
+/// Android (`wzrk_pn`): title `nt`, body `nm`, subtitle `wzrk_st`, expanded text `wzrk_nms` (with
+/// a picture, the body when absent), picture
 /// `wzrk_bp` (an http(s) URL), large icon `ico`, tap target `wzrk_dl`, channel `wzrk_cid`,
 /// priority `pr` (`high`, `max`), sound `wzrk_sound` (`true` = default, else a name without
 /// `.mp3` / `.ogg` / `.wav`), count `wzrk_bc` (sets the badge), buttons the JSON-in-string
@@ -27,8 +27,8 @@ extension ContentReader {
         content.visible = content.body != nil && !silent
         content.subtitle = text("wzrk_st")
         content.imageURL = Self.cleverTapAndroidPicture(payload)
-        // The big picture's summary line; the body when not given.
-        content.summary = text("wzrk_nms") ?? (content.imageURL == nil ? nil : content.body)
+        // The expanded big picture's line; the body when not given.
+        content.expandedText = text("wzrk_nms") ?? (content.imageURL == nil ? nil : content.body)
         content.largeIconURL = text("ico")
         content.openURL = text("wzrk_dl")
         content.channel = text("wzrk_cid")

@@ -5,7 +5,7 @@
 /// (`Outcome.notification`). The CLI's `--json` writes it as the `"notification"` object: every
 /// field of the contract below is always there (`null` when the payload has none), and the
 /// optional fields (localisation, interruption level, relevance score, channel, priority, summary,
-/// icon and picture URLs, inline-image style, Airship's media options) only when the payload has
+/// the expanded view's texts, icon and picture URLs, inline-image style, Airship's media options) only when the payload has
 /// them.
 ///
 /// Keys a payload holds with the wrong type, and JSON-in-string fields that do not parse, are left
@@ -126,8 +126,15 @@ public struct NotificationContent: Sendable, Hashable {
     public var channel: String?
     /// Android's notification priority, normalised to NotificationCompat's −2 (min) … 2 (max).
     public var priority: Int?
-    /// Android's summary line (subText).
+    /// Android's summary line (subText), in the header.
     public var summary: String?
+    /// Android's title when the notification is expanded (the big style's content title: Braze
+    /// `ab_bt`, Airship's style `title`); `nil` keeps `title`.
+    public var expandedTitle: String?
+    /// Android's line under the title when the notification is expanded (the big style's summary
+    /// text: Braze `ab_bs`, else the body with a picture and no `s`; Airship's style `summary`;
+    /// CleverTap `wzrk_nms`, else the body with a picture); `nil` when the payload sets none.
+    public var expandedText: String?
     /// The URL of Android's large icon.
     public var largeIconURL: String?
     /// The URL of Android's big picture (the payload's attachment on Android).

@@ -9,6 +9,7 @@ extension NotificationContent: Encodable {
         case bodyLocKey = "body_loc_key", bodyLocArgs = "body_loc_args"
         case interruptionLevel = "interruption_level", relevanceScore = "relevance_score"
         case channel, priority, summary, largeIconURL = "large_icon_url", imageURL = "image_url"
+        case expandedTitle = "expanded_title", expandedText = "expanded_text"
         case inlineImage = "inline_image", thumbnailID = "thumbnail_id", crop, time, hidden
     }
 
@@ -43,6 +44,8 @@ extension NotificationContent: Encodable {
         try container.encodeIfPresent(channel, forKey: .channel)
         try container.encodeIfPresent(priority, forKey: .priority)
         try container.encodeIfPresent(summary, forKey: .summary)
+        try container.encodeIfPresent(expandedTitle, forKey: .expandedTitle)
+        try container.encodeIfPresent(expandedText, forKey: .expandedText)
         try container.encodeIfPresent(largeIconURL, forKey: .largeIconURL)
         try container.encodeIfPresent(imageURL, forKey: .imageURL)
         try container.encodeIfPresent(inlineImage, forKey: .inlineImage)
@@ -129,6 +132,8 @@ extension NotificationContent {
             inner.number("y", crop.y, &buffer)
             buffer.append(UInt8(ascii: "}"))
         }
+        object.optionalField("expanded_text", expandedText, &buffer)
+        object.optionalField("expanded_title", expandedTitle, &buffer)
         object.key("extras", &buffer)
         PayloadValue.appendObject(extras, to: &buffer)
         if let hidden { object.flag("hidden", hidden, &buffer) }
