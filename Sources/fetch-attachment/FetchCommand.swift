@@ -43,8 +43,8 @@ struct FetchCommand: AsyncParsableCommand {
             guard !PathCheck.isDirectory(path) else {
                 throw ValidationError("'\(TerminalText.escaped(path))' is a directory, not a payload file")
             }
-            guard FileManager.default.isReadableFile(atPath: path) else {
-                throw ValidationError("cannot read '\(TerminalText.escaped(path))'")
+            if let problem = PathCheck.readProblem(path) {
+                throw ValidationError("cannot read '\(TerminalText.escaped(path))': \(problem)")
             }
         }
     }
@@ -249,6 +249,11 @@ enum PathCheck {
     static func isDirectory(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
         return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    /// Why the file at `path` could not be read, in the system's words, or `nil` if it could be now.
+    static func readProblem(_ path: String) -> String? {
+        access(path, R_OK) == 0 ? nil : String(cString: strerror(errno))
     }
 
     /// Why a file could not be written at `path` (made, or replaced if it exists), or `nil` if it

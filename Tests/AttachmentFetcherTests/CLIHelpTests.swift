@@ -30,6 +30,8 @@ struct CLIHelpTests {
             (["--max-redirects", "-2"], "--max-redirects must be between 0 and 100"),
             (["--platform", "windows"], "unknown platform 'windows'"),
             (["DIRECTORY"], "is a directory, not a payload file"),
+            (["DIRECTORY/missing.json"], "cannot read 'DIRECTORY/missing.json': No such file or directory"),
+            (["--batch", "DIRECTORY/missing.jsonl"], "cannot read 'DIRECTORY/missing.jsonl': No such file or directory"),
             (["--cacert", "NOTPEM"], "holds no PEM certificate"),
         ])
     func badArguments(arguments: [String], message: String) async throws {
@@ -37,10 +39,11 @@ struct CLIHelpTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let notPEM = directory + "/payload.json"
         try Data(#"{"aps":{}}"#.utf8).write(to: URL(fileURLWithPath: notPEM))
-        let resolved = arguments.map { $0 == "DIRECTORY" ? directory : $0 == "NOTPEM" ? notPEM : $0 }
-        let result = try await CommandRunner.run("fetch-attachment", resolved + (resolved.contains(directory) ? [] : [notPEM]))
+        let resolved = arguments.map { $0 == "NOTPEM" ? notPEM : $0.replacingOccurrences(of: "DIRECTORY", with: directory) }
+        let namesFile = resolved.contains { $0.hasPrefix(directory) }
+        let result = try await CommandRunner.run("fetch-attachment", resolved + (namesFile ? [] : [notPEM]))
         #expect(result.status == 64, "\(result.stderr)")
-        #expect(result.stderr.contains(message), "\(result.stderr)")
+        #expect(result.stderr.contains(message.replacingOccurrences(of: "DIRECTORY", with: directory)), "\(result.stderr)")
         #expect(!result.stderr.contains("NSCocoaErrorDomain") && !result.stderr.contains("Missing value"))
     }
 
