@@ -2,6 +2,7 @@ import AttachmentFetcher
 import DequeModule
 import Foundation
 import Synchronization
+import SystemPackage
 
 /// One line of a batch.
 enum BatchLine: Sendable {
@@ -84,24 +85,17 @@ enum ChunkReader {
     static let chunkSize = 64 * 1024
 
     /// Reads at most `count` bytes (at most `chunkSize`) into `buffer`, which is made
-    /// `chunkSize` long once and reused; the bytes read are `buffer[..<n]` for the `n` returned:
-    /// 0 at the end of the input, `nil` on a read error (with `errno` set).
-    static func read(_ descriptor: Int32, into buffer: inout [UInt8], count: Int = chunkSize) -> Int? {
+    /// `chunkSize` long once and reused; the bytes read are `buffer[..<n]` for the `n` returned,
+    /// 0 at the end of the input.
+    static func read(_ descriptor: FileDescriptor, into buffer: inout [UInt8], count: Int = chunkSize) throws(Errno) -> Int {
         if buffer.count != chunkSize { buffer = [UInt8](repeating: 0, count: chunkSize) }
         let wanted = min(count, chunkSize)
-        while true {
-            let result = buffer.withUnsafeMutableBytes { bytes in
-                systemRead(descriptor, bytes.baseAddress!, wanted)
+        return try buffer.withUnsafeMutableBytes { bytes in
+            Result { () throws(Errno) in
+                try CommandSyscalls.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: bytes[..<wanted]))
             }
-            if result < 0, errno == EINTR { continue }
-            return result < 0 ? nil : result
-        }
+        }.get()
     }
-}
-
-/// `read(2)`, under a name `ChunkReader.read` does not shadow.
-private func systemRead(_ descriptor: Int32, _ bytes: UnsafeMutableRawPointer, _ count: Int) -> Int {
-    read(descriptor, bytes, count)
 }
 
 /// Reads a payload from a path or from standard input ('-'): at most `limit` bytes and one
@@ -120,19 +114,20 @@ enum PayloadInput {
     }
 
     static func read(_ path: String, limit: Int) throws(ReadError) -> Result {
-        let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY)
-        guard descriptor >= 0 else { throw ReadError(description: String(cString: strerror(errno))) }
-        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
-        var bytes = Data()
-        var chunk: [UInt8] = []
-        while bytes.count <= limit {
-            guard let count = ChunkReader.read(descriptor, into: &chunk, count: limit + 1 - bytes.count) else {
-                throw ReadError(description: String(cString: strerror(errno)))
+        do {
+            let descriptor = try CommandSyscalls.openForReading(path)
+            defer { CommandSyscalls.closeInput(descriptor) }
+            var bytes = Data()
+            var chunk: [UInt8] = []
+            while bytes.count <= limit {
+                let count = try ChunkReader.read(descriptor, into: &chunk, count: limit + 1 - bytes.count)
+                if count == 0 { break }
+                bytes.append(contentsOf: chunk[..<count])
             }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[..<count])
+            return Result(bytes: bytes, exceedsLimit: bytes.count > limit)
+        } catch {
+            throw ReadError(description: error.description)
         }
-        return Result(bytes: bytes, exceedsLimit: bytes.count > limit)
     }
 
     /// What is printed for an input larger than the limit: the original content stands.
@@ -151,16 +146,19 @@ struct ChunkedLines {
     var chunk: [UInt8] = []
     /// The input ended (or a read failed).
     var atEnd = false
-    /// `errno` of a read that failed, which ended the input early.
-    var readError: Int32?
+    /// The error of a read that failed, which ended the input early.
+    var readError: Errno?
 
     init(limit: Int) { splitter = LineSplitter(limit: limit) }
 
     /// Reads one chunk of `descriptor` and appends the lines it completed (at the end of the
     /// input, the unfinished last one too).
-    mutating func readChunk(_ descriptor: Int32, into lines: inout [BatchLine]) {
-        guard let count = ChunkReader.read(descriptor, into: &chunk) else {
-            readError = errno
+    mutating func readChunk(_ descriptor: FileDescriptor, into lines: inout [BatchLine]) {
+        let count: Int
+        do {
+            count = try ChunkReader.read(descriptor, into: &chunk)
+        } catch {
+            readError = error
             atEnd = true
             return
         }
@@ -182,10 +180,10 @@ final class FileLineSource: Sendable {
         var nextIndex = 0
     }
 
-    private let descriptor: Int32
+    private let descriptor: FileDescriptor
     private let state: Locked<State>
 
-    init(descriptor: Int32, limit: Int) {
+    init(descriptor: FileDescriptor, limit: Int) {
         self.descriptor = descriptor
         state = Locked(State(input: ChunkedLines(limit: limit)))
     }
@@ -205,19 +203,18 @@ final class FileLineSource: Sendable {
         }
     }
 
-    /// `errno` of a read that failed, which ended the input early.
-    var readError: Int32? { state.withLock { $0.input.readError } }
+    /// The error of a read that failed, which ended the input early.
+    var readError: Errno? { state.withLock { $0.input.readError } }
 
     /// How many lines the regular file at `descriptor` holds (read through once, a chunk at a
     /// time, from its start; the offset is put back), for the progress bar.
-    static func countLines(_ descriptor: Int32) -> Int? {
-        let start = lseek(descriptor, 0, SEEK_CUR)
-        guard start >= 0 else { return nil }
-        defer { lseek(descriptor, start, SEEK_SET) }
+    static func countLines(_ descriptor: FileDescriptor) -> Int? {
+        guard let start = CommandSyscalls.offset(of: descriptor) else { return nil }
+        defer { CommandSyscalls.seek(descriptor, to: start) }
         var chunk: [UInt8] = []
         var lines = 0
         var last: UInt8?
-        while let count = ChunkReader.read(descriptor, into: &chunk), count > 0 {
+        while let count = try? ChunkReader.read(descriptor, into: &chunk), count > 0 {
             lines += chunk[..<count].lazy.filter { $0 == UInt8(ascii: "\n") }.count
             last = chunk[count - 1]
         }
@@ -229,12 +226,12 @@ final class FileLineSource: Sendable {
 /// the reads blocking: the batch asks for the next lines only when it has room for them.
 final class LineReader: Sendable {
 
-    private let descriptor: Int32
+    private let descriptor: FileDescriptor
     /// Touched only by `readLines`, which runs on a serial queue: the lock is never contended.
     private let state: Locked<ChunkedLines>
     private static let queue = DispatchQueue(label: "fetch-attachment.batch-input")
 
-    init(descriptor: Int32, limit: Int) {
+    init(descriptor: FileDescriptor, limit: Int) {
         self.descriptor = descriptor
         state = Locked(ChunkedLines(limit: limit))
     }
@@ -243,8 +240,8 @@ final class LineReader: Sendable {
     /// handed out.
     var ended: Bool { state.withLock { $0.atEnd } }
 
-    /// `errno` of a read that failed, which ended the input early.
-    var readError: Int32? { state.withLock { $0.readError } }
+    /// The error of a read that failed, which ended the input early.
+    var readError: Errno? { state.withLock { $0.readError } }
 
     /// The next lines: at least one, and every whole line that arrived with it (one hop to the
     /// reading thread per chunk of input, not per line); none at the end of the input. A last
@@ -294,8 +291,8 @@ enum BatchInput: Sendable {
         if case .file = self { true } else { false }
     }
 
-    /// `errno` of a read that ended the input early.
-    var readError: Int32? {
+    /// The error of a read that ended the input early.
+    var readError: Errno? {
         switch self {
         case .file(let source): source.readError
         case .stream(let reader): reader.readError

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AttachmentFetcher
 import Foundation
+import SystemPackage
 import DequeModule
 
 /// `fetch-attachment --batch FILE`: every line a payload, all through one fetcher, at most
@@ -24,12 +25,14 @@ struct BatchRunner {
     func run(input: String) async throws -> Int32 {
         let configuration = options.fetcherConfiguration()
         let limit = configuration.maximumPayloadBytes
-        let descriptor = input == "-" ? STDIN_FILENO : open(input, O_RDONLY)
-        guard descriptor >= 0 else {
-            throw ValidationError("cannot read \(TerminalText.escaped(input)): \(String(cString: strerror(errno)))")
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try CommandSyscalls.openForReading(input)
+        } catch {
+            throw ValidationError("cannot read \(TerminalText.escaped(input)): \(error)")
         }
         let source: BatchInput
-        if Self.isRegularFile(descriptor) {
+        if CommandSyscalls.isRegularFile(descriptor) {
             source = .file(FileLineSource(descriptor: descriptor, limit: limit))
         } else {
             source = .stream(LineReader(descriptor: descriptor, limit: limit))
@@ -56,7 +59,7 @@ struct BatchRunner {
         let readError = interruption.requested ? nil : source.readError
         if let error = readError {
             StandardStreams.error.write(
-                "fetch-attachment: cannot read \(TerminalText.escaped(input)) to its end: \(String(cString: strerror(error)))\n")
+                "fetch-attachment: cannot read \(TerminalText.escaped(input)) to its end: \(error)\n")
         }
         // The report is written whatever ended the batch: what was done is not lost.
         if let report, let reportPath {
@@ -79,7 +82,7 @@ struct BatchRunner {
         if let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError,
             underlying.domain == NSPOSIXErrorDomain
         {
-            return String(cString: strerror(Int32(underlying.code)))
+            return Errno(rawValue: Int32(underlying.code)).description
         }
         return error.localizedDescription
     }
@@ -208,10 +211,5 @@ struct BatchRunner {
             emitter.flush()
             return emitter.records
         }
-    }
-
-    private static func isRegularFile(_ descriptor: Int32) -> Bool {
-        var status = stat()
-        return fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
     }
 }

@@ -55,7 +55,7 @@ struct FetchAttachmentCommand: AsyncParsableCommand {
             let status = StandardStreams.finalStatus(exitCode(for: error).rawValue)
             guard status != StandardStreams.writeErrorStatus else {
                 PeakMemoryReport.write()
-                systemExit(status)
+                CommandSyscalls.exit(status)
             }
             PeakMemoryReport.write()
             exit(withError: error)

@@ -54,7 +54,7 @@ struct FetchCommand: AsyncParsableCommand {
             throw ExitCode(try await BatchRunner(options: options, concurrency: concurrency, reportPath: report).run(input: batch))
         }
         let payload = self.payload ?? "-"
-        if payload == "-", isatty(STDIN_FILENO) == 1 {
+        if payload == "-", CommandSyscalls.isTerminal(.standardInput) {
             StandardStreams.error.write(
                 "fetch-attachment: reading a payload from standard input (end it with Ctrl-D; --help for usage)\n")
         }
@@ -253,7 +253,12 @@ enum PathCheck {
 
     /// Why the file at `path` could not be read, in the system's words, or `nil` if it could be now.
     static func readProblem(_ path: String) -> String? {
-        access(path, R_OK) == 0 ? nil : String(cString: strerror(errno))
+        do {
+            try CommandSyscalls.checkAccess(path, R_OK)
+            return nil
+        } catch {
+            return error.description
+        }
     }
 
     /// Why a file could not be written at `path` (made, or replaced if it exists), or `nil` if it
@@ -264,10 +269,11 @@ enum PathCheck {
         let directory = parent.isEmpty ? "." : parent
         guard isDirectory(directory) else { return "\(TerminalText.escaped(directory)) is not a directory" }
         let exists = FileManager.default.fileExists(atPath: path)
-        guard access(exists ? path : directory, exists ? W_OK : W_OK | X_OK) == 0 else {
-            let reason = String(cString: strerror(errno))
-            return exists ? reason : "\(TerminalText.escaped(directory)): \(reason)"
+        do {
+            try CommandSyscalls.checkAccess(exists ? path : directory, exists ? W_OK : W_OK | X_OK)
+            return nil
+        } catch {
+            return exists ? error.description : "\(TerminalText.escaped(directory)): \(error)"
         }
-        return nil
     }
 }

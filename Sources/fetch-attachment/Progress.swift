@@ -11,7 +11,7 @@ final class Progress: Sendable {
     /// Whether a bar is drawn: only when stderr is a terminal.
     /// Not when standard output is the same terminal: outcome lines would land inside the bar
     /// (and show the progress themselves).
-    static var isEnabled: Bool { isatty(STDERR_FILENO) == 1 && isatty(STDOUT_FILENO) != 1 }
+    static var isEnabled: Bool { CommandSyscalls.isTerminal(.standardError) && !CommandSyscalls.isTerminal(.standardOutput) }
 
     init(total: Int?) { self.total = total }
 

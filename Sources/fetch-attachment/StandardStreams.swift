@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Synchronization
+import SystemPackage
 
 /// Standard output and standard error, written through `write(2)` with every failure kept: a
 /// write that fails (a closed or full stream, a reader gone) is never a crash and never lost
@@ -9,13 +10,13 @@ import Synchronization
 /// one still works).
 final class CheckedStream: Sendable {
     /// The file descriptor written to.
-    let descriptor: Int32
+    let descriptor: FileDescriptor
     /// "standard output" or "standard error", for the message.
     let name: String
     /// `errno` of the first failed write; 0 while every write succeeded.
     private let firstError = Atomic<Int32>(0)
 
-    init(descriptor: Int32, name: String) {
+    init(descriptor: FileDescriptor, name: String) {
         self.descriptor = descriptor
         self.name = name
     }
@@ -23,15 +24,15 @@ final class CheckedStream: Sendable {
     /// Whether a write has failed; later writes are not tried.
     var failed: Bool { firstError.load(ordering: .relaxed) != 0 }
 
-    /// `errno` of the first failed write, if any.
-    var error: Int32? {
+    /// The first failed write's error, if any.
+    var error: Errno? {
         let error = firstError.load(ordering: .relaxed)
-        return error == 0 ? nil : error
+        return error == 0 ? nil : Errno(rawValue: error)
     }
 
     /// Marks the stream as failed with `error` (the first failure is kept).
-    func fail(_ error: Int32) {
-        _ = firstError.compareExchange(expected: 0, desired: error, ordering: .relaxed)
+    func fail(_ error: Errno) {
+        _ = firstError.compareExchange(expected: 0, desired: error.rawValue, ordering: .relaxed)
     }
 
     /// Writes all of `bytes` (partial writes continued, interrupted ones retried); `false` once
@@ -41,15 +42,17 @@ final class CheckedStream: Sendable {
         guard !failed else { return false }
         var written = 0
         while written < bytes.count {
-            let count = bytes.withUnsafeBytes { buffer in
-                systemWrite(descriptor, buffer.baseAddress! + written, buffer.count - written)
+            let result = bytes.withUnsafeBytes { buffer in
+                Result { () throws(Errno) in
+                    try CommandSyscalls.write(descriptor, UnsafeRawBufferPointer(rebasing: buffer[written...]))
+                }
             }
-            if count < 0 {
-                if errno == EINTR { continue }
-                fail(errno)
+            switch result {
+            case .success(let count): written += count
+            case .failure(let error):
+                fail(error)
                 return false
             }
-            written += count
         }
         return true
     }
@@ -65,22 +68,18 @@ enum StandardStreams {
     /// sysexits(3), beside the `EX_USAGE` (64) of a bad command line.
     static let writeErrorStatus: Int32 = 74
 
-    static let output = CheckedStream(descriptor: STDOUT_FILENO, name: "standard output")
-    static let error = CheckedStream(descriptor: STDERR_FILENO, name: "standard error")
+    static let output = CheckedStream(descriptor: .standardOutput, name: "standard output")
+    static let error = CheckedStream(descriptor: .standardError, name: "standard error")
 
     /// Run first: a write to a reader that went away becomes `EPIPE`, a write error, rather than
     /// a silent death by `SIGPIPE`. A standard stream that was closed when the process started
     /// counts as failed, and `/dev/null` takes its descriptor, so that no file opened later
     /// (an attachment, the cache's index) receives what was meant for it.
     static func prepare() {
-        signal(SIGPIPE, SIG_IGN)
-        for stream in [output, error] where fcntl(stream.descriptor, F_GETFD) == -1 && errno == EBADF {
-            stream.fail(EBADF)
-            let null = open("/dev/null", O_WRONLY)
-            if null >= 0, null != stream.descriptor {
-                dup2(null, stream.descriptor)
-                close(null)
-            }
+        CommandSyscalls.ignoreBrokenPipes()
+        for stream in [output, error] where CommandSyscalls.isClosed(stream.descriptor) {
+            stream.fail(.badFileDescriptor)
+            CommandSyscalls.attachNull(to: stream.descriptor)
         }
     }
 
@@ -88,11 +87,11 @@ enum StandardStreams {
     /// `print(_:)` below, but a library might not); then, when a write has failed, says so on
     /// standard error (when it can) and returns `writeErrorStatus`; otherwise `status`.
     static func finalStatus(_ status: Int32) -> Int32 {
-        if fflush(nil) != 0 { output.fail(errno == 0 ? EIO : errno) }
+        if let failure = CommandSyscalls.flushStandardIO() { output.fail(failure) }
         guard output.failed || error.failed else { return status }
         for stream in [output, error] {
-            guard let code = stream.error else { continue }
-            error.write("fetch-attachment: cannot write to \(stream.name): \(String(cString: strerror(code)))\n")
+            guard let failure = stream.error else { continue }
+            error.write("fetch-attachment: cannot write to \(stream.name): \(failure)\n")
         }
         return writeErrorStatus
     }
@@ -101,7 +100,7 @@ enum StandardStreams {
     static func exit(_ status: Int32) -> Never {
         let status = finalStatus(status)
         PeakMemoryReport.write()
-        systemExit(status)
+        CommandSyscalls.exit(status)
     }
 }
 
@@ -110,13 +109,6 @@ enum StandardStreams {
 func print(_ text: String) {
     StandardStreams.output.write(text + "\n")
 }
-
-/// `write(2)` and `exit(3)`, under names the methods above do not shadow.
-private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, bytes, count)
-}
-
-func systemExit(_ status: Int32) -> Never { exit(status) }
 
 /// A test hook: with `FETCH_ATTACHMENT_PEAK_RSS_FILE` set, the process's peak resident set size
 /// (`VmHWM` of /proc/self/status, in KiB: this program's own, even when it was spawned from a
