@@ -137,6 +137,13 @@ struct PlatformRulesTests {
             #expect(ios.status == .original && ios.reason == .internalPush, "\(ios)")
             #expect(androidOnly.verdicts.first { $0.platform == .android }?.status == .attached)
         }
+        // Judged on iOS only, a message with no text for iPhones: nothing shown, nothing fetched.
+        try await Fixture.with(configure: { $0.platforms = [.ios] }) { fixture in
+            let jpeg = fixture.server.url("/files/photo.jpg")
+            let outcome = await fixture.fetcher.process(Data(#"{"message":{"android":{"notification":{"title":"T","image":"\#(jpeg)"}},"apns":{"fcm_options":{"image":"\#(jpeg)"}}}}"#.utf8))
+            #expect(outcome.reason == .internalPush && outcome.detail == "the firebase push shows nothing on ios: no request is made", "\(outcome.detail ?? "")")
+            #expect(fixture.server.stats().requests == 0)
+        }
         // Judged as Android's only (the default): no iPhone notification.
         try await Fixture.with { fixture in
             let outcome = await fixture.fetcher.process(Data(#"{"message":{"notification":{"title":"T","body":"B"}}}"#.utf8))

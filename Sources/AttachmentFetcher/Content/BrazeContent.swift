@@ -4,11 +4,11 @@
 /// top-level `c`, else `ab.c`.
 ///
 /// Android (`_ab`): title `t`, body `a`, summary `s`, expanded title and text `ab_bt` / `ab_bs`
-/// (the text is the body with a picture and neither `s` nor `ab_bs`), badge `ab_bc`, sound `sd` (`d` = default),
-/// channel `ab_nc`, priority `p`, category `ab_ct`, large icon `ab_li`, inline image `ab_iip`,
-/// picture `ab_iu` else `extra.appboy_image_url`, tap target `uri` / `ab_use_webview`, buttons
-/// `ab_a*_a` / `_t` / `_uri` / `_use_webview` / `_id`, extras the JSON-in-string `extra`,
-/// campaign `cid`. Shown only with both `t` and `a`.
+/// (the text is the body with a picture and neither `s` nor `ab_bs`), badge `ab_bc`, sound `sd`
+/// (`d` = default), channel `ab_nc`, priority `p`, category `ab_ct`, large icon `ab_li`, inline
+/// image `ab_iip`, picture `ab_iu` else `extra.appboy_image_url`, tap target `uri` /
+/// `ab_use_webview`, buttons `ab_a*_a` / `_t` / `_uri` / `_use_webview` / `_id`, extras the
+/// JSON-in-string `extra`, campaign `cid`. Shown only with both `t` and `a`.
 extension ContentReader {
     /// Braze's default iOS categories and their fixed actions.
     static let brazeCategories: [String: [(String, String)]] = [

@@ -5,8 +5,8 @@
 /// (`Outcome.notification`). The CLI's `--json` writes it as the `"notification"` object: every
 /// field of the contract below is always there (`null` when the payload has none), and the
 /// optional fields (localisation, interruption level, relevance score, channel, priority, summary,
-/// the expanded view's texts, icon and picture URLs, inline-image style, Airship's media options) only when the payload has
-/// them.
+/// the expanded view's texts, icon and picture URLs, inline-image style, Airship's media options)
+/// only when the payload has them.
 ///
 /// Keys a payload holds with the wrong type, and JSON-in-string fields that do not parse, are left
 /// out and named in the outcome's warnings; the rest of the notification stands.
