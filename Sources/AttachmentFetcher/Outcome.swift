@@ -180,7 +180,13 @@ public struct Outcome: Sendable {
     /// the one among `otherPlatformNotifications`; `nil` when the payload does not say (a device
     /// payload judged by another platform's rules).
     public func notification(on platform: Platform) -> NotificationContent? {
-        notification?.platform == platform ? notification : otherPlatformNotifications.first { $0.platform == platform }
+        notifications.first { $0.platform == platform }
+    }
+
+    /// Every notification the outcome says the push shows: `notification`, then
+    /// `otherPlatformNotifications`.
+    public var notifications: [NotificationContent] {
+        [notification].compactMap { $0 } + otherPlatformNotifications
     }
 
     /// An outcome; prefer reading the ones `PushAttachmentFetcher.process(_:)` returns.

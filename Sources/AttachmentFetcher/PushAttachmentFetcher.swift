@@ -197,14 +197,15 @@ public final class PushAttachmentFetcher: Sendable {
             // nor one for a platform that shows nothing of this push (its verdict says so).
             let platforms = configuration.platforms.isEmpty ? [platform] : configuration.platforms
             let showing = platforms.filter { draft.notification(on: $0)?.visible != false }
+            let vendor = draft.vendor.map { "\($0)" } ?? ""
             guard !showing.isEmpty else {
                 let judged = platforms.map(\.rawValue).joined(separator: ", ")
-                return (draft.original(.internalPush, "the \(draft.vendor.map { "\($0)" } ?? "") push shows nothing on \(judged): no request is made"), [])
+                return (draft.original(.internalPush, "the \(vendor) push shows nothing on \(judged): no request is made"), [])
             }
             let requests = named.filter { request in showing.contains { request.isJudged(on: $0) } }
             guard !requests.isEmpty else {
                 let judged = showing.map(\.rawValue).joined(separator: ", ")
-                return (draft.original(.noAttachment, "the \(draft.vendor.map { "\($0)" } ?? "") payload names no attachment for \(judged)"), [])
+                return (draft.original(.noAttachment, "the \(vendor) payload names no attachment for \(judged)"), [])
             }
             let results = await download(requests, deadline: deadline)
             let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits) }

@@ -50,9 +50,7 @@ final class CampaignReport: Sendable {
         /// Counts the `index`th payload's use of the URL.
         mutating func record(_ outcome: Outcome, at index: Int, single: Bool) {
             if single, platformVerdicts.isEmpty { platformVerdicts = outcome.verdicts }
-            if samples.isEmpty {
-                samples = ([outcome.notification].compactMap { $0 } + outcome.otherPlatformNotifications).filter(\.visible)
-            }
+            if samples.isEmpty { samples = outcome.notifications.filter(\.visible) }
             payloads.record(index)
             milliseconds.append(outcome.elapsedMilliseconds)
         }

@@ -42,9 +42,7 @@ struct OutcomePrinter {
         for failure in outcome.failures where outcome.status == .attached {
             lines.append("  not attached: \(TerminalText.escaped(failure.url)): \(failure.reason): \(TerminalText.escaped(failure.detail))")
         }
-        for notification in [outcome.notification].compactMap({ $0 }) + outcome.otherPlatformNotifications {
-            lines += Self.notificationLines(notification, outcome)
-        }
+        for notification in outcome.notifications { lines += Self.notificationLines(notification, outcome) }
         for verdict in outcome.verdicts {
             let name = verdict.platform == .ios ? "iOS" : "Android"
             switch verdict.status {

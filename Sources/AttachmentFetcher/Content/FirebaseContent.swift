@@ -113,9 +113,9 @@ extension ContentReader {
         case .object(let object)?: apns = object
         default: warnings.append("\(prefix)apns.payload is not an object")
         }
-        var aps = apns["aps"]?.object ?? [:]
-        if apns["aps"] == nil || (apns["aps"]?.object != nil && aps["alert"] == nil) {
-            // Only texts: a title of another type is named by the Android reading already.
+        // `aps`, absent or an object (anything else the iOS reading names), without an alert of
+        // its own gets notification's texts: only strings (the Android reading names the others).
+        if var aps = apns["aps"] == nil ? [:] : apns["aps"]?.object, aps["alert"] == nil {
             var alert = JSONObject()
             for key in ["title", "body"] {
                 if let text = message[path: ["notification", key]]?.string { alert.append(key, .string(text)) }
@@ -126,10 +126,11 @@ extension ContentReader {
         if let data = message["data"]?.object {
             for member in data.members where apns[member.key] == nil { apns.append(member.key, member.value) }
         }
-        if let (url, _) = firebaseHTTPv1iOSImage(payload) { apns.append("fcm_options", .object(["image": .string(url)])) }
+        let image = firebaseHTTPv1iOSImage(payload)?.url
+        if let image { apns.append("fcm_options", .object(["image": .string(image)])) }
         let (content, read) = ContentReader.read(apns, vendor: .firebase, platform: .ios)
         warnings += read.map { $0.hasPrefix("aps") ? "\(prefix)apns.payload.\($0)" : $0 }
-        if content.visible, firebaseHTTPv1iOSImage(payload) != nil, apns[path: ["aps", "mutable-content"]]?.isSet != true {
+        if content.visible, image != nil, apns[path: ["aps", "mutable-content"]]?.isSet != true {
             warnings.append(
                 "\(prefix)apns.payload.aps.mutable-content is not 1: iPhones would not run a service extension for this message, so they show no image")
         }

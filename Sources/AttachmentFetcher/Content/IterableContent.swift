@@ -8,8 +8,8 @@ import Foundation
 ///
 /// Android: title `title`, body `body`, sound `sound` (of an `https` URL, its file's name), and
 /// the JSON-in-string `itbl` (`attachment-url` the picture, `defaultAction`, `actionButtons`,
-/// `campaignId`), legacy tap target `uri`; extras the keys but those [U]. Shown only when not a ghost push and with a
-/// non-empty `body`.
+/// `campaignId`), legacy tap target `uri`; extras the keys but those [U]. Shown only when not a
+/// ghost push and with a non-empty `body`.
 extension ContentReader {
     mutating func readIterableIOS() {
         readAPNs()

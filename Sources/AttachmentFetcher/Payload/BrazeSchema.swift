@@ -8,6 +8,12 @@
 struct BrazeSchema: VendorSchema {
     var vendor: Vendor { .braze }
 
+    /// The internal push `payload` is when it asks the SDK to fetch test triggers (top-level
+    /// `ab_push_fetch_test_triggers_key`, with or without `ab`).
+    static func testTriggerFetch(_ payload: JSONObject) -> PayloadRecognition? {
+        payload["ab_push_fetch_test_triggers_key"] == nil ? nil : .internalPush("Braze test-trigger fetch")
+    }
+
     func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         let ab = payload["ab"]?.object
         let uninstallTracking = payload["appboy_uninstall_tracking"]
@@ -16,7 +22,7 @@ struct BrazeSchema: VendorSchema {
         if uninstallTracking?.isSet == true { return .internalPush("Braze uninstall tracking") }
         if ab?["ab_sync_geos"] != nil { return .internalPush("Braze geofence sync") }
         if ab?["ab_cd"] != nil { return .internalPush("Braze content-card sync") }
-        if payload["ab_push_fetch_test_triggers_key"] != nil { return .internalPush("Braze test-trigger fetch") }
+        if let fetch = Self.testTriggerFetch(payload) { return fetch }
         if payload.isSilentPush { return .internalPush("Braze silent push (aps.content-available only)") }
 
         guard let attachment = payload[path: ["ab", "att"]] else { return .noAttachment }

@@ -98,7 +98,7 @@ enum VendorSchemas {
     /// sender ids. None names an attachment; Airship's remote-data refresh, Braze's test-trigger
     /// fetch and CleverTap's test payloads are internal.
     static func iOSMarkers(_ payload: JSONObject) -> (Vendor, PayloadRecognition)? {
-        if payload["ab_push_fetch_test_triggers_key"] != nil { return (.braze, .internalPush("Braze test-trigger fetch")) }
+        if let fetch = BrazeSchema.testTriggerFetch(payload) { return (.braze, fetch) }
         if payload["ab"]?.object != nil { return (.braze, .noAttachment) }
         if payload["com.urbanairship.remote-data.update"] != nil {
             return (.airship, .internalPush("Airship remote-data refresh"))

@@ -8,8 +8,6 @@ struct CurlFailures {
 
     /// The one detail of every `address-refused` failure: it tells nothing of the address.
     static let addressRefusedDetail = "the address policy refused every address of the host"
-    /// While the address policy is in force, the detail of every network failure.
-    static let uniformNetworkDetail = FallbackReason.uniformNetworkDetail
 
     /// Whether an HTTP/2 connection failed the attempt (a framing error, a stream reset, or the
     /// connection lost) rather than the response itself: such an attempt may be retried (see
@@ -41,9 +39,9 @@ struct CurlFailures {
         let failure = curlFailure(for: code, of: transfer)
         guard configuration.addressPolicy.hidesNetworkDetails else { return failure }
         switch failure.reason {
-        case .network: return TransferFailure(reason: .network, detail: Self.uniformNetworkDetail)
+        case .network: return TransferFailure(reason: .network, detail: FallbackReason.uniformNetworkDetail)
         case .deadline where code == .operationTimedOut:
-            return TransferFailure(reason: .deadline, detail: Self.uniformNetworkDetail + " before the deadline")
+            return TransferFailure(reason: .deadline, detail: FallbackReason.uniformNetworkDetail + " before the deadline")
         default: return failure
         }
     }
