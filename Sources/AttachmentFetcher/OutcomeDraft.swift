@@ -48,7 +48,8 @@ struct OutcomeDraft {
     /// payload names one per platform); a file no platform accepts is removed and counts as a
     /// failure (the first platform's refusal). A platform that shows nothing of this push (an
     /// FCM HTTP v1 message without texts for iPhones) judges no file. With `reportingVerdicts`,
-    /// the outcome lists each platform's own verdict, with the first file it shows.
+    /// the outcome lists each platform's own verdict, with the first file it shows; an iPhone
+    /// that runs no service extension for the push shows none (its files are still judged).
     func finish(with results: [AttachmentResult], judgedBy judges: [PlatformRules], reportingVerdicts: Bool) -> Outcome {
         var draft = self
         var attachments: [Attachment] = []
@@ -109,6 +110,12 @@ struct OutcomeDraft {
                     return PlatformVerdict(
                         platform: judge.platform, status: .original, reason: .internalPush,
                         detail: "the push shows nothing on \(judge.platform.rawValue)")
+                }
+                if notification(on: judge.platform)?.serviceExtension == false {
+                    let would = shownBy[judge.platform] == nil ? "" : " (with one, it would show this file)"
+                    return PlatformVerdict(
+                        platform: judge.platform, status: .original, reason: .noAttachment,
+                        detail: "aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment\(would)")
                 }
                 if let path = shownBy[judge.platform] {
                     return PlatformVerdict(platform: judge.platform, status: .attached, reason: nil, detail: nil, path: path)

@@ -103,6 +103,10 @@ struct OutcomePrinter {
             // the one its verdict names; an iOS payload's shows every attachment.
             let own = outcome.notification?.platform == .ios
             let paths = own ? outcome.attachments.map(\.path) : outcome.verdicts.filter { $0.platform == .ios }.compactMap(\.path)
+            if notification.serviceExtension == false, !outcome.attachments.isEmpty {
+                lines.append("    attachment: none shown: aps.mutable-content is not 1, so iOS runs no service extension")
+                return lines
+            }
             for path in paths { lines.append("    attachment: \(TerminalText.escaped(path))") }
             return lines
         }

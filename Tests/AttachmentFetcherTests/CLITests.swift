@@ -154,7 +154,7 @@ struct CLITests {
     @Test("An FCM HTTP v1 message with an image per platform: the Android notification shows its own picture; each verdict names its file")
     func firebaseHTTPv1PerPlatformOutput() async throws {
         try await withServer { server, directory in
-            let payload = #"{"message":{"notification":{"title":"T","image":"\#(server.url("/media/a.jpg?bytes=900"))"},"android":{"notification":{"image":"\#(server.url("/media/b.png?bytes=900"))"}}}}"#
+            let payload = #"{"message":{"notification":{"title":"T","image":"\#(server.url("/media/a.jpg?bytes=900"))"},"android":{"notification":{"image":"\#(server.url("/media/b.png?bytes=900"))"}},"apns":{"payload":{"aps":{"mutable-content":1}}}}}"#
             let shown = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks", "--platform", "ios,android"],
                 stdin: Data(payload.utf8))
@@ -201,6 +201,12 @@ struct CLITests {
                 "fetch-attachment", ["--no-cache", "--output-dir", directory],
                 stdin: Data(#"{"aps":{"alert":"B","mutable-content":1,"sound":{"critical":1,"name":"alarm.caf","volume":0.8}},"ab":{}}"#.utf8))
             #expect(critical.stdout.contains("    sound: alarm.caf (critical, volume 0.8)\n"), "\(critical.stdout)")
+            // Without mutable-content the file is fetched, but an iPhone shows it not.
+            let noExtension = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks"],
+                stdin: Data(#"{"aps":{"alert":"B"},"ab":{"att":{"url":"\#(server.url("/media/a.jpg?bytes=900"))"}}}"#.utf8))
+            #expect(noExtension.stdout.contains("attached image/jpeg, 900 bytes"), "\(noExtension.stdout)")
+            #expect(noExtension.stdout.contains("    attachment: none shown: aps.mutable-content is not 1, so iOS runs no service extension\n"), "\(noExtension.stdout)")
         }
     }
 

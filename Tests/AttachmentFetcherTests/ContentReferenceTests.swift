@@ -69,9 +69,37 @@ struct ContentReferenceTests {
         let iterable = try ReadPayload(#"{"aps":{"alert":"x","category":"cat1"},"itbl":{"messageId":"m","actionButtons":[{"identifier":"open","title":"Open"}]}}"#)
         #expect(iterable.content?.buttons == [])
         #expect(iterable.warnings.contains { $0.contains("aps.category 'cat1'") }, "\(iterable.warnings)")
-        // Without a category the payload's buttons are the category the SDK makes.
-        let own = try ReadPayload(#"{"aps":{"alert":"x"},"custom":{"i":"n"},"buttons":[{"i":"yes","n":"Yes"}]}"#)
+        // Without a category the payload's buttons are the category the SDK's extension makes.
+        let own = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"custom":{"i":"n"},"buttons":[{"i":"yes","n":"Yes"}]}"#)
         #expect(own.content?.buttons == [Button(id: "yes", title: "Yes")] && own.warnings.isEmpty)
+    }
+
+    @Test("iOS without aps.mutable-content runs no service extension: OneSignal's badge_inc and buttons, Iterable's buttons and Airship's content override do not happen")
+    func noServiceExtension() throws {
+        let oneSignal = try ReadPayload(#"{"aps":{"alert":"B","badge":3},"custom":{"i":"n","badge_inc":1},"buttons":[{"i":"yes","n":"Yes"}]}"#)
+        let content = try #require(oneSignal.content)
+        #expect(content.serviceExtension == false)
+        #expect(content.badge == .set(3), "aps.badge stands: \(String(describing: content.badge))")
+        #expect(content.buttons == [], "\(content.buttons)")
+        #expect(oneSignal.warnings.contains { $0.hasPrefix("custom.badge_inc") && $0.contains("mutable-content") }, "\(oneSignal.warnings)")
+        #expect(oneSignal.warnings.contains { $0.contains("1 button in buttons") && $0.contains("mutable-content") }, "\(oneSignal.warnings)")
+        // With the extension, its changes are what the phone shows.
+        let withExtension = try ReadPayload(#"{"aps":{"alert":"B","badge":3,"mutable-content":1},"custom":{"i":"n","badge_inc":1},"buttons":[{"i":"yes","n":"Yes"}]}"#)
+        #expect(withExtension.content?.serviceExtension == true)
+        #expect(withExtension.content?.badge == .increment(1))
+        #expect(withExtension.content?.buttons == [Button(id: "yes", title: "Yes")] && withExtension.warnings.isEmpty, "\(withExtension.warnings)")
+        let iterable = try ReadPayload(#"{"aps":{"alert":"x"},"itbl":{"messageId":"m","actionButtons":[{"identifier":"open","title":"Open"}]}}"#)
+        #expect(iterable.content?.buttons == [])
+        #expect(iterable.warnings.contains { $0.contains("itbl.actionButtons") && $0.contains("mutable-content") }, "\(iterable.warnings)")
+        let airship = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"}},"_":"s","com.urbanairship.media_attachment":{"content":{"title":"T2"}}}"#)
+        #expect(airship.content?.title == "T" && airship.content?.body == "B")
+        #expect(airship.warnings.contains { $0.hasPrefix("com.urbanairship.media_attachment.content") && $0.contains("mutable-content") }, "\(airship.warnings)")
+        // OneSignal's minified form is shown by the SDK itself, without an extension: its buttons stand.
+        let minified = try ReadPayload(#"{"aps":{"content-available":1},"m":{"title":"T","body":"B"},"o":[{"i":"ok","n":"OK"}],"custom":{"i":"n"}}"#)
+        #expect(minified.content?.buttons == [Button(id: "ok", title: "OK")] && minified.warnings.isEmpty, "\(minified.warnings)")
+        // Android needs no extension.
+        let android = try ReadPayload(#"{"_ab":"true","t":"T","a":"B"}"#)
+        #expect(android.content?.serviceExtension == nil)
     }
 
     @Test("FCM iOS: a push with FCM's ids but no fcm_options is Firebase's, with nothing to attach")
@@ -189,9 +217,9 @@ struct ContentReferenceTests {
         #expect(legacy.content?.title == "T" && legacy.content?.body == "B" && legacy.pictureURLs == ["https://c/a.jpg"])
         #expect(legacy.content?.openURL == "https://example.com/l" && legacy.content?.sound == "chime")
 
-        let wrapped = try ReadPayload(#"{"aps":{"alert":"B"},"os_data":{"i":"n","buttons":{"o":[{"i":"fav","n":"Favorite"}]}}}"#)
+        let wrapped = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":{"o":[{"i":"fav","n":"Favorite"}]}}}"#)
         #expect(wrapped.content?.buttons == [Button(id: "fav", title: "Favorite")])
-        let actionButtons = try ReadPayload(#"{"aps":{"alert":"B"},"custom":{"i":"n"},"actionbuttons":[{"n":"Later"}]}"#)
+        let actionButtons = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"custom":{"i":"n"},"actionbuttons":[{"n":"Later"}]}"#)
         #expect(actionButtons.content?.buttons == [Button(id: "Later", title: "Later")])
 
         let landing = try ReadPayload(#"{"aps":{"alert":"x"},"_":"s","com.urbanairship.metadata":"m","^p":"https://example.com/page"}"#)

@@ -129,6 +129,7 @@ struct NotificationOutcomeTests {
         content.bodyLocArgs = ["x"]
         content.interruptionLevel = "time-sensitive"
         content.relevanceScore = 0.5
+        content.serviceExtension = false
         content.channel = "news"
         content.priority = -1
         content.summary = "sum"

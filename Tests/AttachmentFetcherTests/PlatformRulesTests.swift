@@ -63,7 +63,10 @@ struct PlatformRulesTests {
     func firebaseHTTPv1PerPlatform() async throws {
         func message(_ fixture: Fixture, common: String, android: String) -> Data {
             let common = fixture.server.url(common), android = fixture.server.url(android)
-            return Data(#"{"message":{"notification":{"title":"T","image":"\#(common)"},"android":{"notification":{"image":"\#(android)"}}}}"#.utf8)
+            return Data(#"""
+                {"message":{"notification":{"title":"T","image":"\#(common)"},"android":{"notification":{"image":"\#(android)"}},
+                "apns":{"payload":{"aps":{"mutable-content":1}}}}}
+                """#.utf8)
         }
         try await Fixture.with(configure: { $0.platforms = [.ios, .android] }) { fixture in
             // Android's own image is a WebP, which Android shows; iPhones get the common JPEG.
@@ -149,6 +152,31 @@ struct PlatformRulesTests {
             let outcome = await fixture.fetcher.process(Data(#"{"message":{"notification":{"title":"T","body":"B"}}}"#.utf8))
             #expect(outcome.notification?.title == "T")
             #expect(outcome.otherPlatformNotifications.isEmpty && outcome.notification(on: .ios) == nil)
+        }
+    }
+
+    @Test("Without aps.mutable-content an iPhone shows no attachment: the file is still fetched and judged, and iOS's verdict says why")
+    func noServiceExtensionVerdict() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.ios, .android] }) { fixture in
+            let jpeg = fixture.server.url("/files/photo.jpg"), webp = fixture.server.url("/files/photo.webp")
+            let braze = await fixture.fetcher.process(Data(#"{"aps":{"alert":"x"},"ab":{"att":{"url":"\#(jpeg)","type":"jpg"}}}"#.utf8))
+            #expect(braze.status == .attached && braze.notification?.serviceExtension == false)
+            #expect(braze.warnings.contains(PreparedPayload.noExtensionWarning), "\(braze.warnings)")
+            let ios = try #require(braze.verdicts.first { $0.platform == .ios })
+            #expect(ios.status == .original && ios.reason == .noAttachment && ios.path == nil, "\(ios)")
+            #expect(ios.detail == "aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment (with one, it would show this file)")
+            #expect(braze.verdicts.first { $0.platform == .android }?.status == .attached)
+            // A file iOS would refuse anyway says so.
+            let refused = await fixture.fetcher.process(Data(#"{"aps":{"alert":"x"},"ab":{"att":{"url":"\#(webp)"}}}"#.utf8))
+            #expect(refused.verdicts.first { $0.platform == .ios }?.detail
+                == "aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment")
+            // An FCM HTTP v1 message without apns.payload.aps.mutable-content: iPhones show no image.
+            let message = await fixture.fetcher.process(Data(#"{"message":{"notification":{"title":"Sale","body":"50% off","image":"\#(jpeg)"}}}"#.utf8))
+            #expect(message.notification(on: .ios)?.serviceExtension == false)
+            #expect(message.verdicts.map(\.status) == [.original, .attached], "\(message.verdicts)")
+            // With the extension, iOS shows it.
+            let shown = await fixture.fetcher.process(Data(#"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"\#(jpeg)"}}}"#.utf8))
+            #expect(shown.verdicts.map(\.status) == [.attached, .attached] && shown.notification?.serviceExtension == true)
         }
     }
 

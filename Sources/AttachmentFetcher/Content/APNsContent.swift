@@ -36,10 +36,13 @@ extension ContentReader {
 
     /// On iOS, when `aps.category` is set, the buttons are that category's, which the app
     /// registers; a vendor SDK makes a category of the payload's own buttons only when there is
-    /// none (OneSignal, Iterable). Drops `buttons` with a warning in that case.
-    mutating func keepButtonsUnlessCategory(_ buttons: [NotificationContent.Button], from path: String) {
+    /// none (OneSignal, Iterable), and when it is made by the service extension
+    /// (`madeByExtension`), only when iOS runs that. Drops `buttons` with a warning otherwise.
+    mutating func keepButtonsUnlessCategory(_ buttons: [NotificationContent.Button], from path: String, madeByExtension: Bool) {
         guard let category = content.category, !buttons.isEmpty else {
-            content.buttons = buttons
+            let these = buttons.count == 1 ? "the 1 button in \(path) becomes" : "the \(buttons.count) buttons in \(path) become"
+            let made = !madeByExtension || buttons.isEmpty || extensionMakes("\(these) a category", instead: "none are shown")
+            content.buttons = made ? buttons : []
             return
         }
         content.buttons = []

@@ -31,7 +31,9 @@ extension ContentReader {
         content.buttons = airshipButtons(payload["com.urbanairship.interactive_actions"], at: "com.urbanairship.interactive_actions")
         let key = "com.urbanairship.media_attachment"
         guard let media = object(payload[key], at: key) else { return }
-        if let override = object(media["content"], at: "\(key).content") {
+        if let override = object(media["content"], at: "\(key).content"),
+            extensionMakes("\(key).content replaces the alert's texts", instead: "the alert stands as aps gives it")
+        {
             if override["title"] != nil { content.title = text(override["title"], at: "\(key).content.title") }
             if override["subtitle"] != nil { content.subtitle = text(override["subtitle"], at: "\(key).content.subtitle") }
             if override["body"] != nil { content.body = text(override["body"], at: "\(key).content.body") }

@@ -38,7 +38,19 @@ struct ContentReader {
         case (.customerIO, .android): reader.readCustomerIOAndroid()
         default: reader.readAPNs()
         }
+        if platform == .ios { reader.content.serviceExtension = reader.serviceExtensionRuns }
         return (reader.content, reader.warnings)
+    }
+
+    /// iOS runs the app's notification service extension only for `aps.mutable-content: 1`.
+    var serviceExtensionRuns: Bool { payload[path: ["aps", "mutable-content"]]?.isSet == true }
+
+    /// Whether the service extension makes `change` (what the vendor's extension does with the
+    /// payload's `path`); when iOS runs none, a warning says so and what the phone shows instead.
+    mutating func extensionMakes(_ change: String, instead: String) -> Bool {
+        if serviceExtensionRuns { return true }
+        warnings.append("\(change) only in the app's service extension, which iOS does not run without aps.mutable-content: 1: \(instead)")
+        return false
     }
 
     // MARK: Typed values

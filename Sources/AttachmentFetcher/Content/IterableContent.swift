@@ -58,7 +58,7 @@ extension ContentReader {
         }
         if content.platform == .ios {
             // The extension registers a category of the buttons only when `aps.category` is not set.
-            keepButtonsUnlessCategory(buttons, from: "itbl.actionButtons")
+            keepButtonsUnlessCategory(buttons, from: "itbl.actionButtons", madeByExtension: true)
         } else {
             content.buttons = buttons
         }

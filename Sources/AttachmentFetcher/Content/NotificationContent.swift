@@ -106,6 +106,12 @@ public struct NotificationContent: Sendable, Hashable {
     /// The vendor's campaign, send or notification id.
     public var campaignID: String?
 
+    /// iOS: whether iOS runs the app's notification service extension for this push
+    /// (`aps.mutable-content` is 1). Without it iOS shows no attachment, and what the vendor's
+    /// extension would change (OneSignal's `badge_inc` and buttons, Iterable's buttons, Airship's
+    /// `content`) is not in this notification. `nil` on Android, which shows a push without one.
+    public var serviceExtension: Bool?
+
     /// The title's localisation key (APNs `title-loc-key`, FCM `title_loc_key`).
     public var titleLocKey: String?
     /// The title's localisation arguments.

@@ -8,6 +8,7 @@ extension NotificationContent: Encodable {
         case subtitleLocKey = "subtitle_loc_key", subtitleLocArgs = "subtitle_loc_args"
         case bodyLocKey = "body_loc_key", bodyLocArgs = "body_loc_args"
         case interruptionLevel = "interruption_level", relevanceScore = "relevance_score"
+        case serviceExtension = "service_extension"
         case channel, priority, summary, largeIconURL = "large_icon_url", imageURL = "image_url"
         case expandedTitle = "expanded_title", expandedText = "expanded_text"
         case inlineImage = "inline_image", thumbnailID = "thumbnail_id", crop, time, hidden
@@ -41,6 +42,7 @@ extension NotificationContent: Encodable {
         try container.encodeIfPresent(bodyLocArgs, forKey: .bodyLocArgs)
         try container.encodeIfPresent(interruptionLevel, forKey: .interruptionLevel)
         try container.encodeIfPresent(relevanceScore.map(PayloadValue.number), forKey: .relevanceScore)
+        try container.encodeIfPresent(serviceExtension, forKey: .serviceExtension)
         try container.encodeIfPresent(channel, forKey: .channel)
         try container.encodeIfPresent(priority, forKey: .priority)
         try container.encodeIfPresent(summary, forKey: .summary)
@@ -146,6 +148,7 @@ extension NotificationContent {
         object.field("platform", platform.rawValue, &buffer)
         if let priority { object.number("priority", Double(priority), &buffer) }
         if let relevanceScore { object.number("relevance_score", relevanceScore, &buffer) }
+        if let serviceExtension { object.flag("service_extension", serviceExtension, &buffer) }
         object.field("sound", sound, &buffer)
         if let soundVolume { object.number("sound_volume", soundVolume, &buffer) }
         object.field("subtitle", subtitle, &buffer)

@@ -29,7 +29,15 @@ extension ContentReader {
         }
         content.openURL = text(data?["u"], at: "\(path).u")
         content.campaignID = identifier(data?["i"], at: "\(path).i")
-        if let increment = integer(data?["badge_inc"], at: "\(path).badge_inc") { content.badge = .increment(increment) }
+        // The legacy minified form (no `aps.alert`) is shown by the SDK itself; the rest by iOS, and
+        // what the extension does happens only when iOS runs it.
+        let minified = payload[path: ["aps", "alert"]] == nil && payload["m"] != nil
+        if let increment = integer(data?["badge_inc"], at: "\(path).badge_inc"),
+            minified || extensionMakes(
+                "\(path).badge_inc is applied", instead: content.badge == nil ? "the badge is left as it is" : "the badge is aps.badge's")
+        {
+            content.badge = .increment(increment)
+        }
         var buttons: [NotificationContent.Button] = []
         var buttonsPath = "buttons"
         if let list = payload["buttons"] {
@@ -50,7 +58,7 @@ extension ContentReader {
             buttons = oneSignalButtons(list, at: buttonsPath)
         }
         // The extension makes a category of the buttons only when `aps.category` is not set.
-        keepButtonsUnlessCategory(buttons, from: buttonsPath)
+        keepButtonsUnlessCategory(buttons, from: buttonsPath, madeByExtension: !minified)
     }
 
     /// `[{i: id, n: text}]`, the id defaulting to the text (OneSignal has no per-button URL).
