@@ -102,6 +102,37 @@ struct ContentReferenceTests {
         #expect(android.content?.serviceExtension == nil)
     }
 
+    @Test("Airship: the button group (Android interactive_type) or category (iOS aps.category) decides the buttons; interactive_actions gives them actions")
+    func airshipButtonGroups() throws {
+        func android(_ keys: String) throws -> ReadPayload {
+            try ReadPayload(#"{"com.urbanairship.push.ALERT":"B"\#(keys)}"#)
+        }
+        // A built-in group: all its buttons, titled, each with its actions when it has any.
+        let builtIn = try android(#","com.urbanairship.interactive_type":"ua_shop_now_share","com.urbanairship.interactive_actions":"{\"share\":{\"^u\":\"https://example.com/s\"}}""#)
+        #expect(builtIn.content?.buttons == [Button(id: "shop_now", title: "Shop Now"), Button(id: "share", title: "Share", url: "https://example.com/s")])
+        #expect(builtIn.warnings.isEmpty, "\(builtIn.warnings)")
+        let noActions = try android(#","com.urbanairship.interactive_type":"ua_icons_happy_sad""#)
+        #expect(noActions.content?.buttons == [Button(id: "happy", title: "😀"), Button(id: "sad", title: "😞")])
+        // Actions without a group: Airship adds no buttons.
+        let noGroup = try android(#","com.urbanairship.interactive_actions":"{\"yes\":{\"^d\":\"myapp://yes\"}}""#)
+        #expect(noGroup.content?.buttons == [])
+        #expect(noGroup.warnings.contains { $0.contains("com.urbanairship.interactive_type") && $0.contains("no buttons") }, "\(noGroup.warnings)")
+        // A ua_ group Airship does not have: none (apps cannot register ua_ groups).
+        let unknown = try android(#","com.urbanairship.interactive_type":"ua_maybe","com.urbanairship.interactive_actions":"{\"yes\":{}}""#)
+        #expect(unknown.content?.buttons == [])
+        #expect(unknown.warnings.contains { $0.contains("'ua_maybe'") && $0.contains("no buttons") }, "\(unknown.warnings)")
+        // The app's own group: its buttons of the actions' ids, titled by the app.
+        let own = try android(#","com.urbanairship.interactive_type":"rsvp","com.urbanairship.interactive_actions":"{\"go\":{\"^d\":\"myapp://go\"}}""#)
+        #expect(own.content?.buttons == [Button(id: "go", url: "myapp://go")] && own.warnings.isEmpty)
+
+        // iOS: Airship registers the same groups as categories.
+        let iOS = try ReadPayload(#"{"aps":{"alert":"B","category":"ua_yes_no_foreground"},"_":"s","com.urbanairship.interactive_actions":{"yes":{"^d":"myapp://yes"}}}"#)
+        #expect(iOS.content?.buttons == [Button(id: "yes", title: "Yes", url: "myapp://yes"), Button(id: "no", title: "No")])
+        let noCategory = try ReadPayload(#"{"aps":{"alert":"B"},"_":"s","com.urbanairship.interactive_actions":{"yes":{"^d":"myapp://yes"}}}"#)
+        #expect(noCategory.content?.buttons == [])
+        #expect(noCategory.warnings.contains { $0.contains("aps.category") && $0.contains("no buttons") }, "\(noCategory.warnings)")
+    }
+
     @Test("FCM iOS: a push with FCM's ids but no fcm_options is Firebase's, with nothing to attach")
     func firebaseIOSWithoutOptions() throws {
         let read = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"}},"gcm.message_id":"1","google.c.sender.id":"123","k":"v"}"#)

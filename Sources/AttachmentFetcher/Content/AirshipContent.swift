@@ -2,15 +2,15 @@
 /// title, subtitle and body it gives; its `thumbnail_id` and `options` (`crop`, `time`,
 /// `hidden`); tap target the top-level actions `^d` / `deep_link_action`, else `^u` /
 /// `open_external_url_action` (or a wallet pass's `^w` / `wallet_action`), else a landing page
-/// `^p` (in a web view); buttons
-/// `com.urbanairship.interactive_actions` (button id → actions); send id `_`. Extras are the
+/// `^p` (in a web view); buttons those of `aps.category` (a built-in Airship group's, else the
+/// app's), with `com.urbanairship.interactive_actions` (button id → actions); send id `_`. Extras are the
 /// top-level keys but `aps`, `_`, `com.urbanairship.*` and action names.
 ///
 /// Android (`com.urbanairship.*`): body `com.urbanairship.push.ALERT`, title `.title`, summary
 /// `.summary`, expanded title and text the JSON-in-string `.style`'s `title` and `summary`,
 /// picture that style's `big_picture` when its type is `big_picture`,
-/// tap target the JSON-in-string `.actions`, buttons `.interactive_type` (the group, as
-/// category) and `.interactive_actions`, channel `.notification_channel`, priority `.priority`,
+/// tap target the JSON-in-string `.actions`, buttons those of the group `.interactive_type` (as
+/// category), with `.interactive_actions`, channel `.notification_channel`, priority `.priority`,
 /// sound `.sound`, send id `.push.PUSH_ID`. Shown only with a non-empty ALERT.
 extension ContentReader {
     static let airshipPrefix = "com.urbanairship."
@@ -28,7 +28,7 @@ extension ContentReader {
         if let target = airshipActionTarget(payload, at: "") {
             (content.openURL, content.openInWebview) = target
         }
-        content.buttons = airshipButtons(payload["com.urbanairship.interactive_actions"], at: "com.urbanairship.interactive_actions")
+        airshipButtons(group: content.category, at: "aps.category")
         let key = "com.urbanairship.media_attachment"
         guard let media = object(payload[key], at: key) else { return }
         if let override = object(media["content"], at: "\(key).content"),
@@ -51,17 +51,32 @@ extension ContentReader {
         content.hidden = flag(options["hidden"], at: "\(key).options.hidden")
     }
 
-    /// `{buttonId: {actionName: value}}`: one button per id, in the payload's order.
-    private mutating func airshipButtons(_ value: JSONValue?, at path: String) -> [NotificationContent.Button] {
-        guard let byID = object(value, at: path) else { return [] }
-        var seen: Set<String> = []
-        var buttons: [NotificationContent.Button] = []
-        for key in byID.members.map(\.key) where seen.insert(key).inserted {
-            let actions = object(byID[key], at: "\(path).\(key)") ?? [:]
-            let target = airshipActionTarget(actions, at: "\(path).\(key)")
-            buttons.append(.init(id: key, url: target?.0, webview: target?.1 ?? false))
+    /// The buttons of the button group (Android) or category (iOS) `group`, named at `path`, with
+    /// the actions `com.urbanairship.interactive_actions` (`{buttonId: {actionName: value}}`) gives
+    /// them. A built-in group (`AirshipButtonGroups`) shows all its buttons, titled; the app's own
+    /// group shows the app's buttons, taken to be the actions' ids, untitled; no group, or a `ua_`
+    /// group Airship does not have, shows none.
+    private mutating func airshipButtons(group: String?, at path: String) {
+        let actionsPath = "com.urbanairship.interactive_actions"
+        let byID = object(payload[actionsPath], at: actionsPath) ?? [:]
+        func button(_ id: String, title: String?) -> NotificationContent.Button {
+            let target = object(byID[id], at: "\(actionsPath).\(id)").flatMap { airshipActionTarget($0, at: "\(actionsPath).\(id)") }
+            return .init(id: id, title: title, url: target?.0, webview: target?.1 ?? false)
         }
-        return buttons
+        guard let group else {
+            if !byID.isEmpty { warnings.append("\(actionsPath) has actions, but \(path) names no button group: no buttons are shown") }
+            content.buttons = []
+            return
+        }
+        if let builtIn = AirshipButtonGroups.group(group, on: content.platform) {
+            content.buttons = builtIn.map { button($0.id, title: $0.title) }
+        } else if content.platform == .android, group.hasPrefix("ua_") {
+            warnings.append("\(path) '\(group)' is no Airship button group (and apps cannot register ua_ groups): no buttons are shown")
+            content.buttons = []
+        } else {
+            var seen: Set<String> = []
+            content.buttons = byID.members.map(\.key).filter { seen.insert($0).inserted }.map { button($0, title: nil) }
+        }
     }
 
     mutating func readAirshipAndroid() {
@@ -82,7 +97,7 @@ extension ContentReader {
             (content.openURL, content.openInWebview) = target
         }
         content.category = text("com.urbanairship.interactive_type")
-        content.buttons = airshipButtons(payload["com.urbanairship.interactive_actions"], at: "com.urbanairship.interactive_actions")
+        airshipButtons(group: content.category, at: "com.urbanairship.interactive_type")
         content.channel = text("com.urbanairship.notification_channel")
         // The same key also carries the delivery priority "high", which is no display priority.
         if let priority = text("com.urbanairship.priority"), let value = Int(priority) {
