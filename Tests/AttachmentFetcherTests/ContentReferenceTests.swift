@@ -133,6 +133,29 @@ struct ContentReferenceTests {
         #expect(noCategory.warnings.contains { $0.contains("aps.category") && $0.contains("no buttons") }, "\(noCategory.warnings)")
     }
 
+    @Test("Braze Android: _ab must be \"true\"; a push with the keys t and a is shown (even empty), whatever sync keys it carries; uninstall tracking never")
+    func brazeAndroidDisplayRule() throws {
+        // BrazePushReceiver: isBrazePushMessage, then uninstall tracking, then isNotificationMessage
+        // (containsKey t && containsKey a); the content card is stored either way.
+        for key in [#""ab_cd":"{}""#, #""br_ffr":"true""#, #""br_br":"true""#, #""ab_sync_geos":"true""#, #""ab_push_fetch_test_triggers_key":"true""#] {
+            let shown = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","ab_iu":"https://cdn.example.com/a.jpg",\#(key)}"#)
+            #expect(shown.vendor == .braze && !shown.isInternal && shown.content?.visible == true, "\(key)")
+            #expect(shown.pictureURLs == ["https://cdn.example.com/a.jpg"], "\(key)")
+            let silent = try ReadPayload(#"{"_ab":"true",\#(key)}"#)
+            #expect(silent.isInternal, "\(key)")
+        }
+        let uninstall = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","appboy_uninstall_tracking":"true"}"#)
+        #expect(uninstall.isInternal)
+        let empty = try ReadPayload(#"{"_ab":"true","t":"","a":"50% off","ab_iu":"https://cdn.example.com/a.jpg"}"#)
+        #expect(empty.content?.visible == true && empty.content?.title == nil && empty.content?.body == "50% off")
+        #expect(empty.pictureURLs == ["https://cdn.example.com/a.jpg"])
+        let missing = try ReadPayload(#"{"_ab":"true","a":"B"}"#)
+        #expect(missing.content?.visible == false)
+        let notBraze = try ReadPayload(#"{"_ab":"false","t":"T","a":"B"}"#)
+        #expect(notBraze.vendor == nil)
+        #expect(try ReadPayload(#"{"_ab":"TRUE","t":"T","a":"B"}"#).vendor == .braze)
+    }
+
     @Test("FCM iOS: a push with FCM's ids but no fcm_options is Firebase's, with nothing to attach")
     func firebaseIOSWithoutOptions() throws {
         let read = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"}},"gcm.message_id":"1","google.c.sender.id":"123","k":"v"}"#)

@@ -57,10 +57,16 @@ extension ContentReader {
         return buttons
     }
 
+    /// Whether Braze's SDK shows the push: it has the keys `t` and `a`, empty or not
+    /// (`isNotificationMessage`).
+    static func brazeAndroidShows(_ payload: JSONObject) -> Bool {
+        payload["t"] != nil && payload["a"] != nil
+    }
+
     mutating func readBrazeAndroid() {
         content.title = text("t")
         content.body = text("a")
-        content.visible = content.title != nil && content.body != nil
+        content.visible = Self.brazeAndroidShows(payload)
         content.summary = text("s")
         content.expandedTitle = text("ab_bt")
         content.expandedText = text("ab_bs")

@@ -19,25 +19,29 @@ enum AndroidSchemas {
     }
 }
 
-/// Braze (`_ab`). Internal: uninstall tracking (top level or in `extra`), content-card sync
-/// (`ab_cd`), feature-flag and banner refreshes (`br_ffr`, `br_br`), test-trigger fetch and
-/// geofence sync.
+/// Braze (`_ab` is `"true"`, in any case, as `BrazePushReceiver` checks). Internal: uninstall
+/// tracking (top level or in `extra`), always; and, for a push without both keys `t` and `a`
+/// (which the SDK shows, empty or not), content-card sync (`ab_cd`), feature-flag and banner
+/// refreshes (`br_ffr`, `br_br`), test-trigger fetch and geofence sync. A push with both is shown
+/// and does its sync as well.
 struct BrazeAndroidSchema: VendorSchema {
     var vendor: Vendor { .braze }
 
     func recognize(_ payload: JSONObject) -> PayloadRecognition? {
-        guard payload["_ab"] != nil else { return nil }
+        guard payload["_ab"]?.string?.lowercased() == "true" || payload["_ab"] == .bool(true) else { return nil }
         var reader = ContentReader(payload, platform: .android)
         if payload["appboy_uninstall_tracking"] != nil
             || reader.object(payload["extra"], at: "extra")?["appboy_uninstall_tracking"] != nil
         {
             return .internalPush("Braze uninstall tracking")
         }
-        for (key, what) in [
-            ("ab_cd", "content-card sync"), ("br_ffr", "feature-flag refresh"), ("br_br", "banners refresh"),
-            ("ab_push_fetch_test_triggers_key", "test-trigger fetch"), ("ab_sync_geos", "geofence sync"),
-        ] where payload[key] != nil {
-            return .internalPush("Braze \(what)")
+        if !ContentReader.brazeAndroidShows(payload) {
+            for (key, what) in [
+                ("ab_cd", "content-card sync"), ("br_ffr", "feature-flag refresh"), ("br_br", "banners refresh"),
+                ("ab_push_fetch_test_triggers_key", "test-trigger fetch"), ("ab_sync_geos", "geofence sync"),
+            ] where payload[key] != nil {
+                return .internalPush("Braze \(what)")
+            }
         }
         return AndroidSchemas.picture(ContentReader.brazeAndroidPicture(payload))
     }
