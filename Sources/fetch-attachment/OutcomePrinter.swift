@@ -77,7 +77,9 @@ struct OutcomePrinter {
         case .increment(let delta)?: lines.append("    badge: \(delta < 0 ? "" : "+")\(delta)")
         case nil: break
         }
-        var sound = TerminalText.escaped(notification.sound ?? "none")
+        // A push that names no sound is silent on iOS; on Android its channel decides.
+        let channel = notification.channel.map(TerminalText.escaped) ?? "the default channel"
+        var sound = notification.sound.map(TerminalText.escaped) ?? (notification.platform == .android ? "the channel's (\(channel))" : "none")
         let qualities = [notification.criticalSound == true ? "critical" : nil, notification.soundVolume.map { "volume \(PayloadValue.text(of: $0))" }]
             .compactMap { $0 }
         if !qualities.isEmpty { sound += " (\(qualities.joined(separator: ", ")))" }

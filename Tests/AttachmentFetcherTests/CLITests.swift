@@ -207,6 +207,13 @@ struct CLITests {
                 stdin: Data(#"{"aps":{"alert":"B"},"ab":{"att":{"url":"\#(server.url("/media/a.jpg?bytes=900"))"}}}"#.utf8))
             #expect(noExtension.stdout.contains("attached image/jpeg, 900 bytes"), "\(noExtension.stdout)")
             #expect(noExtension.stdout.contains("    attachment: none shown: aps.mutable-content is not 1, so iOS runs no service extension\n"), "\(noExtension.stdout)")
+            // Android plays the channel's sound when the push names none; iOS plays none.
+            let channelSound = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"_ab":"true","t":"T","a":"B","ab_nc":"news"}"#.utf8))
+            #expect(channelSound.stdout.contains("    sound: the channel's (news)\n"), "\(channelSound.stdout)")
+            let defaultChannel = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"_ab":"true","t":"T","a":"B"}"#.utf8))
+            #expect(defaultChannel.stdout.contains("    sound: the channel's (the default channel)\n"), "\(defaultChannel.stdout)")
         }
     }
 

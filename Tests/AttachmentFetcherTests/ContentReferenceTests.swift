@@ -31,6 +31,15 @@ struct ContentReferenceTests {
             return
         }
         #expect(requests.map(\.url) == ["https://cdn.example.com/a.jpg"])
+        // Nor does it open the push's link: a tap opens the app.
+        let link = try ReadPayload(#"{"aps":{"alert":"Hi","mutable-content":1},"CIO":{"push":{"link":"myapp://x"}},"CIO-Delivery-ID":"d"}"#)
+        #expect(link.content?.openURL == nil)
+        #expect(link.warnings.contains { $0.hasPrefix("CIO.push.link") && $0.contains("CIO-Delivery-Token") }, "\(link.warnings)")
+        let linked = try ReadPayload(#"{"aps":{"alert":"Hi","mutable-content":1},"CIO":{"push":{"link":"myapp://x"}},"CIO-Delivery-ID":"d","CIO-Delivery-Token":"t"}"#)
+        #expect(linked.content?.openURL == "myapp://x" && linked.warnings.isEmpty)
+        // On Android its SDK always plays the default sound.
+        let android = try ReadPayload(#"{"title":"T","body":"B","CIO-Delivery-ID":"d","CIO-Delivery-Token":"t"}"#)
+        #expect(android.content?.sound == "default")
     }
 
     @Test("iOS aps values have APNs' JSON types: a string badge, score or arguments is ignored with a warning, not coerced")

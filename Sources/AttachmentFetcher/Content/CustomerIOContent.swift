@@ -1,8 +1,10 @@
-/// Customer.io. iOS: the APNs layer; tap target `CIO.push.link`; delivery id `CIO-Delivery-ID`;
-/// extras are the top-level keys but `aps`, `CIO` and the delivery keys.
+/// Customer.io. iOS: the APNs layer; tap target `CIO.push.link` (only with both delivery keys,
+/// as the SDK handles the tap); delivery id `CIO-Delivery-ID`; extras are the top-level keys but
+/// `aps`, `CIO` and the delivery keys.
 ///
 /// Android: title `title`, body `body` (else FCM's `gcm.n.title` / `gcm.n.body`), tap target
-/// `link`, picture `image` (else FCM's `gcm.n.image`); extras the other keys. Shown only with
+/// `link`, picture `image` (else FCM's `gcm.n.image`), always the default sound; extras the other
+/// keys. Shown only with
 /// both `CIO-Delivery-ID` and `CIO-Delivery-Token`. On iOS the alert shows without them, but the
 /// SDK's extension attaches nothing (see `CustomerIOSchema`).
 extension ContentReader {
@@ -12,7 +14,12 @@ extension ContentReader {
         readAPNs()
         setExtras(from: payload) { $0 == "aps" || $0 == "CIO" || Self.customerIODeliveryKeys.contains($0) }
         let cio = object(payload["CIO"], at: "CIO")
-        content.openURL = text(object(cio?["push"], at: "CIO.push")?["link"], at: "CIO.push.link")
+        let link = text(object(cio?["push"], at: "CIO.push")?["link"], at: "CIO.push.link")
+        if let link, !Self.hasCustomerIODeliveryKeys(payload) {
+            warnings.append("CIO.push.link is opened by Customer.io's SDK only for a push with both CIO-Delivery-ID and CIO-Delivery-Token: a tap opens the app, not \(link)")
+        } else {
+            content.openURL = link
+        }
         content.campaignID = text("CIO-Delivery-ID")
     }
 
@@ -30,6 +37,8 @@ extension ContentReader {
         content.title = text("title") ?? text("gcm.n.title")
         content.body = text("body") ?? text("gcm.n.body")
         content.openURL = text("link")
+        // Its SDK reads no sound key: every push plays the default sound.
+        content.sound = "default"
         content.imageURL = Self.customerIOAndroidPicture(payload)
         content.campaignID = text("CIO-Delivery-ID")
         content.visible = content.campaignID != nil && text("CIO-Delivery-Token") != nil

@@ -82,7 +82,9 @@ public struct NotificationContent: Sendable, Hashable {
     public var body: String?
     /// What happens to the badge; `nil` leaves it as it is.
     public var badge: Badge?
-    /// `"default"`, a sound's name (a critical sound's name too), or `nil` for silence.
+    /// `"default"`, a sound's name (a critical sound's name too), or `nil` when the push names
+    /// none: iOS then plays no sound, and Android (8 and later) the sound of the notification's
+    /// channel (`channel`, else the vendor SDK's default channel, which plays the default sound).
     public var sound: String?
     /// `true` when `aps.sound` is a critical alert's (`{"critical": 1, …}`): it plays through Do
     /// Not Disturb and the ring/silent switch, if the app holds Apple's critical-alerts
