@@ -165,6 +165,45 @@ struct ContentReferenceTests {
         #expect(try ReadPayload(#"{"_ab":"TRUE","t":"T","a":"B"}"#).vendor == .braze)
     }
 
+    @Test("Airship Android's style: big_text and inbox lines are the expanded text; an unknown type applies no style")
+    func airshipStyles() throws {
+        func styled(_ style: String) throws -> NotificationContent {
+            try #require(ReadPayload(#"{"com.urbanairship.push.ALERT":"Short","com.urbanairship.style":"\#(style)"}"#).content)
+        }
+        let bigText = try styled(#"{\"type\":\"big_text\",\"big_text\":\"The long text\",\"title\":\"Big T\"}"#)
+        #expect(bigText.expandedTitle == "Big T" && bigText.expandedText == "The long text" && bigText.body == "Short")
+        let inbox = try styled(#"{\"type\":\"inbox\",\"lines\":[\"one\",\"two\"]}"#)
+        #expect(inbox.expandedText == "one\ntwo")
+        let unknown = try styled(#"{\"type\":\"bigpicture\",\"title\":\"X\",\"summary\":\"Y\"}"#)
+        #expect(unknown.expandedTitle == nil && unknown.expandedText == nil)
+    }
+
+    @Test("OneSignal Android: oth_chnl is the channel the push asks for; bg_img is said to show only up to Android 11")
+    func oneSignalChannelAndBackground() throws {
+        let other = try ReadPayload(#"{"alert":"B","oth_chnl":"promos","chnl":"{\"id\":\"news\"}","custom":"{\"i\":\"n\"}"}"#)
+        #expect(other.content?.channel == "promos")
+        let background = try ReadPayload(#"{"alert":"B","bg_img":"{\"img\":\"https://cdn.example.com/bg.jpg\"}","custom":"{\"i\":\"n\"}"}"#)
+        #expect(background.warnings.contains { $0.hasPrefix("bg_img") && $0.contains("Android 11") }, "\(background.warnings)")
+    }
+
+    @Test("Iterable: a link that is not https opens only where the app lists its scheme in allowedProtocols")
+    func iterableAllowedProtocols() throws {
+        let custom = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"itbl":{"defaultAction":{"type":"openUrl","data":"myapp://x"},"actionButtons":[{"identifier":"b","title":"B","action":{"type":"openUrl","data":"http://example.com"}}]}}"#)
+        #expect(custom.content?.openURL == "myapp://x")
+        #expect(custom.warnings.contains { $0.contains("myapp://x") && $0.contains("allowedProtocols") }, "\(custom.warnings)")
+        #expect(custom.warnings.contains { $0.contains("http://example.com") && $0.contains("allowedProtocols") }, "\(custom.warnings)")
+        let https = try ReadPayload(#"{"aps":{"alert":"x"},"itbl":{"defaultAction":{"type":"openUrl","data":"https://example.com"}}}"#)
+        #expect(!https.warnings.contains { $0.contains("allowedProtocols") }, "\(https.warnings)")
+        let android = try ReadPayload(#"{"body":"B","itbl":"{\"messageId\":\"m\"}","uri":"myapp://legacy"}"#)
+        #expect(android.warnings.contains { $0.contains("myapp://legacy") && $0.contains("allowedProtocols") }, "\(android.warnings)")
+    }
+
+    @Test("A payload with no aps and no known vendor gets no warning about aps.mutable-content")
+    func noAPSNoExtensionWarning() throws {
+        #expect(prepare(#"{"title":"T","body":"B"}"#).warnings.isEmpty)
+        #expect(prepare(#"{"aps":{"alert":"x"}}"#).warnings == [PreparedPayload.noExtensionWarning])
+    }
+
     @Test("FCM iOS: a push with FCM's ids but no fcm_options is Firebase's, with nothing to attach")
     func firebaseIOSWithoutOptions() throws {
         let read = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"}},"gcm.message_id":"1","google.c.sender.id":"123","k":"v"}"#)

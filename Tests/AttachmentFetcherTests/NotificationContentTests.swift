@@ -242,7 +242,9 @@ struct NotificationContentTests {
         #expect(android.vendor == .iterable && android.platform == .android && data.visible)
         #expect(data.title == "T" && data.body == "B" && data.sound == "chime" && data.openURL == "https://example.com/x")
         #expect(data.buttons == [Button(id: "open", title: "Open", url: "myapp://x")] && data.extras == [:])
-        #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"] && android.warnings.isEmpty)
+        #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"])
+        // The button's custom scheme opens only where the app allows it.
+        #expect(android.warnings.count == 1 && android.warnings.first?.hasPrefix("itbl.actionButtons[0].action.data is myapp://x") == true, "\(android.warnings)")
 
         let ghostAndroid = try ReadPayload(#"{"itbl":"{\"isGhostPush\":true}","notificationType":"InAppRemove","messageId":"m-2"}"#)
         #expect(ghostAndroid.vendor == .iterable && ghostAndroid.isInternal)

@@ -7,7 +7,8 @@
 /// top-level keys but `aps`, `_`, `com.urbanairship.*` and action names.
 ///
 /// Android (`com.urbanairship.*`): body `com.urbanairship.push.ALERT`, title `.title`, summary
-/// `.summary`, expanded title and text the JSON-in-string `.style`'s `title` and `summary`,
+/// `.summary`, from the JSON-in-string `.style` of type `big_picture`, `big_text` or `inbox` the
+/// expanded title `title` and the expanded text (`summary`, `big_text`, or `lines` one per line),
 /// picture that style's `big_picture` when its type is `big_picture`,
 /// tap target the JSON-in-string `.actions`, buttons those of the group `.interactive_type` (as
 /// category), with `.interactive_actions`, channel `.notification_channel`, priority `.priority`,
@@ -84,11 +85,24 @@ extension ContentReader {
         content.visible = content.body != nil
         content.title = text("com.urbanairship.title")
         content.summary = text("com.urbanairship.summary")
-        if let style = object(payload["com.urbanairship.style"], at: "com.urbanairship.style") {
-            content.expandedTitle = text(style["title"], at: "com.urbanairship.style.title")
-            content.expandedText = text(style["summary"], at: "com.urbanairship.style.summary")
-            if text(style["type"], at: "com.urbanairship.style.type") == "big_picture" {
-                content.imageURL = text(style["big_picture"], at: "com.urbanairship.style.big_picture")
+        // The SDK applies a style of a type it knows: its title, and as the expanded text the big
+        // picture's summary, the big text or the inbox's lines (their summary goes to the header).
+        let stylePath = "com.urbanairship.style"
+        if let style = object(payload[stylePath], at: stylePath),
+            let type = text(style["type"], at: "\(stylePath).type"), ["big_picture", "big_text", "inbox"].contains(type)
+        {
+            content.expandedTitle = text(style["title"], at: "\(stylePath).title")
+            switch type {
+            case "big_picture":
+                content.expandedText = text(style["summary"], at: "\(stylePath).summary")
+                content.imageURL = text(style["big_picture"], at: "\(stylePath).big_picture")
+            case "big_text":
+                content.expandedText = text(style["big_text"], at: "\(stylePath).big_text")
+            default:
+                let lines = (array(style["lines"], at: "\(stylePath).lines") ?? []).enumerated().compactMap { index, line in
+                    text(line, at: "\(stylePath).lines[\(index)]")
+                }
+                content.expandedText = lines.isEmpty ? nil : lines.joined(separator: "\n")
             }
         }
         if let actions = object(payload["com.urbanairship.actions"], at: "com.urbanairship.actions"),

@@ -45,6 +45,7 @@ extension ContentReader {
             content.openURL = iterableURL(action, at: "itbl.defaultAction")
         } else {
             content.openURL = text(legacyURLKey)
+            checkIterableScheme(content.openURL, at: legacyURLKey)
         }
         var buttons: [NotificationContent.Button] = []
         if let list = array(itbl["actionButtons"], at: "itbl.actionButtons") {
@@ -68,7 +69,19 @@ extension ContentReader {
     /// The URL of an `{type: "openUrl", data: URL}` action.
     private mutating func iterableURL(_ value: JSONValue?, at path: String) -> String? {
         guard let action = object(value, at: path), text(action["type"], at: "\(path).type") == "openUrl" else { return nil }
-        return text(action["data"], at: "\(path).data")
+        let url = text(action["data"], at: "\(path).data")
+        checkIterableScheme(url, at: "\(path).data")
+        return url
+    }
+
+    /// Iterable's SDKs (Android 3.4, iOS 6.4 and later) open only `https` links, and those of the
+    /// schemes the app lists in `IterableConfig.allowedProtocols`: a warning for any other.
+    private mutating func checkIterableScheme(_ url: String?, at path: String) {
+        guard let url, let scheme = url.split(separator: ":", maxSplits: 1).first.map({ $0.lowercased() }),
+            scheme != "https", url.contains(":")
+        else { return }
+        warnings.append(
+            "\(path) is \(url): Iterable's SDK opens it only if the app lists '\(scheme)' in IterableConfig.allowedProtocols (only https opens without)")
     }
 
     /// Iterable Android's picture: `attachment-url` in the JSON-in-string `itbl`.

@@ -7,7 +7,8 @@
 /// payload's (a warning says so).
 ///
 /// Android: title `title`, body `alert`, picture `bicon`, large icon `licon`, sound `sound`
-/// (`"null"` or `"nil"`: none), priority `pri` (1–10), group `grp`, channel `chnl.id`, buttons the
+/// (`"null"` or `"nil"`: none), priority `pri` (1–10), group `grp`, channel `oth_chnl` else
+/// `chnl.id` (the background image `bg_img` is a warning), buttons the
 /// JSON-in-string `o`, and the JSON-in-string `custom` (`i`, `u`, extras `a`). Shown only with a
 /// non-empty `alert`.
 extension ContentReader {
@@ -87,7 +88,11 @@ extension ContentReader {
             // OneSignal's 1–10 scale as NotificationCompat's −2…2 (9–10 max, 7–8 high, 5–6 default…).
             content.priority = min(2, max(-2, (priority - 1) / 2 - 2))
         }
-        content.channel = text(object(payload["chnl"], at: "chnl")?["id"], at: "chnl.id")
+        // `oth_chnl` (a channel the app made) wins, where the device has it; else `chnl`.
+        content.channel = text("oth_chnl") ?? text(object(payload["chnl"], at: "chnl")?["id"], at: "chnl.id")
+        if payload["bg_img"] != nil {
+            warnings.append("bg_img is OneSignal's background-image layout, which Android shows only up to Android 11 (API 30); its image is not fetched here")
+        }
         let custom = object(payload["custom"], at: "custom")
         content.openURL = text(custom?["u"], at: "custom.u")
         content.campaignID = identifier(custom?["i"], at: "custom.i")

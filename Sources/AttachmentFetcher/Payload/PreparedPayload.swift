@@ -43,7 +43,8 @@ struct PreparedPayload: Sendable {
         // nothing need none: the warning is for visible iOS pushes only (added below).
         let extensionRuns = json[path: ["aps", "mutable-content"]]?.isSet == true
         guard let recognized else {
-            if !extensionRuns, !json.isSilentPush { warnings.append(Self.noExtensionWarning) }
+            // A payload without `aps` is no APNs payload (an Android data map, say): no warning.
+            if json["aps"] != nil, !extensionRuns, !json.isSilentPush { warnings.append(Self.noExtensionWarning) }
             next = .original(.noAttachment, "no known vendor's attachment keys")
             return
         }
