@@ -9,7 +9,8 @@ public struct FallbackReason: Hashable, Sendable, Codable, CustomStringConvertib
     private init(_ code: String) { self.code = code }
 
     /// The payload is not a JSON object (or is larger than `Configuration.maximumPayloadBytes`),
-    /// or a vendor key has the wrong JSON type.
+    /// a vendor key has the wrong JSON type, or it is a request to Airship's push API rather than
+    /// what a device receives.
     public static let invalidPayload = FallbackReason("invalid-payload")
     /// The payload names no attachment.
     public static let noAttachment = FallbackReason("no-attachment")

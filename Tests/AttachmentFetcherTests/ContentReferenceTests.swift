@@ -198,6 +198,17 @@ struct ContentReferenceTests {
         #expect(android.warnings.contains { $0.contains("myapp://legacy") && $0.contains("allowedProtocols") }, "\(android.warnings)")
     }
 
+    @Test("An Airship push API request is no device payload: said so, not read as an FCM message")
+    func airshipAPIRequest() throws {
+        let request = prepare(#"{"audience":{"channel":"c"},"device_types":["ios","android"],"notification":{"ios":{"badge":"+1","alert":"msg","media_attachment":{"url":"https://cdn.example.com/a.gif"}},"android":{"alert":"msg"}}}"#)
+        #expect(request.vendor == nil)
+        guard case .original(let reason, let detail) = request.next else {
+            Issue.record("fetched an API request")
+            return
+        }
+        #expect(reason == .invalidPayload && detail.contains("Airship push API request"), "\(detail)")
+    }
+
     @Test("A payload with no aps and no known vendor gets no warning about aps.mutable-content")
     func noAPSNoExtensionWarning() throws {
         #expect(prepare(#"{"title":"T","body":"B"}"#).warnings.isEmpty)

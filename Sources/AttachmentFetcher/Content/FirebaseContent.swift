@@ -52,8 +52,16 @@ extension ContentReader {
 
     /// An HTTP v1 message, or the `message` object of a send request.
     static func isFirebaseHTTPv1(_ payload: JSONObject) -> Bool {
-        payload["message"]?.object != nil || payload["notification"]?.object != nil
+        guard !isAirshipPushRequest(payload) else { return false }
+        return payload["message"]?.object != nil || payload["notification"]?.object != nil
             || payload["android"]?.object != nil
+    }
+
+    /// A request to Airship's push API (`audience`, `device_types`, `notification`), which a
+    /// campaign team may paste in place of what a device receives; it has a `notification` object
+    /// of its own, but no FCM message has `audience` or `device_types`.
+    static func isAirshipPushRequest(_ payload: JSONObject) -> Bool {
+        payload["audience"] != nil && payload["device_types"] != nil && payload["notification"] != nil
     }
 
     private mutating func readFirebaseHTTPv1() {

@@ -43,6 +43,12 @@ struct PreparedPayload: Sendable {
         // nothing need none: the warning is for visible iOS pushes only (added below).
         let extensionRuns = json[path: ["aps", "mutable-content"]]?.isSet == true
         guard let recognized else {
+            if ContentReader.isAirshipPushRequest(json) {
+                next = .original(
+                    .invalidPayload,
+                    "this is an Airship push API request (audience, device_types, notification), not a payload a device receives: preflight what Airship delivers to the device")
+                return
+            }
             // A payload without `aps` is no APNs payload (an Android data map, say): no warning.
             if json["aps"] != nil, !extensionRuns, !json.isSilentPush { warnings.append(Self.noExtensionWarning) }
             next = .original(.noAttachment, "no known vendor's attachment keys")
