@@ -3,8 +3,8 @@
 /// `hidden`); tap target the top-level actions `^d` / `deep_link_action`, else `^u` /
 /// `open_external_url_action` (or a wallet pass's `^w` / `wallet_action`), else a landing page
 /// `^p` (in a web view); buttons those of `aps.category` (a built-in Airship group's, else the
-/// app's), with `com.urbanairship.interactive_actions` (button id → actions); send id `_`. Extras are the
-/// top-level keys but `aps`, `_`, `com.urbanairship.*` and action names.
+/// app's), with `com.urbanairship.interactive_actions` (button id → actions); send id `_`.
+/// Extras are the top-level keys but `aps`, `_`, `com.urbanairship.*` and action names.
 ///
 /// Android (`com.urbanairship.*`): body `com.urbanairship.push.ALERT`, title `.title`, summary
 /// `.summary`, from the JSON-in-string `.style` of type `big_picture`, `big_text` or `inbox` the

@@ -4,9 +4,8 @@
 ///
 /// Android: title `title`, body `body` (else FCM's `gcm.n.title` / `gcm.n.body`), tap target
 /// `link`, picture `image` (else FCM's `gcm.n.image`), always the default sound; extras the other
-/// keys. Shown only with
-/// both `CIO-Delivery-ID` and `CIO-Delivery-Token`. On iOS the alert shows without them, but the
-/// SDK's extension attaches nothing (see `CustomerIOSchema`).
+/// keys. Shown only with both `CIO-Delivery-ID` and `CIO-Delivery-Token`. On iOS the alert shows
+/// without them, but the SDK's extension attaches nothing (see `CustomerIOSchema`).
 extension ContentReader {
     static let customerIODeliveryKeys: Set<String> = ["CIO-Delivery-ID", "CIO-Delivery-Token"]
 

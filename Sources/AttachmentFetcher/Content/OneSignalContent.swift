@@ -8,9 +8,8 @@
 ///
 /// Android: title `title`, body `alert`, picture `bicon`, large icon `licon`, sound `sound`
 /// (`"null"` or `"nil"`: none), priority `pri` (1–10), group `grp`, channel `oth_chnl` else
-/// `chnl.id` (the background image `bg_img` is a warning), buttons the
-/// JSON-in-string `o`, and the JSON-in-string `custom` (`i`, `u`, extras `a`). Shown only with a
-/// non-empty `alert`.
+/// `chnl.id` (the background image `bg_img` is a warning), buttons the JSON-in-string `o`, and
+/// the JSON-in-string `custom` (`i`, `u`, extras `a`). Shown only with a non-empty `alert`.
 extension ContentReader {
     mutating func readOneSignalIOS() {
         readAPNs()
