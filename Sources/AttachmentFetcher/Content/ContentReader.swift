@@ -43,7 +43,12 @@ struct ContentReader {
     }
 
     /// iOS runs the app's notification service extension only for `aps.mutable-content: 1`.
-    var serviceExtensionRuns: Bool { payload[path: ["aps", "mutable-content"]]?.isSet == true }
+    static func runsServiceExtension(_ payload: JSONObject) -> Bool {
+        payload[path: ["aps", "mutable-content"]]?.isSet == true
+    }
+
+    /// Whether iOS runs the service extension for this payload.
+    var serviceExtensionRuns: Bool { Self.runsServiceExtension(payload) }
 
     /// Whether the service extension makes `change` (what the vendor's extension does with the
     /// payload's `path`); when iOS runs none, a warning says so and what the phone shows instead.

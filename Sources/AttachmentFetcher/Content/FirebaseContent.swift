@@ -138,7 +138,7 @@ extension ContentReader {
         if let image { apns.append("fcm_options", .object(["image": .string(image)])) }
         let (content, read) = ContentReader.read(apns, vendor: .firebase, platform: .ios)
         warnings += read.map { $0.hasPrefix("aps") ? "\(prefix)apns.payload.\($0)" : $0 }
-        if content.visible, image != nil, apns[path: ["aps", "mutable-content"]]?.isSet != true {
+        if content.visible, image != nil, content.serviceExtension == false {
             warnings.append(
                 "\(prefix)apns.payload.aps.mutable-content is not 1: iPhones would not run a service extension for this message, so they show no image")
         }

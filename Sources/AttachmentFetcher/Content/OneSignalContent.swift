@@ -22,16 +22,16 @@ extension ContentReader {
             setExtras(from: object(data?["a"], at: "custom.a") ?? [:]) { _ in false }
         }
         let path = payload["os_data"] != nil ? "os_data" : "custom"
-        if payload[path: ["aps", "alert"]] == nil, let minified = payload["m"] {
-            readAlert(minified, at: "m")
+        // The legacy minified form (no `aps.alert`) is shown by the SDK itself; the rest by iOS, and
+        // what the extension does happens only when iOS runs it.
+        let minified = payload[path: ["aps", "alert"]] == nil && payload["m"] != nil
+        if minified {
+            readAlert(payload["m"], at: "m")
             if let badge = integer(payload["b"], at: "b") { content.badge = .set(badge) }
             if payload["s"] != nil { readSound(payload["s"], at: "s") }
         }
         content.openURL = text(data?["u"], at: "\(path).u")
         content.campaignID = identifier(data?["i"], at: "\(path).i")
-        // The legacy minified form (no `aps.alert`) is shown by the SDK itself; the rest by iOS, and
-        // what the extension does happens only when iOS runs it.
-        let minified = payload[path: ["aps", "alert"]] == nil && payload["m"] != nil
         if let increment = integer(data?["badge_inc"], at: "\(path).badge_inc"),
             minified || extensionMakes(
                 "\(path).badge_inc is applied", instead: content.badge == nil ? "the badge is left as it is" : "the badge is aps.badge's")

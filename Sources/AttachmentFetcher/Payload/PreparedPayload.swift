@@ -40,8 +40,8 @@ struct PreparedPayload: Sendable {
         }
         let recognized = VendorSchemas.recognize(json)
         // Android shows a push without an extension; silent and internal pushes and pushes that show
-        // nothing need none: the warning is for visible iOS pushes only (added below).
-        let extensionRuns = json[path: ["aps", "mutable-content"]]?.isSet == true
+        // nothing need none: the warning is for visible iOS pushes only (added below; an iOS
+        // notification says whether the extension runs).
         guard let recognized else {
             if ContentReader.isAirshipPushRequest(json) {
                 next = .original(
@@ -50,7 +50,9 @@ struct PreparedPayload: Sendable {
                 return
             }
             // A payload without `aps` is no APNs payload (an Android data map, say): no warning.
-            if json["aps"] != nil, !extensionRuns, !json.isSilentPush { warnings.append(Self.noExtensionWarning) }
+            if json["aps"] != nil, !ContentReader.runsServiceExtension(json), !json.isSilentPush {
+                warnings.append(Self.noExtensionWarning)
+            }
             next = .original(.noAttachment, "no known vendor's attachment keys")
             return
         }
@@ -77,12 +79,12 @@ struct PreparedPayload: Sendable {
         case _ where !notification.visible && !otherPlatformNotifications.contains(where: \.visible):
             next = .original(.internalPush, "the \(vendor) \(recognized.platform.rawValue) push shows nothing: no request is made")
         case .noAttachment:
-            if recognized.platform == .ios, !extensionRuns { warnings.append(Self.noExtensionWarning) }
+            if notification.serviceExtension == false { warnings.append(Self.noExtensionWarning) }
             next = .original(.noAttachment, "the \(vendor) payload names no attachment")
         case .notAttached(let detail):
             next = .original(.noAttachment, detail)
         case .attachments(let named):
-            if recognized.platform == .ios, !extensionRuns { warnings.append(Self.noExtensionWarning) }
+            if notification.serviceExtension == false { warnings.append(Self.noExtensionWarning) }
             let requests = AttachmentSelection.select(named, limit: maximumAttachments, warnings: &warnings)
             next = .download(requests, platform: recognized.platform)
         }
