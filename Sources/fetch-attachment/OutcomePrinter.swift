@@ -103,12 +103,12 @@ struct OutcomePrinter {
         guard notification.platform == .android else {
             // An iPhone notification read from an FCM HTTP v1 message shows iPhones' own image,
             // the one its verdict names; an iOS payload's shows every attachment.
-            let own = outcome.notification?.platform == .ios
-            let paths = own ? outcome.attachments.map(\.path) : outcome.verdicts.filter { $0.platform == .ios }.compactMap(\.path)
             if notification.serviceExtension == false, !outcome.attachments.isEmpty {
                 lines.append("    attachment: none shown: aps.mutable-content is not 1, so iOS runs no service extension")
                 return lines
             }
+            let own = outcome.notification?.platform == .ios
+            let paths = own ? outcome.attachments.map(\.path) : outcome.verdicts.filter { $0.platform == .ios }.compactMap(\.path)
             for path in paths { lines.append("    attachment: \(TerminalText.escaped(path))") }
             return lines
         }
