@@ -67,6 +67,9 @@ struct NotificationContentTests {
 
         let inline = try ReadPayload(#"{"_ab":"true","t":"New","a":"Look","ab_iip":"true","ab_iu":"https://cdn.example.com/c.jpg"}"#)
         #expect(inline.content?.inlineImage == true && inline.pictureURLs == ["https://cdn.example.com/c.jpg"])
+        // The SDK asks only whether the key is there (`containsKey`), whatever its value.
+        let inlineByPresence = try ReadPayload(#"{"_ab":"true","t":"New","a":"Look","ab_iip":"false","ab_iu":"https://cdn.example.com/c.jpg"}"#)
+        #expect(inlineByPresence.content?.inlineImage == true && inlineByPresence.warnings.isEmpty)
 
         let silent = try ReadPayload(#"{"_ab":"true","extra":"{\"sync\":\"1\"}"}"#)
         #expect(silent.vendor == .braze && silent.content?.visible == false && silent.content?.extras == ["sync": .string("1")])

@@ -76,7 +76,8 @@ extension ContentReader {
         content.priority = integer(payload["p"], at: "p").map { min(2, max(-2, $0)) }
         content.category = text("ab_ct")
         content.largeIconURL = text("ab_li")
-        if payload["ab_iip"] != nil { content.inlineImage = flag(payload["ab_iip"], at: "ab_iip") ?? true }
+        // The receiver asks only whether the key is there (`containsKey`), whatever its value.
+        if payload["ab_iip"] != nil { content.inlineImage = true }
         content.openURL = text("uri")
         content.openInWebview = flag(payload["ab_use_webview"], at: "ab_use_webview") ?? false
         content.campaignID = text("cid")

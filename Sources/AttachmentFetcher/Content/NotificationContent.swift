@@ -147,7 +147,8 @@ public struct NotificationContent: Sendable, Hashable {
     public var largeIconURL: String?
     /// The URL of Android's big picture (the payload's attachment on Android).
     public var imageURL: String?
-    /// Braze's inline-image style on Android (`ab_iip`).
+    /// Braze's inline-image style on Android: `true` when the payload has the key `ab_iip`, whatever
+    /// its value (the receiver checks only that it is there).
     public var inlineImage: Bool?
     /// Airship: the id of the attachment shown as the thumbnail.
     public var thumbnailID: String?
