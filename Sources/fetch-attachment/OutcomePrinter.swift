@@ -57,8 +57,16 @@ struct OutcomePrinter {
         return lines.joined(separator: "\n")
     }
 
-    /// What a person would see on the device: the texts, badge, sound, buttons, where a tap goes,
-    /// and the picture's file.
+    /// What each of iOS's interruption levels other than `active` (the default) does, after
+    /// `UNNotificationInterruptionLevel`'s documentation.
+    static let interruptionEffects = [
+        "passive": "added to the list without lighting the screen or playing a sound",
+        "time-sensitive": "breaks through Focus and the scheduled summary if the app has the Time Sensitive Notifications capability (else active)",
+        "critical": "plays its sound through the mute switch and Focus if the app has Apple's Critical Alerts entitlement (else active)",
+    ]
+
+    /// What a person would see on the device: the texts, badge, sound, how it interrupts, its
+    /// thread, buttons, where a tap goes, and the picture's file.
     static func notificationLines(_ notification: NotificationContent, _ outcome: Outcome) -> [String] {
         let platform = notification.platform.rawValue
         guard notification.visible else { return ["  \(platform) notification: shows nothing (silent or internal)"] }
@@ -83,7 +91,15 @@ struct OutcomePrinter {
         let qualities = [notification.criticalSound == true ? "critical" : nil, notification.soundVolume.map { "volume \(PayloadValue.text(of: $0))" }]
             .compactMap { $0 }
         if !qualities.isEmpty { sound += " (\(qualities.joined(separator: ", ")))" }
+        let passive = notification.platform == .ios && notification.interruptionLevel == "passive"
+        if passive, notification.sound != nil { sound = "none (\(sound), not played: a passive notification plays no sound)" }
         lines.append("    sound: \(sound)")
+        if notification.platform == .ios, let level = notification.interruptionLevel, let effect = Self.interruptionEffects[level] {
+            lines.append("    interruption: \(level): \(effect)")
+        }
+        if notification.platform == .ios, let thread = notification.threadID, !thread.isEmpty {
+            lines.append("    grouped: by thread \(TerminalText.escaped(thread))")
+        }
         if !notification.buttons.isEmpty {
             let buttons = notification.buttons.map { button in
                 let title = TerminalText.escaped(button.title ?? button.id)

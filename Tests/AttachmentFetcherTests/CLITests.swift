@@ -214,6 +214,21 @@ struct CLITests {
             let defaultChannel = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"_ab":"true","t":"T","a":"B"}"#.utf8))
             #expect(defaultChannel.stdout.contains("    sound: the channel's (the default channel)\n"), "\(defaultChannel.stdout)")
+            // A passive push goes to the list in silence; others say how they break through, and
+            // the thread the notification is grouped in.
+            let passive = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory],
+                stdin: Data(#"{"aps":{"alert":"B","sound":"default","interruption-level":"passive","thread-id":"news"},"ab":{}}"#.utf8))
+            #expect(passive.stdout.contains("    sound: none (default, not played: a passive notification plays no sound)\n"), "\(passive.stdout)")
+            #expect(passive.stdout.contains("    interruption: passive: added to the list without lighting the screen or playing a sound\n"), "\(passive.stdout)")
+            #expect(passive.stdout.contains("    grouped: by thread news\n"), "\(passive.stdout)")
+            let timeSensitive = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory],
+                stdin: Data(#"{"aps":{"alert":"B","interruption-level":"time-sensitive"},"ab":{}}"#.utf8))
+            #expect(timeSensitive.stdout.contains(
+                "    interruption: time-sensitive: breaks through Focus and the scheduled summary if the app has the Time Sensitive Notifications capability (else active)\n"),
+                "\(timeSensitive.stdout)")
+            #expect(!timeSensitive.stdout.contains("grouped:"))
         }
     }
 
