@@ -56,6 +56,14 @@ enum CommandSyscalls {
         return fstat(descriptor.rawValue, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
     }
 
+    /// The device and inode of the file at `path` (`stat(2)`, following links), or `nil` if there
+    /// is none: two paths name the same file when these are equal.
+    static func identity(of path: String) -> [UInt64]? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return [UInt64(status.st_dev), UInt64(status.st_ino)]
+    }
+
     /// `access(2)`: throws unless this process may `mode` (`R_OK`, `W_OK | X_OK`…) `path`.
     static func checkAccess(_ path: String, _ mode: Int32) throws(Errno) {
         guard access(path, mode) == 0 else { throw Errno(rawValue: errno) }

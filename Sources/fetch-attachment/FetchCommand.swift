@@ -2,6 +2,7 @@ import ArgumentParser
 import AttachmentFetcher
 import Foundation
 import Logging
+import SystemPackage
 
 /// `fetch-attachment [PAYLOAD]`: one payload from a file or standard input; or, with
 /// `--batch FILE`, one payload per line, all at once through one fetcher.
@@ -32,6 +33,16 @@ struct FetchCommand: AsyncParsableCommand {
         }
         if report != nil, batch == nil { throw ValidationError("--report goes with --batch") }
         if let report, report.isEmpty { throw ValidationError("--report must not be empty") }
+        if report == "-" {
+            throw ValidationError("--report writes a file, and '-' names none (standard output carries the outcomes)")
+        }
+        // The campaign is read while the report is written only at the end: the same file would
+        // be replaced by the report and the campaign lost.
+        if let report, let batch, batch != "-", let identity = CommandSyscalls.identity(of: report),
+            identity == CommandSyscalls.identity(of: batch)
+        {
+            throw ValidationError("--report \(TerminalText.escaped(report)) is the campaign itself (--batch \(TerminalText.escaped(batch)))")
+        }
         // Checked now: a report written only at the end of a campaign must not be lost to a typo.
         if let report, let problem = PathCheck.writeProblem(report) {
             throw ValidationError("cannot write the report \(TerminalText.escaped(report)): \(problem)")
@@ -265,8 +276,8 @@ enum PathCheck {
     /// could be now.
     static func writeProblem(_ path: String) -> String? {
         if isDirectory(path) { return "it is a directory" }
-        let parent = (path as NSString).deletingLastPathComponent
-        let directory = parent.isEmpty ? "." : parent
+        let parent = FilePath(path).removingLastComponent()
+        let directory = parent.isEmpty ? "." : parent.string
         guard isDirectory(directory) else { return "\(TerminalText.escaped(directory)) is not a directory" }
         let exists = FileManager.default.fileExists(atPath: path)
         do {

@@ -264,6 +264,29 @@ struct CLITests {
         #expect(result.stdout.isEmpty)
     }
 
+    @Test("--report: a one-letter name is a file in the working directory; '-' and the campaign's own file are refused before anything runs")
+    func reportPaths() async throws {
+        try await withServer { server, directory in
+            let campaign = Payloads.braze(url: server.url("/media/a.jpg?bytes=700"))
+            try campaign.write(to: URL(fileURLWithPath: directory + "/c"))
+            let arguments = ["--no-cache", "--output-dir", directory + "/out", "--allow-private-networks"]
+            let short = try await CommandRunner.run(
+                "fetch-attachment", ["--batch", "c", "--report", "r"] + arguments, workingDirectory: directory)
+            #expect(short.status == 0, "\(short.stderr)")
+            #expect(FileManager.default.contents(atPath: directory + "/r").map { String(decoding: $0, as: UTF8.self) }?.hasPrefix("<!DOCTYPE html>") == true)
+
+            let dash = try await CommandRunner.run("fetch-attachment", ["--batch", "c", "--report", "-"] + arguments, workingDirectory: directory)
+            #expect(dash.status == 64 && dash.stderr.contains("--report writes a file"), "\(dash.stderr)")
+            for report in ["c", directory + "/c", "./c"] {
+                let same = try await CommandRunner.run(
+                    "fetch-attachment", ["--batch", "c", "--report", report] + arguments, workingDirectory: directory)
+                #expect(same.status == 64 && same.stderr.contains("is the campaign itself"), "\(same.stderr)")
+                #expect(same.stdout.isEmpty)
+                #expect(FileManager.default.contents(atPath: directory + "/c") == campaign)
+            }
+        }
+    }
+
     @Test("--batch from a pipe prints, and flushes, each outcome while the producer is still writing")
     func batchStreamsFromPipe() async throws {
         try await withServer { server, directory in

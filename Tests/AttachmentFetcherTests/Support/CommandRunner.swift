@@ -22,11 +22,11 @@ struct CommandRunner {
     static let outputLimit = 256 << 20
 
     /// Runs `executable` (a product of this package, or an absolute path) with `arguments`,
-    /// feeding `stdin`, and waits for it: at most `timeout`, after which it is killed and the
+    /// feeding `stdin`, in `workingDirectory` (this process's if `nil`), and waits for it: at most `timeout`, after which it is killed and the
     /// result says so.
     static func run(
         _ executable: String, _ arguments: [String], stdin: Data = Data(), environment: [String: String] = [:],
-        timeout: Duration = .seconds(60)
+        workingDirectory: String? = nil, timeout: Duration = .seconds(60)
     ) async throws -> Result {
         // Never the user's own cache: a fresh XDG_CACHE_HOME unless the test names one.
         let isolated = NSTemporaryDirectory() + "attachment-fetcher-xdg-" + UUID().uuidString
@@ -39,6 +39,7 @@ struct CommandRunner {
             group.addTask {
                 let result = try await Subprocess.run(
                     .path(path), arguments: Arguments(arguments), environment: variables,
+                    workingDirectory: workingDirectory.map { FilePath($0) },
                     input: .fileDescriptor(input, closeAfterSpawningProcess: true), output: .bytes(limit: outputLimit),
                     error: .bytes(limit: outputLimit))
                 return Result(
