@@ -35,9 +35,9 @@ struct CacheCommand: AsyncParsableCommand {
             }
         }
 
-        /// Where the CLI puts attachments when no --output-dir is given; with the default cache
-        /// directory, inside it.
-        var attachmentsDirectory: String { DefaultPaths.attachments }
+        /// Where the CLI puts attachments when no --output-dir is given: inside this cache's
+        /// directory.
+        var attachmentsDirectory: String { cache.attachmentsDirectory }
     }
 
     /// The files in the CLI's default output directory: hard links of cache bodies, until the
@@ -109,9 +109,10 @@ struct CacheCommand: AsyncParsableCommand {
 
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove every entry, and the files in the default output directory.",
+            abstract: "Remove every entry, and the files in the cache's default output directory.",
             discussion: """
-                The default output directory (without --output-dir) holds each payload's hard link of \
+                The default output directory (without --output-dir), attachments/ in the cache \
+                directory, holds each payload's hard link of \
                 a cache body; once the body is gone from the cache, a link is disk space of its own, \
                 so clear removes those files too.
                 """)

@@ -102,7 +102,7 @@ struct FetchCommand: AsyncParsableCommand {
 
 /// The options every fetching command shares.
 struct FetchOptions: ParsableArguments {
-    @Option(name: .customLong("output-dir"), help: "Where attachment files go (created if missing). Default: $XDG_CACHE_HOME/attachment-fetcher/attachments or ~/.cache/attachment-fetcher/attachments.")
+    @Option(name: .customLong("output-dir"), help: "Where attachment files go (created if missing). Default: attachments/ in the cache directory ($XDG_CACHE_HOME/attachment-fetcher/attachments or ~/.cache/attachment-fetcher/attachments unless --cache-dir).")
     var outputDirectory: String?
 
     @Option(name: .customLong("timeout"), parsing: .unconditional, help: ArgumentHelp("Seconds a payload may take, from the moment it is read (default 30, about what iOS gives).", valueName: "seconds"))
@@ -157,7 +157,7 @@ struct FetchOptions: ParsableArguments {
 
     func fetcherConfiguration() -> PushAttachmentFetcher.Configuration {
         var configuration = PushAttachmentFetcher.Configuration(
-            outputDirectory: outputDirectory ?? DefaultPaths.attachments,
+            outputDirectory: outputDirectory ?? cache.attachmentsDirectory,
             timeout: TimeoutOption.duration(timeout))
         configuration.cache = cache.noCache ? nil : cache.configuration()
         configuration.trustedCertificatesFile = cacert
@@ -232,6 +232,11 @@ struct CacheOptions: ParsableArguments {
         if let maximumBytes, maximumBytes <= 0 { throw ValidationError("--cache-max-bytes must be positive") }
     }
 
+    /// Where attachments go without --output-dir: `attachments/` inside the cache's directory,
+    /// so that each cache's `stats` counts and `clear` removes its own payloads' links (and the
+    /// default cache's directory with --no-cache).
+    var attachmentsDirectory: String { (directory ?? DefaultPaths.root) + "/attachments" }
+
     func configuration() -> PushAttachmentFetcher.Configuration.Cache {
         var cache = PushAttachmentFetcher.Configuration.Cache(directory: directory ?? DefaultPaths.root)
         if let maximumBytes { cache.maximumBytes = maximumBytes }
@@ -250,8 +255,6 @@ enum DefaultPaths {
         return home + "/.cache/attachment-fetcher"
     }
 
-    /// Where attachment files go by default.
-    static var attachments: String { root + "/attachments" }
 }
 
 /// Checks of paths given on the command line.
