@@ -49,12 +49,13 @@ struct OutcomeDraft {
     /// failure (the first platform's refusal). A platform that shows nothing of this push (an
     /// FCM HTTP v1 message without texts for iPhones) judges no file. With `reportingVerdicts`,
     /// the outcome lists each platform's own verdict, with the first file it shows; an iPhone
-    /// that runs no service extension for the push shows none (its files are still judged).
+    /// that runs no service extension for the push shows none (its files are still judged), and
+    /// the outcome is attached only when one of those platforms shows a file.
     func finish(with results: [AttachmentResult], judgedBy judges: [PlatformRules], reportingVerdicts: Bool) -> Outcome {
         var draft = self
         var attachments: [Attachment] = []
         var failures: [(AttachmentResult, TransferFailure)] = []
-        var shownBy: [Platform: String] = [:]
+        var shownBy: [Platform: (path: String, url: String)] = [:]
         var refusals: [Platform: TransferFailure] = [:]
         let silent = Set(judges.map(\.platform).filter { notification(on: $0)?.visible == false })
         for attachment in results {
@@ -90,7 +91,7 @@ struct OutcomeDraft {
                     failures.append((attachment, firstRefusal))
                     continue
                 }
-                for platform in accepting where shownBy[platform] == nil { shownBy[platform] = file.path }
+                for platform in accepting where shownBy[platform] == nil { shownBy[platform] = (file.path, attachment.reportedURL) }
                 let payloadURL = attachment.request.url
                 attachments.append(
                     Attachment(
@@ -112,12 +113,12 @@ struct OutcomeDraft {
                         detail: "the push shows nothing on \(judge.platform.rawValue)")
                 }
                 if notification(on: judge.platform)?.serviceExtension == false {
-                    let would = shownBy[judge.platform] == nil ? "" : " (with one, it would show this file)"
+                    let would = shownBy[judge.platform].map { " (with one, it would show \($0.url))" } ?? ""
                     return PlatformVerdict(
                         platform: judge.platform, status: .original, reason: .noAttachment,
                         detail: "aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment\(would)")
                 }
-                if let path = shownBy[judge.platform] {
+                if let path = shownBy[judge.platform]?.path {
                     return PlatformVerdict(platform: judge.platform, status: .attached, reason: nil, detail: nil, path: path)
                 }
                 let refusal = refusals[judge.platform]
@@ -130,6 +131,15 @@ struct OutcomeDraft {
             return AttachmentFailure(
                 url: attachment.reportedURL, payloadURL: payloadURL == attachment.reportedURL ? nil : payloadURL,
                 reason: failure.reason, detail: failure.detail)
+        }
+        // A preflight's outcome is attached only when a platform it asked about shows a file
+        // (an iPhone without the service extension shows none): otherwise the files go, as
+        // files every platform refuses do, and the first platform's verdict is the reason.
+        if reportingVerdicts, !attachments.isEmpty, !draft.verdicts.contains(where: { $0.status == .attached }),
+            let first = draft.verdicts.first, let reason = first.reason
+        {
+            for attachment in attachments { TemporaryFiles.remove(attachment.path) }
+            return draft.original(reason, first.detail ?? "")
         }
         guard !attachments.isEmpty else {
             let (attachment, failure) = failures[0]

@@ -164,7 +164,7 @@ struct PlatformRulesTests {
             #expect(braze.warnings.contains(PreparedPayload.noExtensionWarning), "\(braze.warnings)")
             let ios = try #require(braze.verdicts.first { $0.platform == .ios })
             #expect(ios.status == .original && ios.reason == .noAttachment && ios.path == nil, "\(ios)")
-            #expect(ios.detail == "aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment (with one, it would show this file)")
+            #expect(ios.detail == "aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment (with one, it would show \(jpeg))")
             #expect(braze.verdicts.first { $0.platform == .android }?.status == .attached)
             // A file iOS would refuse anyway says so.
             let refused = await fixture.fetcher.process(Data(#"{"aps":{"alert":"x"},"ab":{"att":{"url":"\#(webp)"}}}"#.utf8))
@@ -177,6 +177,16 @@ struct PlatformRulesTests {
             // With the extension, iOS shows it.
             let shown = await fixture.fetcher.process(Data(#"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"\#(jpeg)"}}}"#.utf8))
             #expect(shown.verdicts.map(\.status) == [.attached, .attached] && shown.notification?.serviceExtension == true)
+        }
+        // A preflight of iOS alone: no platform asked shows the file, so the outcome is the
+        // original content, as for a file every platform asked refuses, and no file is left.
+        try await Fixture.with(configure: { $0.platforms = [.ios] }) { fixture in
+            let jpeg = fixture.server.url("/files/photo.jpg")
+            let braze = await fixture.fetcher.process(Data(#"{"aps":{"alert":"x"},"ab":{"att":{"url":"\#(jpeg)"}}}"#.utf8))
+            #expect(braze.status == .original && braze.reason == .noAttachment && braze.attachments.isEmpty, "\(braze)")
+            #expect(braze.detail == "aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment (with one, it would show \(jpeg))")
+            #expect(braze.verdicts.map(\.status) == [.original])
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: fixture.directory))?.isEmpty ?? true)
         }
     }
 
