@@ -106,6 +106,19 @@ public final class PushAttachmentFetcher: Sendable {
         public var coalesced: Int
         /// Body bytes received from origins.
         public var bytesDownloaded: Int
+
+        /// Counters with these values: all zero, by default, as for a fetcher that did nothing.
+        public init(
+            originRequests: Int = 0, conditionalRequests: Int = 0, notModified: Int = 0, cacheHits: Int = 0, coalesced: Int = 0,
+            bytesDownloaded: Int = 0
+        ) {
+            self.originRequests = originRequests
+            self.conditionalRequests = conditionalRequests
+            self.notModified = notModified
+            self.cacheHits = cacheHits
+            self.coalesced = coalesced
+            self.bytesDownloaded = bytesDownloaded
+        }
     }
 
     /// Counters of requests, cache hits and bytes so far.

@@ -137,6 +137,15 @@ enum PayloadInput {
             detail: "\(what) is more than \(limit) bytes, the largest payload accepted (read no further)",
             vendor: nil, attachments: [], warnings: [], elapsed: .zero, payload: Data())
     }
+
+    /// What is printed for a payload when no fetcher could be made (its output or cache
+    /// directory cannot be used): the original content stands, for want of storage. The detail
+    /// is the message alone, with no second code.
+    static func unusableOutcome(_ error: AttachmentFetcherError, payload: Data) -> Outcome {
+        Outcome(
+            status: .original, reason: .storage, detail: error.message, vendor: PushAttachmentFetcher.vendor(of: payload),
+            attachments: [], warnings: [], elapsed: .zero, payload: payload)
+    }
 }
 
 /// Lines read from a file descriptor a chunk at a time: what `FileLineSource` and `LineReader`

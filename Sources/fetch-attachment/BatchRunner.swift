@@ -42,13 +42,22 @@ struct BatchRunner {
         let started = ContinuousClock.now
         let progress = Progress(total: Progress.isEnabled && source.isFile ? FileLineSource.countLines(descriptor) : nil)
         let (records, statistics, interruption) = try await BatchInterruption.watching(timeout: options.timeout) { interruption in
-            try await withPushAttachmentFetcher(
-                configuration: configuration, logger: options.logger()
-            ) { fetcher -> ([BatchRecord], PushAttachmentFetcher.Statistics, BatchInterruption) in
+            do {
+                return try await withPushAttachmentFetcher(
+                    configuration: configuration, logger: options.logger()
+                ) { fetcher -> ([BatchRecord], PushAttachmentFetcher.Statistics, BatchInterruption) in
+                    let records = await Self.processAll(
+                        source, process: { await fetcher.process($0) }, limit: limit, concurrency: concurrency, printer: printer,
+                        report: report, progress: progress, interruption: interruption)
+                    return (records, fetcher.statistics, interruption)
+                }
+            } catch let error as AttachmentFetcherError {
+                // No fetcher (the output or cache directory cannot be used): as for one payload,
+                // each payload's outcome says so, and the summary and report are written.
                 let records = await Self.processAll(
-                    source, through: fetcher, limit: limit, concurrency: concurrency, printer: printer, report: report,
-                    progress: progress, interruption: interruption)
-                return (records, fetcher.statistics, interruption)
+                    source, process: { PayloadInput.unusableOutcome(error, payload: $0) }, limit: limit, concurrency: concurrency,
+                    printer: printer, report: report, progress: progress, interruption: interruption)
+                return (records, PushAttachmentFetcher.Statistics(), interruption)
             }
         }
         progress.finish()
@@ -89,17 +98,20 @@ struct BatchRunner {
 
     /// The outcome of one line: the fetcher's for a payload; `invalid-payload` for a line
     /// longer than `limit`, which the fetcher never sees; `nil` for a blank one, which is skipped.
-    private static func outcome(of line: BatchLine, through fetcher: PushAttachmentFetcher, limit: Int) async -> Outcome? {
+    private static func outcome(of line: BatchLine, process: Process, limit: Int) async -> Outcome? {
         switch line {
-        case .payload(let payload): return await fetcher.process(payload)
+        case .payload(let payload): return await process(payload)
         case .tooLong: return PayloadInput.tooLargeOutcome(limit: limit, what: "the line")
         case .blank: return nil
         }
     }
 
+    /// What makes a payload's outcome: the fetcher's `process`.
+    typealias Process = @Sendable (Data) async -> Outcome
+
     /// Processes every line, at most `concurrency` at once, printing outcomes in input order.
     private static func processAll(
-        _ source: BatchInput, through fetcher: PushAttachmentFetcher, limit: Int, concurrency: Int, printer: OutcomePrinter,
+        _ source: BatchInput, process: @escaping Process, limit: Int, concurrency: Int, printer: OutcomePrinter,
         report: CampaignReport?, progress: Progress, interruption: BatchInterruption
     ) async -> [BatchRecord] {
         let reporter = progress.startReporting()
@@ -107,11 +119,11 @@ struct BatchRunner {
         switch source {
         case .file(let lines):
             return await processLines(
-                lines, through: fetcher, limit: limit, concurrency: concurrency,
+                lines, process: process, limit: limit, concurrency: concurrency,
                 emitter: OrderedEmitter(printer: printer, report: report), progress: progress, interruption: interruption)
         case .stream(let reader):
             return await processStream(
-                reader, through: fetcher, limit: limit, concurrency: concurrency,
+                reader, process: process, limit: limit, concurrency: concurrency,
                 emitter: OrderedEmitter(printer: printer, report: report), progress: progress, interruption: interruption)
         }
     }
@@ -123,7 +135,7 @@ struct BatchRunner {
     /// each of 100,000 payloads (and every outcome passing through one parent task) the batch took
     /// a third longer.
     private static func processLines(
-        _ lines: FileLineSource, through fetcher: PushAttachmentFetcher, limit: Int, concurrency: Int,
+        _ lines: FileLineSource, process: @escaping Process, limit: Int, concurrency: Int,
         emitter: OrderedEmitter, progress: Progress, interruption: BatchInterruption
     ) async -> [BatchRecord] {
         let emitter = SharedEmitter(emitter)
@@ -132,7 +144,7 @@ struct BatchRunner {
                 group.addTask {
                     var sliceStart = ContinuousClock.now
                     while !StandardStreams.output.failed, !interruption.requested, let (index, line) = lines.take() {
-                        let outcome = await Self.outcome(of: line, through: fetcher, limit: limit)
+                        let outcome = await Self.outcome(of: line, process: process, limit: limit)
                         progress.advance()
                         if let outcome { emitter.add(outcome, at: index) } else { emitter.skip(index) }
                         // A cache hit completes without suspending. A worker that never yields
@@ -166,7 +178,7 @@ struct BatchRunner {
     /// outcomes are printed, and flushed, while the producer is still writing, however slowly
     /// lines come.
     private static func processStream(
-        _ reader: LineReader, through fetcher: PushAttachmentFetcher, limit: Int, concurrency: Int, emitter: OrderedEmitter,
+        _ reader: LineReader, process: @escaping Process, limit: Int, concurrency: Int, emitter: OrderedEmitter,
         progress: Progress, interruption: BatchInterruption
     ) async -> [BatchRecord] {
         await withTaskGroup(of: StreamEvent.self) { group -> [BatchRecord] in
@@ -175,7 +187,7 @@ struct BatchRunner {
             var inFlight = 0
             func start(_ line: BatchLine) {
                 let index = submitted
-                group.addTask { .outcome(index: index, await Self.outcome(of: line, through: fetcher, limit: limit)) }
+                group.addTask { .outcome(index: index, await Self.outcome(of: line, process: process, limit: limit)) }
                 submitted += 1
                 inFlight += 1
             }

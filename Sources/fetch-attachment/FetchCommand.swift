@@ -87,10 +87,7 @@ struct FetchCommand: AsyncParsableCommand {
                     await fetcher.process(bytes)
                 }
             } catch let error as AttachmentFetcherError {
-                // The reason is `storage`; the detail is the message alone, with no second code.
-                outcome = Outcome(
-                    status: .original, reason: .storage, detail: error.message, vendor: PushAttachmentFetcher.vendor(of: bytes),
-                    attachments: [], warnings: [], elapsed: .zero, payload: bytes)
+                outcome = PayloadInput.unusableOutcome(error, payload: bytes)
             }
         }
         OutcomePrinter(json: options.json).print(outcome)

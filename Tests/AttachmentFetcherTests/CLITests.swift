@@ -287,6 +287,33 @@ struct CLITests {
         }
     }
 
+    @Test("--batch with an output directory that cannot be made: each payload's outcome is storage, as for one payload; summary and report are written")
+    func batchUnusableOutputDirectory() async throws {
+        try await withServer { server, directory in
+            let blocker = directory + "/file"
+            try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
+            let campaign = directory + "/campaign.jsonl"
+            try (Payloads.braze(url: server.url("/media/a.jpg?bytes=700")) + Data("\nnot json\n".utf8)).write(to: URL(fileURLWithPath: campaign))
+            for cacheArguments in [["--no-cache"], ["--cache-dir", blocker + "/cache"]] {
+                let result = try await CommandRunner.run(
+                    "fetch-attachment",
+                    ["--batch", campaign, "--json", "--output-dir", blocker + "/out", "--allow-private-networks", "--report", directory + "/r.html"]
+                        + cacheArguments)
+                #expect(result.status == 1, "\(result.stderr)")
+                let objects = try result.stdout.split(separator: "\n").map {
+                    try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+                }
+                #expect(objects.map { $0["index"] as? Int } == [0, 1], "\(result.stdout)")
+                #expect(objects.map { $0["reason"] as? String } == ["storage", "storage"])
+                #expect((objects.first?["detail"] as? String)?.contains("Not a directory") == true, "\(result.stdout)")
+                #expect(result.stderr.contains("batch: 2 payloads"), "\(result.stderr)")
+                #expect(!result.stderr.contains("Error:"), "\(result.stderr)")
+                #expect(FileManager.default.fileExists(atPath: directory + "/r.html"))
+                try? FileManager.default.removeItem(atPath: directory + "/r.html")
+            }
+        }
+    }
+
     @Test("--batch from a pipe prints, and flushes, each outcome while the producer is still writing")
     func batchStreamsFromPipe() async throws {
         try await withServer { server, directory in
