@@ -57,6 +57,12 @@ struct MockCDNCommand: AsyncParsableCommand {
     @Option(name: .customLong("tls-key"), help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
     var tlsKey: String?
 
+    /// A UDP port on `host` where queries are read and never answered.
+    @Option(
+        name: .customLong("silent-dns-port"),
+        help: ArgumentHelp("Also read DNS queries on this UDP port of the same address and answer none (a name server that hangs every lookup).", valueName: "port"))
+    var silentDNSPort: Int?
+
     /// Permit binding a non-loopback address.
     @Flag(help: "Allow binding an address other than loopback.")
     var allowNonLoopback = false
@@ -65,6 +71,9 @@ struct MockCDNCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65_535).contains(port) else {
             throw ValidationError("--port must be between 0 and 65535.")
+        }
+        if let silentDNSPort, !(1...65_535).contains(silentDNSPort) {
+            throw ValidationError("--silent-dns-port must be between 1 and 65535.")
         }
         guard (tlsCertificate == nil) == (tlsKey == nil) else {
             throw ValidationError("--tls-cert and --tls-key go together.")
@@ -106,6 +115,13 @@ struct MockCDNCommand: AsyncParsableCommand {
                 tlsKey.map { MockCDNServer.TLS(certificateChainPath: certificate, privateKeyPath: $0) }
             }
         )
+        var nameServer: SilentNameServer?
+        do {
+            if let silentDNSPort { nameServer = try await SilentNameServer.start(host: host, port: silentDNSPort) }
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
         signal(SIGPIPE, SIG_IGN)  // a reader that went away must not kill the server
         // Caught before the port line is out: a caller may stop the server as soon as it reads it.
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
@@ -135,6 +151,7 @@ struct MockCDNCommand: AsyncParsableCommand {
         timer.cancel()
         watcher.cancel()
         Self.log("mock-cdn shutting down (\(reason))")
+        try? await nameServer?.shutdown()
         try await server.shutdown()
     }
 }

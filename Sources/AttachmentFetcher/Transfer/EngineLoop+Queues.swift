@@ -88,6 +88,11 @@ extension EngineLoop {
     private func configure(_ easy: CurlEasy, for request: TransferRequest) {
         easy.set(CURLOPT_URL, request.url)
         easy.set(CURLOPT_NOSIGNAL, true)
+        // A transfer taken out while its name is still being looked up (its deadline passed,
+        // behind a name server that never answers) leaves the resolver's thread to end on its own;
+        // without this, curl_multi_remove_handle waits for the lookup, up to 30 s a try, on the
+        // engine's thread, and every other transfer and deadline waits with it.
+        easy.set(CURLOPT_QUICK_EXIT, true)
         easy.set(CURLOPT_FOLLOWLOCATION, true)
         easy.set(CURLOPT_MAXREDIRS, configuration.maximumRedirects)
         easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
