@@ -103,7 +103,8 @@ extension PushAttachmentFetcher {
             /// it. Default 1 GiB (2^30 bytes).
             public var maximumBytes: Int = 1 << 30
             /// How long an entry stays fresh when the origin sends neither `Cache-Control: max-age`
-            /// nor `Expires`. Default 10 minutes.
+            /// nor `Expires`. Default 10 minutes. No lifetime, this one or an origin's, is longer
+            /// than 2^31 s (68 years, RFC 9111's bound for a delta-seconds value).
             public var defaultFreshness: Duration = .seconds(600)
             /// How long a failed download of a URL is remembered, so that a spike against a
             /// failing origin does not hammer it: payloads for that URL within this time get the

@@ -117,6 +117,52 @@ struct CacheTests {
         }
     }
 
+    /// Hostile caching headers, as `name: value` lines, and the lifetime each gives in seconds.
+    static let hostileFreshnessHeaders: [([String], Int64)] = [
+        (["cache-control: max-age=9223372036854775807"], 1 << 31),
+        (["cache-control: max-age=99999999999999999999999"], 1 << 31),
+        (["cache-control: max-age=10000000000000000"], 1 << 31),
+        (["cache-control: max-age=100", "age: 40"], 60),
+        (["cache-control: max-age=0", "age: -9223372036854775808"], 0),
+        (["cache-control: max-age=9223372036854775807", "age: -1"], 1 << 31),
+        (["cache-control: max-age=100", "age: -50"], 100),
+        (["cache-control: max-age=100", "age: abc"], 100),
+        (["cache-control: max-age=100", "age: 99999999999999999999999"], 0),
+        (["cache-control: max-age=-5"], 0),
+        (["cache-control: max-age=+5"], 0),
+        (["expires: Fri, 31 Dec 9999 23:59:59 GMT"], 1 << 31),
+    ]
+
+    @Test(
+        "An origin's caching headers cannot overflow: huge max-age is 2^31 s (RFC 9111), a negative or invalid Age is ignored",
+        arguments: hostileFreshnessHeaders)
+    func hostileFreshness(lines: [String], seconds: Int64) {
+        let headers = lines.map { line in
+            let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            return HTTPHeader(name: parts[0], value: parts[1])
+        }
+        #expect(HTTPFreshness(headers: headers).lifetime == .seconds(seconds))
+    }
+
+    @Test("An origin answering max-age=9223372036854775807 is cached, not a crash, and a huge default freshness is too")
+    func hugeMaxAgeEndToEnd() async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let home = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let url = server.url("/media/forever.png?bytes=3000&cache_control=max-age%3D9223372036854775807")
+        let first = try await CommandRunner.run(
+            "fetch-attachment", ["--allow-private-networks", "--json", "--cache-dir", home + "/cache"], stdin: Payloads.braze(url: url))
+        #expect(first.status == 0, "\(first.stderr)")
+        let second = try await CommandRunner.run(
+            "fetch-attachment", ["--allow-private-networks", "--json", "--cache-dir", home + "/cache"], stdin: Payloads.braze(url: url))
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(server.stats().requestsPerPath["/media/forever.png"] == 1)
+        try await server.shutdown()
+        try await Fixture.with(cached: true, configure: { $0.cache?.defaultFreshness = .seconds(Int64.max) }) { fixture in
+            #expect(await fixture.fetch("/media/default.png?bytes=3000&no_cache_headers=1").status == .attached)
+        }
+    }
+
     @Test("no-store is honoured: nothing is kept, but concurrent payloads still share one download")
     func noStore() async throws {
         try await Fixture.with(cached: true) { fixture in

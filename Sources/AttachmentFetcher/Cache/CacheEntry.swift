@@ -32,7 +32,10 @@ struct CacheEntryMetadata: Sendable, Hashable {
         func append(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
         append(UInt64(size))
         append(UInt64(bitPattern: modified))
-        append(UInt64(bitPattern: Int64(freshUntil.timeIntervalSince1970 * 1000)))
+        // Clamped: a lifetime is bounded (`HTTPFreshness.longestDelta`), but a Double out of
+        // Int64's range would stop the process rather than the entry.
+        let milliseconds = freshUntil.timeIntervalSince1970 * 1000
+        append(UInt64(bitPattern: milliseconds.isFinite ? Int64(max(-9e18, min(9e18, milliseconds))) : 0))
         var digest = Array(sha256.utf8)
         digest = stride(from: 0, to: digest.count - 1, by: 2).compactMap { UInt8(String(decoding: digest[$0...$0 + 1], as: UTF8.self), radix: 16) }
         bytes.append(contentsOf: digest.count == 32 ? digest : Array(repeating: 0, count: 32))

@@ -356,10 +356,12 @@ final class CacheStore: Sendable {
 
     // MARK: Internals
 
+    /// How long an entry stays fresh: the origin's word, else the configured default; at most
+    /// `HTTPFreshness.longestDelta`, so that its instant is a number every clock can hold.
     func lifetime(_ freshness: HTTPFreshness) -> TimeInterval {
         let lifetime = freshness.lifetime ?? configuration.defaultFreshness
         let (seconds, attoseconds) = lifetime.components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+        return min(TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18, TimeInterval(HTTPFreshness.longestDelta))
     }
 
     static func nanoseconds(_ time: timespec) -> Int64 { Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) }

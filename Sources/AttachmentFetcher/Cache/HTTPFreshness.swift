@@ -26,8 +26,9 @@ struct HTTPFreshness: Sendable, Hashable {
                     case "no-store": noStore = true
                     case "no-cache": maxAge = 0
                     case "max-age":
-                        if maxAge != 0, parts.count == 2, let seconds = Int(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) {
-                            maxAge = max(0, seconds)
+                        // Not a number ("-5", "+5", "soon"): stale, as RFC 9111 §4.2.1 encourages.
+                        if maxAge != 0 {
+                            maxAge = parts.count == 2 ? Self.deltaSeconds(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) ?? 0 : 0
                         }
                     default: break
                     }
@@ -37,14 +38,26 @@ struct HTTPFreshness: Sendable, Hashable {
             default: break
             }
         }
-        let age = headers.last { $0.name == "age" }.flatMap { Int($0.value) } ?? 0
+        // An Age that is not a number of seconds is ignored (RFC 9111 §5.1).
+        let age = headers.last { $0.name == "age" }.flatMap { Self.deltaSeconds($0.value) } ?? 0
         if let maxAge {
             lifetime = .seconds(max(0, maxAge - age))
         } else if let expires = headers.last(where: { $0.name == "expires" }) {
             // An unparseable Expires (such as "0") means already expired.
             let date = HTTPDate.parse(expires.value) ?? .distantPast
-            lifetime = .seconds(max(0, Int(date.timeIntervalSince(now))))
+            let seconds = date.timeIntervalSince(now)
+            lifetime = .seconds(seconds >= Double(Self.longestDelta) ? Self.longestDelta : max(0, Int(seconds)))
         }
+    }
+
+    /// The longest lifetime a response is given: 2^31 s (68 years), the value RFC 9111 §1.2.2
+    /// gives a delta-seconds too large to represent, so that no sum or product of it overflows.
+    static let longestDelta = 1 << 31
+
+    /// A delta-seconds value (digits only), at most `longestDelta`; `nil` when it is not one.
+    static func deltaSeconds(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        return min(Int(text) ?? longestDelta, longestDelta)
     }
 }
 
