@@ -38,7 +38,7 @@ struct BatchRunner {
             source = .stream(LineReader(descriptor: descriptor, limit: limit))
         }
         let printer = OutcomePrinter(json: options.json)
-        let report = reportPath.map { _ in CampaignReport() }
+        let report = reportPath.map { _ in CampaignReport(platforms: configuration.platforms) }
         let started = ContinuousClock.now
         let progress = Progress(total: Progress.isEnabled && source.isFile ? FileLineSource.countLines(descriptor) : nil)
         let (records, statistics, interruption) = try await BatchInterruption.watching(timeout: options.timeout) { interruption in
@@ -73,7 +73,10 @@ struct BatchRunner {
         // The report is written whatever ended the batch: what was done is not lost.
         if let report, let reportPath {
             do {
-                try Data(report.html(statistics: statistics, wall: wall).utf8).write(to: URL(fileURLWithPath: reportPath))
+                let html = report.html(
+                    statistics: statistics, wall: wall,
+                    interruption: interruption.signal.map { ($0, BatchSummary.firstLineNotProcessed(records)) })
+                try Data(html.utf8).write(to: URL(fileURLWithPath: reportPath))
                 StandardStreams.error.write("report: \(TerminalText.escaped(reportPath))\n")
             } catch {
                 StandardStreams.error.write(

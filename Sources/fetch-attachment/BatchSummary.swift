@@ -4,13 +4,16 @@ import Histogram
 
 /// One payload's result, as the summary counts it.
 struct BatchRecord: Sendable {
+    /// The payload's line, from 0.
+    var index: Int
     var attached: Bool
     var reason: FallbackReason?
     var milliseconds: Double
     /// Whether the outcome is a `network` failure whose detail the address policy hid.
     var hidesNetworkDetail: Bool
 
-    init(_ outcome: Outcome) {
+    init(_ outcome: Outcome, at index: Int) {
+        self.index = index
         attached = outcome.status == .attached
         reason = outcome.reason
         milliseconds = outcome.elapsedMilliseconds
@@ -41,6 +44,15 @@ struct BatchSummary {
         outcome.reason == .network && outcome.detail == FallbackReason.uniformNetworkDetail
     }
 
+    /// A signal as the summary and the report name it.
+    static func signalName(_ signal: Int32) -> String {
+        signal == SIGINT ? "SIGINT (Ctrl-C)" : signal == SIGTERM ? "SIGTERM" : "signal \(signal)"
+    }
+
+    /// The first line an interrupted batch did not process: every line before it was (lines are
+    /// started in order, and those started all end).
+    static func firstLineNotProcessed(_ records: [BatchRecord]) -> Int { (records.last?.index ?? -1) + 1 }
+
     var text: String {
         let attached = records.filter(\.attached).count
         var byReason: [String: Int] = [:]
@@ -62,8 +74,9 @@ struct BatchSummary {
         if byReason[FallbackReason.addressRefused.code] != nil { lines.append(Self.addressRefusedHint) }
         if records.contains(where: \.hidesNetworkDetail) { lines.append(Self.hiddenNetworkDetailHint) }
         if let interruption {
-            let name = interruption == SIGINT ? "SIGINT (Ctrl-C)" : interruption == SIGTERM ? "SIGTERM" : "signal \(interruption)"
-            lines.append("  interrupted by \(name): no payload was started after it; those in flight ended by their deadlines")
+            lines.append(
+                "  interrupted by \(Self.signalName(interruption)): no payload was started after it; those in flight ended by their deadlines; "
+                    + "the input from line #\(Self.firstLineNotProcessed(records)) on was not processed")
         }
         lines.append(
             "  origin requests \(statistics.originRequests) (conditional \(statistics.conditionalRequests), not modified \(statistics.notModified)), cache hits \(statistics.cacheHits), coalesced \(statistics.coalesced), bytes downloaded \(statistics.bytesDownloaded)")

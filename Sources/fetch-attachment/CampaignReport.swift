@@ -78,9 +78,19 @@ final class CampaignReport: Sendable {
     static let listedWarnings = 200
     /// The largest image embedded as a thumbnail.
     static let largestThumbnail = 2_000_000
+    /// The most bytes of images the page embeds in all, the first URLs' first: a campaign of
+    /// thousands of large pictures would otherwise make a page of gigabytes, built in memory.
+    static let thumbnailBudget = 16_000_000
     private static let displayable: Set<String> = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/bmp", "image/x-ms-bmp"]
 
     private let state = Locked(State())
+    /// The platforms a preflight judges: a payload that got no verdict (nothing fetched) is
+    /// counted in each one's table by its reason.
+    private let platforms: [Platform]
+
+    init(platforms: [Platform] = []) {
+        self.platforms = platforms
+    }
 
     /// Counts one outcome, the `index`th payload of the batch.
     func add(_ outcome: Outcome, at index: Int) {
@@ -101,6 +111,11 @@ final class CampaignReport: Sendable {
             if hasOtherWarnings { state.otherWarnings.record(index) }
             for verdict in outcome.verdicts {
                 state.byPlatform[verdict.platform.rawValue, default: [:]][verdict.reason?.code ?? "attached", default: 0] += 1
+            }
+            if outcome.verdicts.isEmpty {
+                for platform in platforms {
+                    state.byPlatform[platform.rawValue, default: [:]][outcome.reason?.code ?? "attached", default: 0] += 1
+                }
             }
             let single = outcome.attachments.count + outcome.failures.count == 1
             func touch(_ url: String, _ update: (inout URLRow) -> Void) {
@@ -134,8 +149,9 @@ final class CampaignReport: Sendable {
         }
     }
 
-    /// The page, with the fetcher's counters and the batch's wall time.
-    func html(statistics: PushAttachmentFetcher.Statistics, wall: Duration) -> String {
+    /// The page, with the fetcher's counters, the batch's wall time and, when a signal ended it,
+    /// the signal and the first line not processed.
+    func html(statistics: PushAttachmentFetcher.Statistics, wall: Duration, interruption: (signal: Int32, line: Int)? = nil) -> String {
         let state = state.withLock { $0 }
         var page = """
             <!DOCTYPE html>
@@ -156,6 +172,10 @@ final class CampaignReport: Sendable {
         page += "<p>\(state.payloads) payloads in \(String(format: "%.2f", seconds)) s; "
         page += "\(statistics.originRequests) origin requests, \(statistics.cacheHits) cache hits, "
         page += "\(statistics.bytesDownloaded) bytes downloaded.</p>\n"
+        if let interruption {
+            page += "<p class=\"bad\">Interrupted by \(Self.escape(BatchSummary.signalName(interruption.signal))): "
+            page += "the input from line #\(interruption.line) on was not processed.</p>\n"
+        }
         page += "<h2>Totals</h2>\n" + Self.table(["status", "payloads"], state.byStatus.sorted { $0.key < $1.key }.map { [$0.key, "\($0.value)"] })
         if !state.byReason.isEmpty {
             page += Self.table(["reason", "payloads"], state.byReason.sorted { $0.key < $1.key }.map { [$0.key, "\($0.value)"] })
@@ -176,9 +196,10 @@ final class CampaignReport: Sendable {
         page += "<h2>Latency</h2>\n" + Self.histogramSVG(state.latency)
         page += "<h2>URLs</h2>\n<table id=\"urls\"><tr><th>picture</th><th>URL</th><th>verdict</th><th>type</th>"
         page += "<th class=\"num\">bytes</th><th class=\"num\">median ms</th><th>payloads</th><th>a payload shows</th></tr>\n"
+        var thumbnailBytes = 0
         for url in state.order {
             guard let row = state.rows[url] else { continue }
-            page += Self.row(row)
+            page += Self.row(row, thumbnailBytes: &thumbnailBytes)
         }
         page += "</table>\n"
         page += """
@@ -195,9 +216,9 @@ final class CampaignReport: Sendable {
         return page
     }
 
-    private static func row(_ row: URLRow) -> String {
+    private static func row(_ row: URLRow, thumbnailBytes: inout Int) -> String {
         var cells: [String] = []
-        cells.append(thumbnail(row).map { "<img class=\"thumb\" alt=\"\" src=\"\($0)\">" } ?? "")
+        cells.append(thumbnail(row, thumbnailBytes: &thumbnailBytes))
         cells.append("<span class=\"url\">\(escape(row.url))</span>")
         let verdicts = row.verdicts.sorted { $0.key < $1.key }.map { key, count in
             "<span class=\"\(key == "attached" ? "ok" : "bad")\">\(escape(key))</span> \(count)"
@@ -233,13 +254,19 @@ final class CampaignReport: Sendable {
         return html
     }
 
-    /// A data URI of the attached file, for images browsers decode and that are not too large.
-    private static func thumbnail(_ row: URLRow) -> String? {
+    /// The attached file as an image embedded by a data URI, for images browsers decode that
+    /// are not too large, while the page's `thumbnailBudget` lasts (`thumbnailBytes` so far);
+    /// past it, a note that says so.
+    private static func thumbnail(_ row: URLRow, thumbnailBytes: inout Int) -> String {
         guard let mime = row.mime?.lowercased(), displayable.contains(mime), let path = row.path,
-            let bytes = row.bytes, bytes <= largestThumbnail,
-            let data = FileManager.default.contents(atPath: path)
-        else { return nil }
-        return "data:\(mime);base64,\(data.base64EncodedString())"
+            let bytes = row.bytes, bytes <= largestThumbnail
+        else { return "" }
+        guard thumbnailBytes + bytes <= thumbnailBudget else {
+            return "<span class=\"detail\">not embedded: the page holds \(thumbnailBudget) bytes of pictures at most</span>"
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { return "" }
+        thumbnailBytes += data.count
+        return "<img class=\"thumb\" alt=\"\" src=\"data:\(mime);base64,\(data.base64EncodedString())\">"
     }
 
     /// A table of escaped texts; the columns in `numeric` are aligned as numbers.

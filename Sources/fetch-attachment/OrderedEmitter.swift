@@ -32,7 +32,7 @@ struct OrderedEmitter: Sendable {
         printer.appendLine(outcome, index: index, to: &line)
         return Entry(
             line: line,
-            record: BatchRecord(outcome))
+            record: BatchRecord(outcome, at: index))
     }
 
     mutating func add(_ outcome: Outcome, at index: Int) {

@@ -107,6 +107,59 @@ struct ReportTests {
         #expect(rows.last?.hasPrefix("(other warnings)</td><td class=\"num\">6</td>") == true, "\(rows.last ?? "")")
     }
 
+    @Test("Thumbnails are embedded up to 16,000,000 bytes in all: a campaign of large pictures cannot make the page unbounded")
+    func thumbnailsBounded() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let lines = (0..<20).map { index in
+            #"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"\#(server.url("/media/p\(index).png?bytes=1000000"))"}}}"#
+        }
+        let batch = directory + "/batch.jsonl"
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
+        let report = directory + "/report.html"
+        let result = try await CommandRunner.run(
+            "fetch-attachment",
+            ["--batch", batch, "--concurrency", "1", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report]
+                + Nginx.loopbackFlags)
+        try await server.shutdown()
+        #expect(result.status == 0, "\(result.stderr)")
+        let html = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(html.components(separatedBy: "src=\"data:image/").count - 1 == 16)
+        #expect(html.components(separatedBy: "not embedded: the page holds 16000000 bytes of pictures at most").count - 1 == 4)
+        #expect(html.utf8.count < 24_000_000)
+    }
+
+    @Test("Each platform's table counts every payload of a preflight, those that fetched nothing too")
+    func platformTotals() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let lines = [
+            #"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"\#(server.url("/media/a.jpg?bytes=900"))"}}}"#,
+            "not json",
+            #"{"aps":{"alert":"B","mutable-content":1},"ab":{}}"#,
+            #"{"aps":{"content-available":1},"ab":{"att":{"url":"\#(server.url("/media/b.jpg?bytes=900"))"}}}"#,
+        ]
+        let batch = directory + "/batch.jsonl"
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
+        let report = directory + "/report.html"
+        _ = try await CommandRunner.run(
+            "fetch-attachment",
+            ["--batch", batch, "--json", "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android", "--report", report]
+                + Nginx.loopbackFlags)
+        try await server.shutdown()
+        let html = try String(contentsOfFile: report, encoding: .utf8)
+        for platform in ["ios", "android"] {
+            let section = try #require(html.components(separatedBy: "<h2>On \(platform)</h2>").last?.components(separatedBy: "</table>").first)
+            let counts = section.components(separatedBy: "<tr><td>").dropFirst().compactMap { row in
+                row.components(separatedBy: "</td><td>").dropFirst().first.flatMap { Int($0.prefix { $0.isNumber }) }
+            }
+            #expect(counts.reduce(0, +) == 4, "\(platform): \(section)")
+            #expect(section.contains("<td>invalid-payload</td>"), "\(section)")
+        }
+    }
+
     @Test("A headless Chromium renders the report's rows and images", .enabled(if: chromium != nil, "Chromium is not installed"))
     func rendersInABrowser() async throws {
         let directory = try makeTemporaryDirectory()
