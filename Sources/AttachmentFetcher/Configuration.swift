@@ -75,6 +75,23 @@ extension PushAttachmentFetcher {
         /// of them shows a file. Empty (the default): the payload's own platform judges alone.
         public var platforms: [Platform] = []
 
+        /// What decides, besides a URL, whether and from where its body may be fetched: the
+        /// address policy, the proxy, fixed resolutions and trusted CAs, as one text; empty with
+        /// the defaults. Cache keys include it, so that an entry fetched under wider rules (an
+        /// internal CDN allowed with `allowedNetworks`) is never served to a fetcher whose rules
+        /// refuse its origin.
+        var cacheScope: String {
+            var parts: [String] = []
+            if addressPolicy.allowsPrivateNetworks { parts.append("private-networks") }
+            if !addressPolicy.allowedNetworks.isEmpty {
+                parts.append("networks " + addressPolicy.allowedNetworks.map(\.description).sorted().joined(separator: ","))
+            }
+            if let proxy { parts.append("proxy " + proxy) }
+            if !resolve.isEmpty { parts.append("resolve " + resolve.sorted().joined(separator: ",")) }
+            if let trustedCertificatesFile { parts.append("cacert " + trustedCertificatesFile) }
+            return parts.joined(separator: "; ")
+        }
+
         /// A configuration writing into `outputDirectory`, with every other field at its default.
         public init(outputDirectory: String, timeout: Duration = .seconds(30)) {
             self.outputDirectory = outputDirectory

@@ -82,7 +82,7 @@ public final class PushAttachmentFetcher: Sendable {
             preparedFiles = PreparedFiles(directory: store.temporaryDirectory, capacity: prepared)
             let cache = CachedDownloads(
                 store: store, engine: engine, outputDirectory: configuration.outputDirectory,
-                transferBudget: configuration.timeout, preparedFiles: preparedFiles)
+                transferBudget: configuration.timeout, preparedFiles: preparedFiles, keyScope: configuration.cacheScope)
             self.cache = cache
             downloader = cache
         } else {

@@ -12,10 +12,11 @@ import Testing
 struct CacheSafetyTests {
     private static let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    /// The entry name (SHA-256 of the normalised URL, hex) of `path` on `server`.
-    private func key(_ server: MockCDNServer, _ path: String) throws -> String {
-        let url = try AttachmentURL.parse(server.url(path)).get()
-        return Hex.encode(SHA256.hash(data: Data(url.string.utf8)))
+    /// The entry name (SHA-256 of the fixture's scope and the normalised URL, hex) of `path` on
+    /// `fixture`'s server.
+    private func key(_ fixture: Fixture, _ path: String) throws -> String {
+        let url = try AttachmentURL.parse(fixture.server.url(path)).get()
+        return CacheKey(url, scope: fixture.fetcher.configuration.cacheScope).hex
     }
 
     private func metadataJSON(url: String, mime: String, kind: MediaKind, suffix: String, body: [UInt8], modified: Int64) -> [UInt8] {
@@ -37,7 +38,7 @@ struct CacheSafetyTests {
     func plantedEntry() async throws {
         try await Fixture.with(cached: true) { fixture in
             let path = "/media/planted.jpg?bytes=20000"
-            let hex = try key(fixture.server, path)
+            let hex = try key(fixture, path)
             let entries = try #require(fixture.cacheDirectory) + "/entries"
             let html = Array("<!DOCTYPE html><html><body>not an image</body></html>\n".utf8)
             // This layout: the body with its metadata attribute, claiming a JPEG.
@@ -61,11 +62,35 @@ struct CacheSafetyTests {
         }
     }
 
+    @Test("A body fetched under a wider address policy is served only to fetchers with the same policy, proxy, resolutions and CAs")
+    func policyScopedEntries() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let path = "/media/internal.png?bytes=3000"
+            #expect(await fixture.fetch(path).status == .attached)
+            #expect(fixture.server.stats().requests == 1)
+            // The default policy refuses loopback: no hit from the wider policy's entry.
+            let strict = try fixture.anotherFetcher { $0.addressPolicy = .init() }
+            let refused = await strict.process(fixture.braze(path))
+            #expect(refused.reason == .addressRefused, "\(refused.reason?.code ?? "attached"): \(refused.detail ?? "")")
+            await strict.shutdown()
+            // Another wider policy downloads for itself; the same policy again hits.
+            let loopback = try #require(IPNetwork("127.0.0.0/8"))
+            let listed = try fixture.anotherFetcher { $0.addressPolicy = .init(allowedNetworks: [loopback]) }
+            #expect(await listed.process(fixture.braze(path)).status == .attached)
+            await listed.shutdown()
+            #expect(fixture.server.stats().requests == 2)
+            let same = try fixture.anotherFetcher()
+            #expect(await same.process(fixture.braze(path)).status == .attached)
+            await same.shutdown()
+            #expect(fixture.server.stats().requests == 2)
+        }
+    }
+
     @Test("A body that is a symbolic link is never followed: removed, and the URL downloaded")
     func symlinkBody() async throws {
         try await Fixture.with(cached: true) { fixture in
             let path = "/media/linked.jpg?bytes=20000"
-            let hex = try key(fixture.server, path)
+            let hex = try key(fixture, path)
             let cache = try #require(fixture.cacheDirectory)
             let entries = cache + "/entries"
             // A private file with a valid JPEG, which the link would expose.
@@ -95,7 +120,7 @@ struct CacheSafetyTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let cache = root + "/cache"
         let path = "/media/l.png?bytes=3000"
-        let hex = try key(server, path)
+        let hex = CacheKey(try AttachmentURL.parse(server.url(path)).get(), scope: "private-networks").hex
         try FileManager.default.createDirectory(atPath: cache + "/locks", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: cache + "/lock", withDestinationPath: root + "/made-through-lock")
         try FileManager.default.createSymbolicLink(

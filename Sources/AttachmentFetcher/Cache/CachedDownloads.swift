@@ -30,12 +30,16 @@ final class CachedDownloads: Sendable {
     /// Revalidations answered `304 Not Modified`.
     let notModified = Atomic<Int>(0)
 
+    /// What the keys are scoped by (`Configuration.cacheScope`).
+    private let keyScope: String
+
     /// Downloads through `store` with `engine`, bodies streaming into `preparedFiles`, which must
-    /// make its files in the store's `tmp`.
+    /// make its files in the store's `tmp`; keys scoped by `keyScope`.
     init(
         store: CacheStore, engine: TransferEngine, outputDirectory: String, transferBudget: Duration,
-        preparedFiles: PreparedFiles
+        preparedFiles: PreparedFiles, keyScope: String = ""
     ) {
+        self.keyScope = keyScope
         self.store = store
         self.engine = engine
         self.outputDirectory = outputDirectory
@@ -246,7 +250,7 @@ final class CachedDownloads: Sendable {
     /// URLs over and over, and normalising and hashing each time is most of a cache hit's work.
     private func cacheKey(for url: AttachmentURL) -> CacheKey {
         if let known = keys.remembered(url.string) { return known }
-        let key = CacheKey(url)
+        let key = CacheKey(url, scope: keyScope)
         keys.remember(key, for: url.string)
         return key
     }
