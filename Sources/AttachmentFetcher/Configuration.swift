@@ -151,9 +151,12 @@ extension PushAttachmentFetcher {
             public var audio: Int = 5_000_000
             /// MPEG, MPEG-2, MPEG-4, AVI. Default 50,000,000.
             public var video: Int = 50_000_000
-            /// Android's notification picture. Default 1,000,000: FCM documents "Images for
-            /// notifications are limited to 1MB in size".
-            public var androidPicture: Int = 1_000_000
+            /// Android's notification picture as FCM's own display draws it (Firebase's,
+            /// Customer.io's and MoEngage's pictures). Default 1,048,576: FCM documents "Images
+            /// for notifications are limited to 1MB in size", and its code's
+            /// `ImageDownload.MAX_IMAGE_SIZE_BYTES` is `1024 * 1024`. The SDKs that draw their own
+            /// picture have their own limits (see the *Platform rules* article).
+            public var androidPicture: Int = 1_048_576
 
             /// iOS's and Android's limits.
             public init() {}

@@ -221,7 +221,7 @@ public final class PushAttachmentFetcher: Sendable {
                 return (draft.original(.noAttachment, "the \(vendor) payload names no attachment for \(judged)"), [])
             }
             let results = await download(requests, deadline: deadline)
-            let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits) }
+            let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits, vendor: draft.vendor) }
             return (
                 draft.finish(with: results, judgedBy: judges, reportingVerdicts: !configuration.platforms.isEmpty),
                 requests.map(\.url)

@@ -3,19 +3,25 @@ import Foundation
 import MockCDN
 import Testing
 
-/// Each platform's picture rules: iOS's attachment types, Android's images up to 1,000,000 bytes.
+/// Each platform's picture rules: iOS's attachment types, Android's images up to FCM's 1 MiB or
+/// the vendor SDK's own limit.
 @Suite("Platform picture rules")
 struct PlatformRulesTests {
-    @Test("Android shows a picture of 1,000,000 bytes and refuses 1,000,001, announced or not", arguments: [false, true])
+    /// An FCM notification message as the app receives it, whose picture FCM's own code draws.
+    static func fcm(_ url: String) -> Data {
+        Data(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B","gcm.n.image":"\#(url)","google.message_id":"0:1"}"#.utf8)
+    }
+
+    @Test("FCM shows a picture of 1,048,576 bytes and refuses 1,048,577, announced or not", arguments: [false, true])
     func androidLimit(chunked: Bool) async throws {
         try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in
             let suffix = chunked ? "&chunked=1" : ""
-            let atLimit = await fixture.fetch("/media/at.jpg?bytes=1000000\(suffix)")
+            let atLimit = await fixture.fetcher.process(Self.fcm(fixture.server.url("/media/at.jpg?bytes=1048576\(suffix)")))
             #expect(atLimit.status == .attached, "\(atLimit.detail ?? "")")
             #expect(atLimit.verdicts == [PlatformVerdict(platform: .android, status: .attached, reason: nil, detail: nil, path: atLimit.attachments.first?.path)])
-            let over = await fixture.fetch("/media/over.jpg?bytes=1000001\(suffix)")
+            let over = await fixture.fetcher.process(Self.fcm(fixture.server.url("/media/over.jpg?bytes=1048577\(suffix)")))
             #expect(over.reason == .tooLarge)
-            #expect(over.detail == "the body is larger than the Android picture limit, 1000000 bytes")
+            #expect(over.detail == "the body is larger than the Android picture limit, 1048576 bytes")
             #expect(over.verdicts.first?.reason == .tooLarge)
             #expect(fixture.filesLeft().count == 1)  // the picture at the limit only
         }
@@ -24,8 +30,29 @@ struct PlatformRulesTests {
     @Test("Android's picture limit is configurable")
     func configurableAndroidLimit() async throws {
         try await Fixture.with(configure: { $0.platforms = [.android]; $0.sizeLimits.androidPicture = 2_000 }) { fixture in
-            #expect(await fixture.fetch("/media/x.png?bytes=2000").status == .attached)
-            #expect(await fixture.fetch("/media/x.png?bytes=2001").reason == .tooLarge)
+            #expect(await fixture.fetcher.process(Self.fcm(fixture.server.url("/media/x.png?bytes=2000"))).status == .attached)
+            #expect(await fixture.fetcher.process(Self.fcm(fixture.server.url("/media/x.png?bytes=2001"))).reason == .tooLarge)
+        }
+    }
+
+    @Test("Android's picture limit is the vendor SDK's: FCM's 1 MiB, Braze's documented 5 MB, none in Airship's, OneSignal's, CleverTap's and Iterable's")
+    func vendorAndroidLimits() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in
+            let large = fixture.server.url("/media/large.jpg?bytes=3000000")
+            let payloads: [(String, String)] = [
+                ("airship", #"{"com.urbanairship.push.ALERT":"B","com.urbanairship.style":"{\"type\":\"big_picture\",\"big_picture\":\"\#(large)\"}"}"#),
+                ("onesignal", #"{"custom":"{\"i\":\"1\"}","alert":"B","bicon":"\#(large)"}"#),
+                ("clevertap", #"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_bp":"\#(large)"}"#),
+                ("braze", #"{"_ab":"true","t":"T","a":"B","ab_iu":"\#(large)"}"#),
+            ]
+            for (vendor, payload) in payloads {
+                let outcome = await fixture.fetcher.process(Data(payload.utf8))
+                #expect(outcome.vendor?.name == vendor && outcome.status == .attached, "\(vendor): \(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
+            }
+            let fcm = await fixture.fetcher.process(Self.fcm(large))
+            #expect(fcm.reason == .tooLarge, "\(fcm.detail ?? "")")
+            let braze = await fixture.fetcher.process(Data(#"{"_ab":"true","t":"T","a":"B","ab_iu":"\#(fixture.server.url("/media/b.jpg?bytes=5000001"))"}"#.utf8))
+            #expect(braze.detail == "the body is larger than the Android picture limit, 5000000 bytes")
         }
     }
 
@@ -265,13 +292,13 @@ struct AndroidPayloadPictureTests {
         }
     }
 
-    @Test("An Android payload's picture over 1,000,000 bytes is too-large; the same file on iOS is attached")
+    @Test("An FCM message's picture over 1,048,576 bytes is too-large; the same file on iOS is attached")
     func androidPayloadLimit() async throws {
         try await Fixture.with { fixture in
-            let url = fixture.server.url("/media/big.jpg?bytes=1000001")
-            let android = await fixture.fetcher.process(Data(#"{"_ab":"true","t":"T","a":"B","ab_iu":"\#(url)"}"#.utf8))
+            let url = fixture.server.url("/media/big.jpg?bytes=1048577")
+            let android = await fixture.fetcher.process(PlatformRulesTests.fcm(url))
             #expect(android.reason == .tooLarge)
-            #expect(android.detail == "the body is larger than the Android picture limit, 1000000 bytes")
+            #expect(android.detail == "the body is larger than the Android picture limit, 1048576 bytes")
             let ios = await fixture.fetcher.process(Payloads.braze(url: url))
             #expect(ios.status == .attached)
         }

@@ -114,7 +114,7 @@ struct RealMediaTests {
     func inflationIsCut() async throws {
         let limit = 1_000_000
         #expect(try Self.size(of: "inflates-past-limit.png.gz") < 50_000)  // 12 MB once inflated
-        try await Fixture.with(configure: { $0.sizeLimits.image = limit }) { fixture in
+        try await Fixture.with(configure: { $0.sizeLimits.image = limit; $0.sizeLimits.androidPicture = limit }) { fixture in
             let outcome = await fixture.fetch("/files/inflates-past-limit.png?encoding=gzip")
             #expect(outcome.reason == .tooLarge)
             #expect(outcome.detail == "the body is larger than the image limit, \(limit) bytes")

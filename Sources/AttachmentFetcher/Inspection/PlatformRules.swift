@@ -2,12 +2,28 @@
 struct PlatformRules: Sendable {
     var platform: Platform
     var limits: PushAttachmentFetcher.Configuration.SizeLimits
+    /// The vendor whose SDK draws the Android picture, when known.
+    var vendor: Vendor? = nil
 
     /// The largest file of `kind` the platform shows; `nil` when it shows no such file.
     func limit(for kind: MediaKind) -> Int? {
         switch platform {
         case .ios: limits.limit(for: kind)
-        case .android: kind == .image ? limits.androidPicture : nil
+        case .android: kind == .image ? Self.androidPictureLimit(drawnBy: vendor, limits) : nil
+        }
+    }
+
+    /// The largest picture the vendor's Android SDK shows. Airship's, OneSignal's, CleverTap's
+    /// and Iterable's read the whole body and set no byte limit (`ImageUtils.fetchScaledBitmap`
+    /// downsamples; `getBitmapFromURL`, `getNotificationBitmap` and `IterableNotificationBuilder`
+    /// decode it as it is): the image limit applies. Braze documents a largest image of 5 MB.
+    /// FCM's own display, which draws Firebase's and Customer.io's pictures (and MoEngage's,
+    /// whose SDK's code is not public), stops at `SizeLimits.androidPicture`.
+    static func androidPictureLimit(drawnBy vendor: Vendor?, _ limits: PushAttachmentFetcher.Configuration.SizeLimits) -> Int {
+        switch vendor {
+        case .airship?, .oneSignal?, .cleverTap?, .iterable?: limits.image
+        case .braze?: min(limits.image, 5_000_000)
+        default: limits.androidPicture
         }
     }
 
