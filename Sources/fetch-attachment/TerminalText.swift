@@ -6,7 +6,8 @@ import Logging
 /// a line break or an escape sequence in a URL, a path or a detail can neither forge a line of
 /// output or of a log nor drive the terminal.
 enum TerminalText {
-    /// `text` with `\n`, `\r`, `\t`, `\\` and `\u{…}` for every other control character.
+    /// `text` with `\n`, `\r`, `\t`, `\\` and `\u{…}` for every other control character and
+    /// every bidirectional control (U+200E, U+200F, U+202A–U+202E, U+2066–U+2069).
     static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var result = ""
@@ -26,7 +27,9 @@ enum TerminalText {
 
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x00..<0x20, 0x5C, 0x7F...0x9F, 0x2028, 0x2029: true
+        // C0, backslash, DEL and C1; the line and paragraph separators; and the bidirectional
+        // marks, embeddings, overrides and isolates, which would show a line reordered.
+        case 0x00..<0x20, 0x5C, 0x7F...0x9F, 0x2028, 0x2029, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
         default: false
         }
     }

@@ -193,6 +193,14 @@ struct CLIRobustnessTests {
         #expect(result.stderr.contains(#"\u{1B}[2K\r\u{85}"#), "\(result.stderr.debugDescription)")
     }
 
+    @Test("Bidirectional controls in a title are escaped in the human output: a line cannot be shown reordered")
+    func bidirectionalControls() async throws {
+        let payload = #"{"aps":{"alert":{"title":"Pay \u202Eelbmuh\u202C now","body":"\u2066x\u2069\u200F"}},"ab":{}}"#
+        let result = try await CommandRunner.run("fetch-attachment", ["--no-cache", "-"], stdin: Data(payload.utf8))
+        #expect(!result.stdout.unicodeScalars.contains { [0x202E, 0x202C, 0x2066, 0x2069, 0x200F].contains($0.value) }, "\(result.stdout.debugDescription)")
+        #expect(result.stdout.contains(#"title: Pay \u{202E}elbmuh\u{202C} now"#), "\(result.stdout)")
+    }
+
     // MARK: Command lines
 
     @Test("--deadline, the old name of --timeout, is still accepted", arguments: ["--timeout", "--deadline"])
