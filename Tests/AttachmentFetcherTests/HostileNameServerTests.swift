@@ -20,16 +20,17 @@ struct HostileNameServerTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // Each try of a lookup waits 30 s, glibc's longest: a payload whose deadline had to wait
-        // for it would end 28 s late, and the run would outlast the 20 s it is given.
+        // for it would end 28 s late.
         try Data("nameserver 127.0.0.1\noptions timeout:30 attempts:1\n".utf8).write(to: URL(fileURLWithPath: directory + "/resolv.conf"))
         let products = CommandRunner.productsDirectory
         let script = """
             set -e
             ip link set lo up
             mount --bind "$1/resolv.conf" /etc/resolv.conf
-            "$2" --silent-dns-port 53 --threads 1 --duration 60 > "$1/port" &
+            "$2" --silent-dns-port 53 --threads 1 --duration 120 > "$1/port" 2> "$1/mock-cdn.log" &
+            server=$!
             i=0
-            while [ ! -s "$1/port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+            while [ ! -s "$1/port" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
             port=$(head -n 1 "$1/port")
             {
                 echo '{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"http://cdn.hangs.test/a.jpg"}}}'
@@ -38,21 +39,23 @@ struct HostileNameServerTests {
             } > "$1/campaign.jsonl"
             status=0
             "$3" --batch "$1/campaign.jsonl" --json --no-cache --allow-private-networks --timeout 2 --output-dir "$1/out" || status=$?
-            kill %1
+            kill "$server" 2> /dev/null || true
+            wait "$server" 2> /dev/null || true
             exit $status
             """
         let result = try await CommandRunner.run(
             "/usr/bin/unshare",
             ["-rmn", "/bin/sh", "-c", script, "sh", directory, products.appendingPathComponent("mock-cdn").path,
              products.appendingPathComponent("fetch-attachment").path],
-            timeout: .seconds(20))
+            timeout: .seconds(90))
         #expect(result.status == 1, "\(result.stderr)")
         let outcomes = try result.stdout.split(separator: "\n").map {
             try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
         #expect(outcomes.map { $0["reason"] as? String } == ["deadline", nil, nil], "\(result.stdout)")
-        // Within the deadline's 2 s and a generous margin for a loaded machine, not 30 s.
+        // Within the deadline's 2 s and a generous margin for a loaded machine, far from the
+        // lookup's 30 s.
         let elapsed = outcomes.compactMap { $0["elapsed_ms"] as? Double }
-        #expect(elapsed.count == 3 && elapsed.allSatisfy { $0 < 4_000 }, "\(elapsed)")
+        #expect(elapsed.count == 3 && elapsed.allSatisfy { $0 < 15_000 }, "\(elapsed)")
     }
 }
