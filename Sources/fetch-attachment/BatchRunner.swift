@@ -42,22 +42,21 @@ struct BatchRunner {
         let started = ContinuousClock.now
         let progress = Progress(total: Progress.isEnabled && source.isFile ? FileLineSource.countLines(descriptor) : nil)
         let (records, statistics, interruption) = try await BatchInterruption.watching(timeout: options.timeout) { interruption in
+            func processAll(_ process: @escaping Process) async -> [BatchRecord] {
+                await Self.processAll(
+                    source, process: process, limit: limit, concurrency: concurrency, printer: printer, report: report,
+                    progress: progress, interruption: interruption)
+            }
             do {
                 return try await withPushAttachmentFetcher(
                     configuration: configuration, logger: options.logger()
                 ) { fetcher -> ([BatchRecord], PushAttachmentFetcher.Statistics, BatchInterruption) in
-                    let records = await Self.processAll(
-                        source, process: { await fetcher.process($0) }, limit: limit, concurrency: concurrency, printer: printer,
-                        report: report, progress: progress, interruption: interruption)
-                    return (records, fetcher.statistics, interruption)
+                    (await processAll { await fetcher.process($0) }, fetcher.statistics, interruption)
                 }
             } catch let error as AttachmentFetcherError {
                 // No fetcher (the output or cache directory cannot be used): as for one payload,
                 // each payload's outcome says so, and the summary and report are written.
-                let records = await Self.processAll(
-                    source, process: { PayloadInput.unusableOutcome(error, payload: $0) }, limit: limit, concurrency: concurrency,
-                    printer: printer, report: report, progress: progress, interruption: interruption)
-                return (records, PushAttachmentFetcher.Statistics(), interruption)
+                return (await processAll { PayloadInput.unusableOutcome(error, payload: $0) }, PushAttachmentFetcher.Statistics(), interruption)
             }
         }
         progress.finish()

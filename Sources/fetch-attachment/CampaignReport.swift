@@ -109,13 +109,12 @@ final class CampaignReport: Sendable {
             }
             // A payload counts once among the others, however many of theirs it has.
             if hasOtherWarnings { state.otherWarnings.record(index) }
-            for verdict in outcome.verdicts {
-                state.byPlatform[verdict.platform.rawValue, default: [:]][verdict.reason?.code ?? "attached", default: 0] += 1
-            }
-            if outcome.verdicts.isEmpty {
-                for platform in platforms {
-                    state.byPlatform[platform.rawValue, default: [:]][outcome.reason?.code ?? "attached", default: 0] += 1
-                }
+            // Each platform's verdict; a payload that got none (nothing fetched) counts in each
+            // judged platform's table by its own reason.
+            let verdicts = outcome.verdicts.isEmpty
+                ? platforms.map { ($0, outcome.reason) } : outcome.verdicts.map { ($0.platform, $0.reason) }
+            for (platform, reason) in verdicts {
+                state.byPlatform[platform.rawValue, default: [:]][reason?.code ?? "attached", default: 0] += 1
             }
             let single = outcome.attachments.count + outcome.failures.count == 1
             func touch(_ url: String, _ update: (inout URLRow) -> Void) {

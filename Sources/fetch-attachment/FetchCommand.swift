@@ -229,13 +229,16 @@ struct CacheOptions: ParsableArguments {
         if let maximumBytes, maximumBytes <= 0 { throw ValidationError("--cache-max-bytes must be positive") }
     }
 
+    /// The cache's directory: `--cache-dir`, else the default.
+    var cacheDirectory: String { directory ?? DefaultPaths.root }
+
     /// Where attachments go without --output-dir: `attachments/` inside the cache's directory,
     /// so that each cache's `stats` counts and `clear` removes its own payloads' links (and the
     /// default cache's directory with --no-cache).
-    var attachmentsDirectory: String { (directory ?? DefaultPaths.root) + "/attachments" }
+    var attachmentsDirectory: String { cacheDirectory + "/attachments" }
 
     func configuration() -> PushAttachmentFetcher.Configuration.Cache {
-        var cache = PushAttachmentFetcher.Configuration.Cache(directory: directory ?? DefaultPaths.root)
+        var cache = PushAttachmentFetcher.Configuration.Cache(directory: cacheDirectory)
         if let maximumBytes { cache.maximumBytes = maximumBytes }
         cache.allowsSharedDirectory = allowsSharedDirectory
         return cache
@@ -251,7 +254,6 @@ enum DefaultPaths {
         let home = environment["HOME"] ?? NSHomeDirectory()
         return home + "/.cache/attachment-fetcher"
     }
-
 }
 
 /// Checks of paths given on the command line.

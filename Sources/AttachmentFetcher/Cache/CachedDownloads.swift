@@ -37,7 +37,7 @@ final class CachedDownloads: Sendable {
     /// make its files in the store's `tmp`; keys scoped by `keyScope`.
     init(
         store: CacheStore, engine: TransferEngine, outputDirectory: String, transferBudget: Duration,
-        preparedFiles: PreparedFiles, keyScope: String = ""
+        preparedFiles: PreparedFiles, keyScope: String
     ) {
         self.keyScope = keyScope
         self.store = store
