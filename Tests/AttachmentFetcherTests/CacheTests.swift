@@ -334,7 +334,7 @@ struct CacheTests {
                 stdin: payload
             ) { program in
                 // Wait until its body is being written (the origin sent its first bytes), then kill it.
-                try await TestTiming.wait(atMost: .seconds(5)) { server.stats().bytesSent >= 100_000 }
+                try await TestTiming.wait(atMost: .seconds(5) * TestTiming.scale) { server.stats().bytesSent >= 100_000 }
                 try await Task.sleep(for: .milliseconds(50))
                 program.send(SIGKILL)
             }
@@ -344,7 +344,8 @@ struct CacheTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: cacheDirectory + "/entries").isEmpty)
 
             let next = try fixture.anotherFetcher()
-            let outcome = await next.process(payload, timeout: .milliseconds(500))
+            // Long enough for the request to reach the origin under ThreadSanitizer too.
+            let outcome = await next.process(payload, timeout: .milliseconds(500) * TestTiming.scale)
             #expect(outcome.reason == .deadline)
             #expect(fixture.server.stats().requests == 2)
             let cache = try await AttachmentCache(configuration: try #require(next.configuration.cache))
