@@ -237,6 +237,38 @@ struct PlatformRulesTests {
         }
     }
 
+    @Test("Animated WebP, PNG and AVIF are shown on Android with a first-frame warning; still ones have none")
+    func androidAnimationWarnings() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in
+            let expected = [
+                "animated.webp": "Android draws only the first frame of an animated WebP: the animation does not play",
+                "animated.png": "Android draws only the first frame of an animated PNG (APNG): the animation does not play",
+                "animated.avif": "Android draws only the first frame of an animated AVIF (an image sequence): the animation does not play",
+            ]
+            for (file, warning) in expected.sorted(by: { $0.key < $1.key }) {
+                let outcome = await fixture.fetch("/files/\(file)")
+                #expect(outcome.status == .attached, "\(file): \(outcome.detail ?? "")")
+                #expect(outcome.warnings.contains(warning), "\(file): \(outcome.warnings)")
+            }
+            for file in ["photo.webp", "logo.png", "photo.avif"] {
+                let outcome = await fixture.fetch("/files/\(file)")
+                #expect(outcome.status == .attached)
+                #expect(!outcome.warnings.contains { $0.contains("first frame") }, "\(file): \(outcome.warnings)")
+            }
+        }
+    }
+
+    @Test("An AVIF whose major brand is mif1 is AVIF (Android 12), not HEIF (Android 9)")
+    func avifUnderHEIFMajorBrand() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in
+            let outcome = await fixture.fetch("/files/photo-mif1.avif")
+            #expect(outcome.status == .attached, "\(outcome.detail ?? "")")
+            #expect(outcome.attachments.first?.mime == "image/avif")
+            #expect(outcome.attachments.first?.path.hasSuffix(".avif") == true)
+            #expect(outcome.warnings.contains("Android shows image/avif only from Android 12 (API 31) on"), "\(outcome.warnings)")
+        }
+    }
+
     @Test("The CLI's --platform ios,android reports each verdict; an unknown platform is exit 64")
     func cliPlatforms() async throws {
         let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: Fixture.mediaDirectory)

@@ -23,6 +23,13 @@ struct RealMediaTests {
         ("clip.m4v", "video/x-m4v", "mp4"),
         ("clip.mpg", "video/mpeg", "mpg"),
         ("clip.avi", "video/x-msvideo", "avi"),
+        // Cameras' major brands before the standard ones: libmagic reads the major brand alone
+        // ("data" for XAVC and CAEP, audio/mp4 for Sony's MSNV video).
+        ("clip-xavc.mp4", "video/mp4", "mp4"),
+        ("clip-caep.mp4", "video/mp4", "mp4"),
+        ("clip-msnv.mp4", "video/mp4", "mp4"),
+        // AAC alone under brand mp42, its only track in view: audio, under the audio limit.
+        ("tone-mp42.mp4", "audio/mp4", "m4a"),
     ]
 
     /// Files iOS refuses, with words the detail must hold: the MIME type or, where libmagic has

@@ -19,6 +19,13 @@ convert=/usr/bin/convert   # ImageMagick's, not a stand-in earlier on PATH
 cwebp -quiet -q 70 "$work/pattern.png" -o photo.webp
 heif-enc -q 50 "$work/pattern.png" -o photo.heic >/dev/null
 "${ff[@]}" -i "$work/pattern.png" -c:v libaom-av1 -still-picture 1 -cpu-used 8 photo.avif
+# Animated images: Android draws their first frame only.
+"${ff[@]}" -f lavfi -i testsrc=size=64x48:rate=5 -t 0.4 -c:v libwebp -loop 0 animated.webp
+"${ff[@]}" -f lavfi -i testsrc=size=64x48:rate=5 -t 0.4 -plays 0 -f apng animated.png
+"${ff[@]}" -f lavfi -i testsrc=size=64x48:rate=5 -t 0.4 -c:v libaom-av1 -cpu-used 8 animated.avif
+# An AVIF whose major brand is HEIF's `mif1` and lists `avif` as compatible, as earlier encoders wrote
+# (libmagic reads the major brand alone and says image/heif): photo.avif with its major brand rewritten.
+python3 -c 'import sys; b=bytearray(open("photo.avif","rb").read()); assert b[8:12]==b"avif"; b[8:12]=b"mif1"; sys.stdout.buffer.write(b)' > photo-mif1.avif
 gzip -9n -c logo.png > logo.png.gz
 python3 -c 'import sys, zlib; sys.stdout.buffer.write(zlib.compress(open("logo.png", "rb").read(), 9))' > logo.png.zz  # deflate
 # A PNG followed by 12 MB of zeros, gzipped to a few KB: inflates past any image limit.
@@ -35,6 +42,8 @@ lame --quiet -b 32 --tt "Tone" --ti "$work/cover.png" "$work/tone.wav" tone-cove
 # Tagger padding: the same audio behind a tag padded to 6000 bytes.
 lame --quiet -b 32 --tt "Tone" --pad-id3v2-size 6000 "$work/tone.wav" tone-padded-tag.mp3
 "${ff[@]}" -i "$work/tone.wav" -c:a aac -b:a 32k -f ipod tone.m4a
+# AAC alone in an MPEG-4 file of brand mp42, its moov first: libmagic says video/mp4 from the brand.
+"${ff[@]}" -i "$work/tone.wav" -c:a aac -b:a 32k -brand mp42 -movflags +faststart -f mp4 tone-mp42.mp4
 "${ff[@]}" -i "$work/tone.wav" -c:a pcm_s16be -f caf tone.caf
 "${ff[@]}" -i "$work/tone.wav" -c:a flac tone.flac
 "${ff[@]}" -i "$work/tone.wav" -c:a aac -b:a 32k -f adts tone.aac
@@ -50,6 +59,11 @@ cat "$work/tag.id3" tone.flac > tone-id3.flac
 src=(-f lavfi -i testsrc=size=64x48:rate=5 -t 0.4)
 "${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -movflags +faststart clip.mp4
 "${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -brand "M4V " -f mp4 clip.m4v
+# Cameras' own major brands before the standard ones (Sony XAVC S and PSP, Canon): MPEG-4 to an iPhone;
+# libmagic says "data" for the first two and audio/mp4 for MSNV.
+"${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -brand XAVC -f mp4 clip-xavc.mp4
+"${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -brand CAEP -f mp4 clip-caep.mp4
+"${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -brand MSNV -f mp4 clip-msnv.mp4
 "${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -f mov clip.mov
 "${ff[@]}" "${src[@]}" -c:v mpeg4 -f 3gp clip.3gp
 "${ff[@]}" "${src[@]}" -c:v mpeg4 -f 3g2 clip.3g2

@@ -47,7 +47,7 @@ final class MediaClassifier: Sendable {
         }
         defer { idleCookies.withLock { $0.append(cookie) } }
         let bytes = window.bytes
-        let mime = cookie.mimeType(of: bytes)
+        let mime = AttachmentTypes.refined(cookie.mimeType(of: bytes), bytes: bytes)
         // Refusals name the format; where libmagic has no MIME type for it (CAF), in libmagic's
         // own words, which only a refusal pays for.
         func detected() -> String {
@@ -61,10 +61,11 @@ final class MediaClassifier: Sendable {
                     reason: .unsupportedType,
                     detail: "an ID3 tag followed by \(what), not MPEG audio: iOS does not play it as an MP3"))
         }
-        guard let media = AttachmentTypes.mediaType(forMIME: mime) else {
+        guard var media = AttachmentTypes.mediaType(forMIME: mime) else {
             return .failure(
                 TransferFailure(reason: .unsupportedType, detail: "detected \(detected()), which neither iOS nor Android shows"))
         }
+        media.animatedFormat = AnimatedImage.animatedFormat(mime: mime, bytes: bytes)
         return .success(media)
     }
 

@@ -31,6 +31,9 @@ struct MediaType: Hashable, Sendable {
     var kind: MediaKind
     /// The suffix the file gets, without the dot: iOS picks the type from it.
     var fileExtension: String
+    /// For an animated image other than GIF, the format's name ("WebP"): Android draws its first
+    /// frame only.
+    var animatedFormat: String? = nil
 }
 
 /// Which detected MIME types each platform shows, in which class, under which file suffix.
@@ -103,6 +106,51 @@ enum AttachmentTypes {
         case .ios: return entry.ios ? .all : nil
         case .android: return entry.android
         }
+    }
+
+    /// Brands (ISO/IEC 14496-12 `ftyp`) that declare an MPEG-4 file, or its base format, as
+    /// AVFoundation plays it: the standard ones, Apple's, Adobe's, and the cameras' own
+    /// (Sony `XAVC` and `MSNV`, Canon `CAEP`, Nero `NDAS`) that list the standard ones after them.
+    static let mpeg4Brands: Set<String> = [
+        "isom", "iso2", "iso3", "iso4", "iso5", "iso6", "iso7", "iso8", "iso9", "mp41", "mp42", "mp71", "avc1",
+        "M4V ", "M4VH", "M4VP", "M4A ", "M4B ", "M4P ", "F4V ", "F4P ", "F4A ", "F4B ", "MSNV", "XAVC", "CAEP",
+        "NDAS", "dash",
+    ]
+    /// Major brands of MPEG-4 files that hold sound alone: iTunes audio and books, Adobe's and
+    /// Nero's audio.
+    static let mpeg4AudioBrands: Set<String> = ["M4A ", "M4B ", "M4P ", "F4A ", "F4B ", "NDAS"]
+    /// The MIME types libmagic gives MPEG-4 files.
+    private static let mpeg4MIMETypes: Set<String> = ["video/mp4", "video/x-m4v", "audio/mp4", "audio/x-m4a"]
+
+    /// libmagic's answer, corrected for an ISO base media file from its brands and tracks.
+    ///
+    /// libmagic reads the major brand alone, so it calls a Sony or Canon camera's MPEG-4 video
+    /// "data", a Sony `MSNV` video "audio/mp4", and an AVIF whose major brand is `mif1` HEIF. Here:
+    /// - a file with the `avif` or `avis` brand is AVIF;
+    /// - HEIF, QuickTime (`qt  `) and 3GPP files keep libmagic's answer (3GPP and QuickTime stay
+    ///   refused: neither is among iOS's types, whatever else they list);
+    /// - a file with an MPEG-4 brand is MPEG-4 video when a track in view is video, MPEG-4 audio
+    ///   when every track is in view and one is sound, or else by its major brand (audio for
+    ///   `M4A `, `M4B `…, video otherwise). libmagic's own MPEG-4 answer stands when it names the
+    ///   same class ("video/x-m4v", "audio/x-m4a").
+    static func refined(_ mime: String, bytes: [UInt8]) -> String {
+        guard let file = ISOBaseMedia(bytes) else { return mime }
+        if file.hasBrand(["avif", "avis"]) { return "image/avif" }
+        let major = file.majorBrand
+        let heif: Set<String> = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "mif2"]
+        guard !heif.contains(major), major != "qt  ", !major.hasPrefix("3g"), file.hasBrand(mpeg4Brands) else {
+            return mime
+        }
+        let kind: MediaKind
+        if file.handlers.contains("vide") {
+            kind = .video
+        } else if file.allTracksSeen, file.handlers.contains("soun") {
+            kind = .audio
+        } else {
+            kind = mpeg4AudioBrands.contains(major) ? .audio : .video
+        }
+        if mpeg4MIMETypes.contains(mime.lowercased()), known[mime.lowercased()]?.kind == kind { return mime }
+        return kind == .video ? "video/mp4" : "audio/mp4"
     }
 
     /// What people call formats whose MIME type says little, for refusals' details.

@@ -30,6 +30,11 @@ struct PlatformRules: Sendable {
     /// Android decodes a GIF as a still picture (FCM: "Animated GIF and video only work on iOS").
     static let androidGIFWarning = "Android draws only the first frame of a GIF: an animation does not play"
 
+    /// Android's `BitmapFactory` decodes one still image of an animated WebP, PNG or AVIF.
+    static func androidAnimationWarning(_ format: String) -> String {
+        "Android draws only the first frame of an animated \(format): the animation does not play"
+    }
+
     /// Accepted (with warnings, such as the first Android version that decodes the type), or why
     /// not.
     func judge(_ media: MediaType, bytes: Int) -> Result<[String], TransferFailure> {
@@ -46,10 +51,12 @@ struct PlatformRules: Sendable {
                 platform == .android
                     ? .tooLarge(limit: limit, named: "the Android picture limit") : .tooLarge(limit: limit, kind: media.kind))
         }
+        var warnings: [String] = []
         if case .since(let version) = support {
-            return .success(["\(platform.displayName) shows \(media.mime) only from \(version) on"])
+            warnings.append("\(platform.displayName) shows \(media.mime) only from \(version) on")
         }
-        if platform == .android, media.fileExtension == "gif" { return .success([Self.androidGIFWarning]) }
-        return .success([])
+        if platform == .android, media.fileExtension == "gif" { warnings.append(Self.androidGIFWarning) }
+        if platform == .android, let format = media.animatedFormat { warnings.append(Self.androidAnimationWarning(format)) }
+        return .success(warnings)
     }
 }

@@ -1,0 +1,93 @@
+@testable import AttachmentFetcher
+import Foundation
+import Testing
+
+/// The `ftyp` brands and track handlers read from a body's first bytes, on real files and on
+/// boxes a hostile server may send.
+@Suite("ISO base media")
+struct ISOBaseMediaTests {
+    static func prefix(_ file: String, _ count: Int = 4096) throws -> [UInt8] {
+        Array(try Data(contentsOf: URL(fileURLWithPath: Fixture.mediaDirectory + "/" + file)).prefix(count))
+    }
+
+    /// A box: 32-bit size, type, content.
+    static func box(_ type: String, _ content: [UInt8]) -> [UInt8] {
+        let size = UInt32(8 + content.count)
+        return withUnsafeBytes(of: size.bigEndian, Array.init) + Array(type.utf8) + content
+    }
+
+    @Test("Real files: brands, and the handlers of the tracks in view")
+    func realFiles() throws {
+        let camera = try #require(ISOBaseMedia(try Self.prefix("clip-xavc.mp4")))
+        #expect(camera.majorBrand == "XAVC")
+        #expect(camera.brands.contains("mp41"))
+        // The whole 3.5 KB file is in view, its moov box last, as ffmpeg writes it.
+        #expect(camera.handlers == ["vide"] && camera.allTracksSeen)
+        // The first 64 bytes hold the brands and no track.
+        let start = try #require(ISOBaseMedia(try Self.prefix("clip-xavc.mp4", 64)))
+        #expect(start.handlers.isEmpty && !start.allTracksSeen)
+        let faststart = try #require(ISOBaseMedia(try Self.prefix("clip.mp4")))
+        #expect(faststart.handlers == ["vide"] && faststart.allTracksSeen)
+        let audio = try #require(ISOBaseMedia(try Self.prefix("tone-mp42.mp4")))
+        #expect(audio.majorBrand == "mp42" && audio.handlers == ["soun"] && audio.allTracksSeen)
+        // Cut inside the moov box: the track in view is named, but not every track is seen.
+        let cut = try #require(ISOBaseMedia(try Self.prefix("clip.mp4", 400)))
+        #expect(!cut.allTracksSeen)
+        #expect(ISOBaseMedia(try Self.prefix("photo.jpg")) == nil)
+    }
+
+    @Test("libmagic's answer, corrected from the brands and the tracks")
+    func refinedAnswers() throws {
+        #expect(AttachmentTypes.refined("application/octet-stream", bytes: try Self.prefix("clip-xavc.mp4")) == "video/mp4")
+        #expect(AttachmentTypes.refined("audio/mp4", bytes: try Self.prefix("clip-msnv.mp4")) == "video/mp4")
+        #expect(AttachmentTypes.refined("video/mp4", bytes: try Self.prefix("tone-mp42.mp4")) == "audio/mp4")
+        #expect(AttachmentTypes.refined("image/heif", bytes: try Self.prefix("photo-mif1.avif")) == "image/avif")
+        // libmagic's own MPEG-4 names stand when the class agrees; other formats keep theirs.
+        #expect(AttachmentTypes.refined("audio/x-m4a", bytes: try Self.prefix("tone.m4a")) == "audio/x-m4a")
+        #expect(AttachmentTypes.refined("video/x-m4v", bytes: try Self.prefix("clip.m4v")) == "video/x-m4v")
+        #expect(AttachmentTypes.refined("video/quicktime", bytes: try Self.prefix("clip.mov")) == "video/quicktime")
+        #expect(AttachmentTypes.refined("video/3gpp", bytes: try Self.prefix("clip.3gp")) == "video/3gpp")
+        #expect(AttachmentTypes.refined("image/heic", bytes: try Self.prefix("photo.heic")) == "image/heic")
+        #expect(AttachmentTypes.refined("image/jpeg", bytes: try Self.prefix("photo.jpg")) == "image/jpeg")
+        // A brand no list knows, with no MPEG-4 brand beside it: libmagic's answer stands.
+        let unknown = Self.box("ftyp", Array("abcd".utf8) + [0, 0, 0, 0] + Array("wxyz".utf8))
+        #expect(AttachmentTypes.refined("application/octet-stream", bytes: unknown) == "application/octet-stream")
+    }
+
+    @Test("Hostile boxes: sizes of 0, 1 (64-bit), too small, past the end, and endless tiny boxes")
+    func hostileBoxes() {
+        let ftyp = Self.box("ftyp", Array("isom".utf8) + [0, 0, 0, 0] + Array("mp41".utf8))
+        // A moov box of size 0 runs to the end of the file: its tracks may lie past the view.
+        let endless = ftyp + [0, 0, 0, 0] + Array("moov".utf8)
+        #expect(ISOBaseMedia(endless)?.allTracksSeen == false)
+        // A 64-bit size larger than any file, and one smaller than its header.
+        let huge = ftyp + [0, 0, 0, 1] + Array("moov".utf8) + [0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
+        #expect(ISOBaseMedia(huge)?.handlers == [])
+        let small = ftyp + [0, 0, 0, 1] + Array("moov".utf8) + [0, 0, 0, 0, 0, 0, 0, 3]
+        #expect(ISOBaseMedia(small)?.handlers == [])
+        #expect(ISOBaseMedia(Self.box("ftyp", [])) == nil)
+        #expect(ISOBaseMedia([0, 0, 0, 4] + Array("ftyp".utf8)) == nil)
+        // A ftyp box claiming 4 GB of brands stops at the view and at 64 brands.
+        let wide = [0xFF, 0xFF, 0xFF, 0xF0] + Array("ftypisom".utf8) + [UInt8](repeating: 0x61, count: 4000)
+        #expect(ISOBaseMedia(wide)?.brands.count == ISOBaseMedia.maximumBrands)
+        // Thousands of 8-byte boxes inside moov: the walk stops.
+        let tiny = [UInt8]((0..<500).flatMap { _ in Self.box("free", []) })
+        let crowded = ftyp + Self.box("moov", tiny + Self.box("trak", Self.box("mdia", Self.box("hdlr", [UInt8](repeating: 0, count: 8) + Array("vide".utf8)))))
+        let walked = ISOBaseMedia(crowded)
+        #expect(walked?.handlers == [] && walked?.allTracksSeen == false)
+    }
+
+    @Test("Animation flags: WebP's VP8X, PNG's acTL before IDAT, AVIF's avis brand")
+    func animationFlags() throws {
+        #expect(AnimatedImage.animatedFormat(mime: "image/webp", bytes: try Self.prefix("animated.webp")) == "WebP")
+        #expect(AnimatedImage.animatedFormat(mime: "image/webp", bytes: try Self.prefix("photo.webp")) == nil)
+        #expect(AnimatedImage.animatedFormat(mime: "image/png", bytes: try Self.prefix("animated.png")) == "PNG (APNG)")
+        #expect(AnimatedImage.animatedFormat(mime: "image/png", bytes: try Self.prefix("logo.png")) == nil)
+        #expect(AnimatedImage.animatedFormat(mime: "image/avif", bytes: try Self.prefix("animated.avif")) != nil)
+        #expect(AnimatedImage.animatedFormat(mime: "image/avif", bytes: try Self.prefix("photo.avif")) == nil)
+        // A chunk length over 2^31 - 1 ends the walk; a cut chunk list says still.
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        #expect(!AnimatedImage.isAnimatedPNG(png + [0xFF, 0xFF, 0xFF, 0xFF] + Array("tEXt".utf8) + Array("acTL".utf8)))
+        #expect(!AnimatedImage.isAnimatedPNG(png + [0, 0, 0]))
+    }
+}
