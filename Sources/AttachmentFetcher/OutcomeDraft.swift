@@ -7,8 +7,13 @@ struct AttachmentResult: Sendable {
     var url: AttachmentURL?
     var result: Result<DownloadedFile, TransferFailure>
 
-    /// The URL as outcomes report it: normalised when it could be read.
-    var reportedURL: String { url?.string ?? request.url }
+    /// The URL as outcomes report it: normalised when it could be read, credentials redacted.
+    var reportedURL: String { url?.reported ?? AttachmentURL.redacted(request.url) }
+    /// The payload's own spelling, credentials redacted, when it differs from `reportedURL`.
+    var reportedPayloadURL: String? {
+        let spelling = AttachmentURL.redacted(request.url)
+        return spelling == reportedURL ? nil : spelling
+    }
 }
 
 /// An outcome being put together for one payload.
@@ -60,15 +65,15 @@ struct OutcomeDraft {
         let silent = Set(judges.map(\.platform).filter { notification(on: $0)?.visible == false })
         for attachment in results {
             let judges = judges.filter { attachment.request.isJudged(on: $0.platform) && !silent.contains($0.platform) }
-            if let url = attachment.url, url.string.hasPrefix("http:") {
+            if let url = attachment.url?.reported, url.hasPrefix("http:") {
                 for judge in judges {
                     switch judge.platform {
                     case .ios:
                         draft.warnings.append(
-                            "\(url.string) is plain http: App Transport Security refuses it unless the app allows arbitrary loads or this domain")
+                            "\(url) is plain http: App Transport Security refuses it unless the app allows arbitrary loads or this domain")
                     case .android:
                         draft.warnings.append(
-                            "\(url.string) is plain http: Android 9 (API 28) and later refuse it unless the app allows cleartext traffic")
+                            "\(url) is plain http: Android 9 (API 28) and later refuse it unless the app allows cleartext traffic")
                     }
                 }
             }
@@ -92,10 +97,9 @@ struct OutcomeDraft {
                     continue
                 }
                 for platform in accepting where shownBy[platform] == nil { shownBy[platform] = (file.path, attachment.reportedURL) }
-                let payloadURL = attachment.request.url
                 attachments.append(
                     Attachment(
-                        url: attachment.reportedURL, payloadURL: payloadURL == attachment.reportedURL ? nil : payloadURL,
+                        url: attachment.reportedURL, payloadURL: attachment.reportedPayloadURL,
                         path: file.path, mime: file.media.mime, bytes: file.byteCount))
                 if let warning = Self.typeHintWarning(attachment.request.claimedType, file.media) {
                     draft.warnings.append(warning)
@@ -127,9 +131,8 @@ struct OutcomeDraft {
             }
         }
         draft.failures = failures.map { attachment, failure in
-            let payloadURL = attachment.request.url
-            return AttachmentFailure(
-                url: attachment.reportedURL, payloadURL: payloadURL == attachment.reportedURL ? nil : payloadURL,
+            AttachmentFailure(
+                url: attachment.reportedURL, payloadURL: attachment.reportedPayloadURL,
                 reason: failure.reason, detail: failure.detail)
         }
         // A preflight's outcome is attached only when a platform it asked about shows a file

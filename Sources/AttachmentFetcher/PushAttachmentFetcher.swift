@@ -187,7 +187,7 @@ public final class PushAttachmentFetcher: Sendable {
         await process(Data(payload), deadline: deadline)
     }
 
-    /// The outcome, and the attachment URLs the payload named (for the log).
+    /// The outcome, and the attachment URLs the payload named, credentials redacted (for the log).
     private func process(_ draft: OutcomeDraft, deadline: ContinuousClock.Instant) async -> (Outcome, [String]) {
         var draft = draft
         guard draft.payload.count <= configuration.maximumPayloadBytes else {
@@ -224,7 +224,7 @@ public final class PushAttachmentFetcher: Sendable {
             let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits, vendor: draft.vendor) }
             return (
                 draft.finish(with: results, judgedBy: judges, reportingVerdicts: !configuration.platforms.isEmpty),
-                requests.map(\.url)
+                requests.map { AttachmentURL.redacted($0.url) }
             )
         }
     }

@@ -214,6 +214,47 @@ struct AddressPolicyTests {
         }
     }
 
+    @Test("Credentials in a URL are never echoed: outcomes, warnings, details, logs, the human output and the report say ***")
+    func credentialsRedacted() async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let port = server.port
+            let secret = "s3cretPassw0rd"
+            // Refused (the default), allowed and attached, and one that is not a URL at all.
+            let refused = Payloads.braze(url: "http://alice:\(secret)@127.0.0.1:\(port)/media/a.jpg?bytes=800")
+            let garbled = Payloads.braze(url: "http://bob:\(secret)@[::1/media/b.jpg")
+            // A Braze Android push: its picture's URL is in the notification's content too.
+            let android = #"{"_ab":"true","t":"T","a":"B","ab_iu":"http://alice:\#(secret)@127.0.0.1:\#(port)/media/c.jpg?bytes=800"}"#
+            let batch = directory + "/batch.jsonl"
+            let lines = [String(decoding: refused, as: UTF8.self), String(decoding: garbled, as: UTF8.self), android]
+            try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
+            let base = ["--no-cache", "--output-dir", directory, "--allow-private-networks", "--platform", "ios,android"]
+            for arguments in [
+                base + ["--json", "--batch", batch, "--report", directory + "/report.html"],
+                base + ["--verbose", "--batch", batch],
+                base + ["--json", "--allow-url-credentials", "-"],
+                base + ["--verbose", "--allow-url-credentials", "-"],
+            ] {
+                let result = try await CommandRunner.run(
+                    "fetch-attachment", arguments, stdin: arguments.contains("-") ? refused : Data(), timeout: .seconds(60))
+                let everything = result.stdout + result.stderr
+                #expect(!everything.contains(secret), "\(arguments): \(everything)")
+                #expect(everything.contains("***@127.0.0.1") || everything.contains("***@[::1"), "\(arguments): \(everything)")
+                if arguments.contains("--report") {
+                    let report = try String(contentsOfFile: directory + "/report.html", encoding: .utf8)
+                    #expect(!report.contains(secret))
+                    #expect(report.contains("***@127.0.0.1"))
+                }
+            }
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+        try await server.shutdown()
+    }
+
     @Test("An explicit proxy carries the request, and the policy checks the proxy's address")
     func explicitProxy() async throws {
         let proxy = try await MockCDNServer.start(eventLoopThreads: 1)
@@ -245,6 +286,17 @@ struct AddressPolicyTests {
         #expect(try !has("http://cdn.test/a@b.jpg"))
         #expect(try !has("http://cdn.test/x.jpg?u=a@b"))
         #expect(try !has("http://cdn.test:8080/x.jpg#a@b"))
+    }
+
+    @Test("Redaction replaces the whole user information, and only it")
+    func redaction() {
+        #expect(AttachmentURL.redacted("http://a:b@cdn.test/x.jpg") == "http://***@cdn.test/x.jpg")
+        #expect(AttachmentURL.redacted("https://token@cdn.test") == "https://***@cdn.test")
+        #expect(AttachmentURL.redacted("http://a@b:c@cdn.test/x") == "http://***@cdn.test/x")
+        #expect(AttachmentURL.redacted("http:\\\\a:b@cdn.test/x") == "http:\\\\***@cdn.test/x")
+        #expect(AttachmentURL.redacted("http://cdn.test/a@b.jpg") == "http://cdn.test/a@b.jpg")
+        #expect(AttachmentURL.redacted("http://cdn.test?u=a@b") == "http://cdn.test?u=a@b")
+        #expect(AttachmentURL.redacted("not a url") == "not a url")
     }
 }
 

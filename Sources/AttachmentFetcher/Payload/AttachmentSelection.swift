@@ -2,7 +2,7 @@
 enum AttachmentSelection {
     /// The first `limit` distinct URLs of `requests`, in payload order (a URL named again is
     /// dropped, keeping its first type hint). Every URL dropped is named in a warning: one for
-    /// repeats, one for those past the limit, each URL cut to 200 characters.
+    /// repeats, one for those past the limit, each URL cut to 200 characters, its credentials redacted.
     static func select(
         _ requests: [RequestedAttachment], limit: Int, warnings: inout [String]
     ) -> [RequestedAttachment] {
@@ -23,6 +23,6 @@ enum AttachmentSelection {
     }
 
     private static func list(_ urls: [String]) -> String {
-        urls.map { $0.count > 200 ? String($0.prefix(200)) + "…" : $0 }.joined(separator: " ")
+        urls.map(AttachmentURL.redacted).map { $0.count > 200 ? String($0.prefix(200)) + "…" : $0 }.joined(separator: " ")
     }
 }
