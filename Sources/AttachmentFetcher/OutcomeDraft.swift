@@ -81,7 +81,18 @@ struct OutcomeDraft {
             case .success(let file):
                 var accepting: [Platform] = []
                 var firstRefusal: TransferFailure?
+                let scheme = attachment.url?.string.hasPrefix("https:") == true ? "https" : "http"
+                let changedScheme = file.redirectSchemes.changeScheme(from: scheme)
+                if changedScheme, scheme == "https", judges.contains(where: { $0.platform == .ios }) {
+                    draft.warnings.append(
+                        "\(attachment.reportedURL) redirects to plain http: App Transport Security refuses that hop unless the app allows arbitrary loads or its domain")
+                }
                 for judge in judges {
+                    if changedScheme, let refusal = PlatformRules.schemeChangeRefusal(on: judge.platform, from: scheme) {
+                        firstRefusal = firstRefusal ?? refusal
+                        if refusals[judge.platform] == nil { refusals[judge.platform] = refusal }
+                        continue
+                    }
                     switch judge.judge(file.media, bytes: file.byteCount) {
                     case .success(let warnings):
                         accepting.append(judge.platform)

@@ -1,4 +1,4 @@
-import AttachmentFetcher
+@testable import AttachmentFetcher
 import Foundation
 import MockCDN
 import MockCDNTLS
@@ -129,5 +129,84 @@ struct TLSTests {
             let stats = server.stats()
             #expect(stats.http2Requests == stats.requests)
         }
+    }
+}
+
+/// Redirects that change the scheme, between a plain-http and an HTTPS mock CDN: Android's
+/// `HttpURLConnection` follows none (the SDK receives the 3xx and shows no picture), and iOS's
+/// App Transport Security refuses a hop to plain http.
+@Suite("Redirects across schemes", .timeLimit(.minutes(2)), .enabled(if: SelfSignedCertificate.canBeMade))
+struct SchemeRedirectTests {
+    @Test("https → http and http → https: Android refuses the picture, iOS attaches with ATS's warning; same scheme: both show it; the same on a cache hit", arguments: [false, true])
+    func crossSchemeRedirects(cached: Bool) async throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let certificate = try await SelfSignedCertificate.make(in: root)
+        let secure = try await MockCDNServer.start(
+            eventLoopThreads: 1,
+            tls: .init(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.privateKeyPath))
+        do {
+            try await Fixture.with(cached: cached, configure: {
+                $0.trustedCertificatesFile = certificate.certificatePath
+                $0.platforms = [.ios, .android]
+            }) { fixture in
+                func via(_ server: MockCDNServer, to target: String) -> String {
+                    server.url("/media/hop.jpg?redirect_to=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
+                }
+                let toPlain = via(secure, to: fixture.server.url("/media/plain.jpg?bytes=2000"))
+                let toSecure = via(fixture.server, to: secure.url("/media/secure.jpg?bytes=2100"))
+                let sameScheme = via(secure, to: secure.url("/media/same.jpg?bytes=2200"))
+                for round in 0..<2 {
+                    let down = await fixture.fetcher.process(Payloads.braze(url: toPlain))
+                    #expect(down.status == .attached, "round \(round): \(down.detail ?? "")")
+                    #expect(down.verdicts.first { $0.platform == .ios }?.status == .attached)
+                    #expect(
+                        down.warnings.contains { $0.contains("redirects to plain http") && $0.contains("App Transport Security") },
+                        "round \(round): \(down.warnings)")
+                    let android = try #require(down.verdicts.first { $0.platform == .android })
+                    #expect(android.status == .original && android.reason == .httpStatus, "round \(round): \(android)")
+                    #expect(android.detail?.contains("from https to http") == true, "\(android.detail ?? "")")
+
+                    let up = await fixture.fetcher.process(Payloads.braze(url: toSecure))
+                    let upAndroid = try #require(up.verdicts.first { $0.platform == .android })
+                    #expect(upAndroid.reason == .httpStatus && upAndroid.detail?.contains("from http to https") == true, "\(upAndroid)")
+                    #expect(up.verdicts.first { $0.platform == .ios }?.status == .attached)
+
+                    let same = await fixture.fetcher.process(Payloads.braze(url: sameScheme))
+                    #expect(same.verdicts.map(\.status) == [.attached, .attached], "\(same.verdicts)")
+                    #expect(!same.warnings.contains { $0.contains("redirect") }, "\(same.warnings)")
+                }
+                if cached {
+                    // The second round was served from the cache: each hop was asked once.
+                    #expect(secure.stats().requests == 4)
+                }
+            }
+        } catch {
+            try? await secure.shutdown()
+            throw error
+        }
+        try await secure.shutdown()
+    }
+
+    @Test("A Location's scheme, and the cache's flag for a change of scheme, read back as written")
+    func locationSchemes() throws {
+        func target(_ text: String) -> RedirectSchemes { RedirectSchemes.target(ofLocation: Array(text.utf8)) }
+        #expect(target(" https://cdn.test/a.jpg\r\n") == .https)
+        #expect(target("HTTP://cdn.test/a.jpg") == .http)
+        #expect(target("/a.jpg") == [] && target("//cdn.test/a.jpg") == [] && target("a.jpg") == [])
+        #expect(target("ftp://cdn.test/a") == [] && target("httpsx://a") == [] && target("1http://a") == [])
+        #expect(RedirectSchemes.http.changeScheme(from: "https") && RedirectSchemes.https.changeScheme(from: "http"))
+        #expect(!RedirectSchemes.https.changeScheme(from: "https") && !RedirectSchemes([]).changeScheme(from: "http"))
+
+        let metadata = CacheEntryMetadata(
+            size: 10, sha256: String(repeating: "ab", count: 32), modified: 1, freshUntil: Date(timeIntervalSince1970: 5),
+            etag: "\"e\"", lastModified: nil, changedScheme: true)
+        #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
+        var plain = metadata
+        plain.changedScheme = false
+        // Without the flag, the attribute is byte for byte what earlier releases wrote and read.
+        #expect(plain.encoded().count == metadata.encoded().count - 1)
+        #expect(CacheEntryMetadata.decode(plain.encoded()) == plain)
+        #expect(CacheEntryMetadata.decode(plain.encoded() + [2]) == nil)
     }
 }

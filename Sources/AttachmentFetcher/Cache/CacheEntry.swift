@@ -20,13 +20,18 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// Validators for revalidation.
     var etag: String?
     var lastModified: String?
+    /// Whether the download's redirects changed its scheme (https → http or http → https):
+    /// Android shows no picture then, and iOS's ATS refuses a hop to http.
+    var changedScheme = false
 
     /// The extended attribute that holds it.
     static let attributeName = "user.afe"
     private static let version: UInt8 = 1
 
     /// The attribute's bytes: version, size, modification time, freshness (milliseconds since
-    /// 1970), the digest, then each validator as a 16-bit length and its UTF-8 bytes.
+    /// 1970), the digest, then each validator as a 16-bit length and its UTF-8 bytes, then a
+    /// flags byte (1: `changedScheme`) only when a flag is set, so that the attribute of an
+    /// entry without flags reads the same in every release of the format.
     func encoded() -> [UInt8] {
         var bytes: [UInt8] = [Self.version]
         func append(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
@@ -45,6 +50,7 @@ struct CacheEntryMetadata: Sendable, Hashable {
             bytes.append(UInt8(utf8.count >> 8))
             bytes.append(contentsOf: utf8)
         }
+        if changedScheme { bytes.append(1) }
         return bytes
     }
 
@@ -68,10 +74,12 @@ struct CacheEntryMetadata: Sendable, Hashable {
             texts.append(count == 0 ? nil : String(decoding: bytes[offset..<offset + count], as: UTF8.self))
             offset += count
         }
-        guard offset == bytes.count, size <= UInt64(Int.max) else { return nil }
+        let flags: UInt8 = offset + 1 == bytes.count ? bytes[offset] : 0
+        guard offset == bytes.count || (offset + 1 == bytes.count && flags == 1), size <= UInt64(Int.max) else { return nil }
         return CacheEntryMetadata(
             size: Int(size), sha256: digest, modified: Int64(bitPattern: modified),
-            freshUntil: Date(timeIntervalSince1970: Double(Int64(bitPattern: fresh)) / 1000), etag: texts[0], lastModified: texts[1])
+            freshUntil: Date(timeIntervalSince1970: Double(Int64(bitPattern: fresh)) / 1000), etag: texts[0], lastModified: texts[1],
+            changedScheme: flags == 1)
     }
 }
 
@@ -94,8 +102,10 @@ struct CachedEntry: Sendable, Hashable {
 
     /// The body as a validated file.
     var file: DownloadedFile {
-        DownloadedFile(
-            path: bodyPath, media: media, byteCount: metadata.size, effectiveURL: key.normalizedURL, headerBlock: "")
+        let scheme = key.normalizedURL.hasPrefix("https:") ? "https" : "http"
+        return DownloadedFile(
+            path: bodyPath, media: media, byteCount: metadata.size, effectiveURL: key.normalizedURL, headerBlock: "",
+            redirectSchemes: metadata.changedScheme ? (scheme == "https" ? .http : .https) : [])
     }
 }
 

@@ -29,7 +29,8 @@ extension CacheStore {
             let now = clock.date()
             let metadata = CacheEntryMetadata(
                 size: body.byteCount, sha256: digest, modified: Self.nanoseconds(status.st_mtim),
-                freshUntil: now.addingTimeInterval(lifetime(freshness)), etag: freshness.etag, lastModified: freshness.lastModified)
+                freshUntil: now.addingTimeInterval(lifetime(freshness)), etag: freshness.etag, lastModified: freshness.lastModified,
+                changedScheme: body.redirectSchemes.changeScheme(from: key.normalizedURL.hasPrefix("https:") ? "https" : "http"))
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
             try Syscalls.setPermissions(of: file, 0o444)
             let name = key.name

@@ -35,6 +35,19 @@ struct PlatformRules: Sendable {
         "Android draws only the first frame of an animated \(format): the animation does not play"
     }
 
+    /// Why `platform` shows nothing from a download whose redirects changed its scheme, or `nil`
+    /// where the change is followed. Android's `HttpURLConnection`, which every vendor SDK's
+    /// picture download uses, "doesn't follow redirects from HTTPS to HTTP or vice versa"
+    /// (Android's reference): the SDK receives the 3xx response itself, whose body is no image.
+    /// URLSession follows it (ATS may still refuse a hop to http: a warning, as for http URLs).
+    static func schemeChangeRefusal(on platform: Platform, from scheme: String) -> TransferFailure? {
+        guard platform == .android else { return nil }
+        let other = scheme == "https" ? "http" : "https"
+        return TransferFailure(
+            reason: .httpStatus,
+            detail: "the URL redirects from \(scheme) to \(other): Android's HttpURLConnection does not follow a redirect that changes the scheme, so the app gets the 3xx response and shows no picture")
+    }
+
     /// Accepted (with warnings, such as the first Android version that decodes the type), or why
     /// not.
     func judge(_ media: MediaType, bytes: Int) -> Result<[String], TransferFailure> {

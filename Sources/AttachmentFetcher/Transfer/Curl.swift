@@ -72,6 +72,12 @@ final class CurlResponseSink {
     /// so after redirects only the final response's remains. Parsed only when asked for.
     private var headerBytes: [UInt8] = []
 
+    /// The schemes of the redirects followed so far: each response's `Location` counts once a
+    /// further response arrives (libcurl followed it).
+    private(set) var redirectSchemes: RedirectSchemes = []
+    /// The latest response's `Location` target, until the next response shows it was followed.
+    private var pendingRedirect: RedirectSchemes = []
+
     /// The latest response's header lines, as text.
     var headerBlock: String { String(decoding: headerBytes, as: UTF8.self) }
     /// The error of a failed write to `file`, if one failed.
@@ -100,6 +106,8 @@ final class CurlResponseSink {
         writeFailure = nil
         bytesReceived = 0
         contentEncoded = false
+        redirectSchemes = []
+        pendingRedirect = []
         window.reset()
         headerBytes.removeAll(keepingCapacity: true)
     }
@@ -126,9 +134,15 @@ final class CurlResponseSink {
         if line.starts(with: "HTTP/".utf8) {
             headerBytes.removeAll(keepingCapacity: true)
             contentEncoded = false
+            redirectSchemes.formUnion(pendingRedirect)
+            pendingRedirect = []
         } else {
             headerBytes.append(contentsOf: line)
             if Self.announcesContentEncoding(line) { contentEncoded = true }
+            let location = "location:".utf8
+            if line.count > location.count, zip(line, location).allSatisfy({ $0 | 0x20 == $1 }) {
+                pendingRedirect = RedirectSchemes.target(ofLocation: line.dropFirst(location.count))
+            }
         }
     }
 

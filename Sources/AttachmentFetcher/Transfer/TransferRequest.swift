@@ -34,6 +34,8 @@ struct DownloadedFile: Sendable {
     var effectiveURL: String
     /// The final response's header lines, unparsed (only the cache reads them).
     var headerBlock: String
+    /// The schemes the redirects on the way led to (platforms differ on a change of scheme).
+    var redirectSchemes: RedirectSchemes = []
     /// The body's SHA-256, computed as it streamed, when the request asked for it (`hashesBody`).
     var sha256: [UInt8]? = nil
     /// The body, still open for reading and writing, when the request asked for a nameless file

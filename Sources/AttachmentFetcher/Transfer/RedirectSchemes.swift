@@ -1,0 +1,41 @@
+/// The schemes of the redirects a download followed: a redirect that changes the scheme is
+/// followed by libcurl and URLSession, not by Android's `HttpURLConnection`, and a hop to plain
+/// http is refused by iOS's App Transport Security. A pure value; no I/O.
+struct RedirectSchemes: OptionSet, Hashable, Sendable {
+    let rawValue: UInt8
+    /// A redirect led to a plain-http URL.
+    static let http = RedirectSchemes(rawValue: 1)
+    /// A redirect led to an https URL.
+    static let https = RedirectSchemes(rawValue: 2)
+
+    /// The scheme a `Location` value leads to: its own when it is absolute (`https://…`), none
+    /// for a reference relative to the current URL (`/a.jpg`, `//host/a.jpg`, `a.jpg`), which
+    /// keeps the current scheme. Other schemes are `invalid-url` before any request.
+    static func target(ofLocation value: some Collection<UInt8>) -> RedirectSchemes {
+        // RFC 3986 3.1: a scheme is a letter, then letters, digits, "+", "-" or ".", then ":".
+        var scheme: [UInt8] = []
+        for byte in value.drop(while: { $0 == 0x20 || $0 == 0x09 }) {
+            if byte == UInt8(ascii: ":") { break }
+            let lower = byte | 0x20
+            guard (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(lower)
+                || (!scheme.isEmpty && (byte.isASCIIDigit || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")))
+            else { return [] }
+            scheme.append(lower)
+            if scheme.count > 8 { return [] }
+        }
+        switch String(decoding: scheme, as: UTF8.self) {
+        case "http": return .http
+        case "https": return .https
+        default: return []
+        }
+    }
+
+    /// Whether a download that started at a URL of `scheme` changed scheme on the way.
+    func changeScheme(from scheme: String) -> Bool {
+        scheme == "https" ? contains(.http) : contains(.https)
+    }
+}
+
+extension UInt8 {
+    fileprivate var isASCIIDigit: Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) }
+}
