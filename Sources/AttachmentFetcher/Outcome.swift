@@ -169,7 +169,8 @@ public struct Outcome: Sendable {
     /// Each platform's own verdict on the payload's attachments, in the order of
     /// `Configuration.platforms`; empty unless that names platforms (a preflight).
     public var verdicts: [PlatformVerdict]
-    /// What the push shows and does, read whenever its vendor was recognised; `nil` otherwise.
+    /// What the push shows and does, read whenever its vendor was recognised, or, with no
+    /// vendor's keys, from a plain APNs payload's `aps`; `nil` for anything else.
     /// Its `platform` is the payload's shape (an FCM HTTP v1 message is Android's).
     public var notification: NotificationContent?
     /// What the same push shows on the other judged platforms, when one payload addresses

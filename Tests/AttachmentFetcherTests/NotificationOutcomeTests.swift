@@ -88,10 +88,20 @@ struct NotificationOutcomeTests {
         }
     }
 
-    @Test("No vendor, no notification; a vendor with no attachment still has one")
+    @Test("A plain APNs push (no vendor's keys) shows its aps content on iOS; no aps and no vendor, no notification; a vendor with no attachment still has one")
     func notificationPresence() async throws {
         try await Fixture.with { fixture in
-            let unknown = await fixture.fetcher.process(Data(#"{"aps":{"alert":"x","mutable-content":1}}"#.utf8))
+            let plain = await fixture.fetcher.process(
+                Data(#"{"aps":{"alert":{"title":"Order shipped","body":"Arrives Friday"},"badge":2,"sound":"default","thread-id":"orders"},"order_id":"77"}"#.utf8))
+            #expect(plain.reason == .noAttachment && plain.vendor == nil)
+            let content = try #require(plain.notification)
+            #expect(content.platform == .ios && content.visible && content.title == "Order shipped" && content.body == "Arrives Friday")
+            #expect(content.badge == .set(2) && content.sound == "default" && content.threadID == "orders")
+            #expect(content.extras == ["order_id": .string("77")] && content.serviceExtension == false)
+            #expect(plain.warnings.contains(PreparedPayload.noExtensionWarning))
+            let silent = await fixture.fetcher.process(Data(#"{"aps":{"content-available":1}}"#.utf8))
+            #expect(silent.notification?.visible == false && silent.warnings.isEmpty)
+            let unknown = await fixture.fetcher.process(Data(#"{"title":"x","image":"https://cdn.test/a.jpg"}"#.utf8))
             #expect(unknown.reason == .noAttachment && unknown.notification == nil)
             let braze = await fixture.fetcher.process(Data(#"{"aps":{"alert":"x","mutable-content":1},"ab":{"c":"1"}}"#.utf8))
             #expect(braze.reason == .noAttachment && braze.notification?.body == "x" && braze.notification?.visible == true)

@@ -38,7 +38,20 @@ struct ContentReader {
         case (.customerIO, .android): reader.readCustomerIOAndroid()
         default: reader.readAPNs()
         }
-        if platform == .ios { reader.content.serviceExtension = reader.serviceExtensionRuns }
+        return reader.finished()
+    }
+
+    /// The content of an APNs payload with no vendor's keys: what iOS shows of its `aps`, and
+    /// its custom keys as extras.
+    static func readPlainAPNs(_ payload: JSONObject) -> (NotificationContent, [String]) {
+        var reader = ContentReader(payload, platform: .ios)
+        reader.readAPNs()
+        return reader.finished()
+    }
+
+    private func finished() -> (NotificationContent, [String]) {
+        var reader = self
+        if reader.content.platform == .ios { reader.content.serviceExtension = reader.serviceExtensionRuns }
         // The pictures' URLs are fetched, so they are shown as outcomes show fetched URLs: with
         // any credentials redacted. Tap targets are the campaign's content and stay as written.
         reader.content.imageURL = reader.content.imageURL.map(AttachmentURL.redacted)

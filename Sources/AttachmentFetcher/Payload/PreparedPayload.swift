@@ -49,9 +49,14 @@ struct PreparedPayload: Sendable {
                     "this is an Airship push API request (audience, device_types, notification), not a payload a device receives: preflight what Airship delivers to the device")
                 return
             }
-            // A payload without `aps` is no APNs payload (an Android data map, say): no warning.
-            if json["aps"] != nil, !ContentReader.runsServiceExtension(json), !json.isSilentPush {
-                warnings.append(Self.noExtensionWarning)
+            // A payload without `aps` is no APNs payload (an Android data map, say): no warning,
+            // and no notification, since nothing says how it is shown. With `aps`, iOS shows it
+            // as a plain APNs push.
+            if json["aps"] != nil {
+                let (content, contentWarnings) = ContentReader.readPlainAPNs(json)
+                notification = content
+                warnings += contentWarnings
+                if !ContentReader.runsServiceExtension(json), !json.isSilentPush { warnings.append(Self.noExtensionWarning) }
             }
             next = .original(.noAttachment, "no known vendor's attachment keys")
             return
