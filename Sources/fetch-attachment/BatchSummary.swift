@@ -4,8 +4,11 @@ import Histogram
 
 /// One payload's result, as the summary counts it.
 struct BatchRecord: Sendable {
-    /// The payload's line, from 0.
+    /// The payload's line, from 0 (blank lines count): JSON's `index`; people are shown it from 1.
     var index: Int
+    /// Whether the payload was a line of pretty-printed JSON (`{`, `[`, `}`…): a batch wants one
+    /// payload per line.
+    var looksPrettyPrinted: Bool
     var attached: Bool
     var reason: FallbackReason?
     var milliseconds: Double
@@ -18,6 +21,10 @@ struct BatchRecord: Sendable {
         reason = outcome.reason
         milliseconds = outcome.elapsedMilliseconds
         hidesNetworkDetail = BatchSummary.hidesNetworkDetail(outcome)
+        looksPrettyPrinted =
+            outcome.reason == .invalidPayload
+            && ["{", "[", "}", "]", "},", "],"].contains(
+                String(decoding: outcome.payload, as: UTF8.self).trimmingCharacters(in: .whitespaces))
     }
 }
 
@@ -36,6 +43,9 @@ struct BatchSummary {
 
     /// Said once on standard error when a network failure's detail was hidden by the address
     /// policy (see `FallbackReason.network`).
+    static let prettyPrintedHint =
+        "  hint: invalid-payload: --batch reads one JSON payload per line (JSON Lines), and a line here is just a brace or bracket: the input looks pretty-printed; write each payload on one line (jq -c . FILE)"
+
     static let hiddenNetworkDetailHint =
         "  hint: network: while the address policy is in force, a network failure says only '\(FallbackReason.uniformNetworkDetail)', so that payloads cannot probe ports; to see libcurl's reason for a payload you trust, run it again with --allow-private-networks"
 
@@ -73,10 +83,11 @@ struct BatchSummary {
         }
         if byReason[FallbackReason.addressRefused.code] != nil { lines.append(Self.addressRefusedHint) }
         if records.contains(where: \.hidesNetworkDetail) { lines.append(Self.hiddenNetworkDetailHint) }
+        if records.contains(where: \.looksPrettyPrinted) { lines.append(Self.prettyPrintedHint) }
         if let interruption {
             lines.append(
                 "  interrupted by \(Self.signalName(interruption)): no payload was started after it; those in flight ended by their deadlines; "
-                    + "the input from line #\(Self.firstLineNotProcessed(records)) on was not processed")
+                    + "the input from line \(Self.firstLineNotProcessed(records) + 1) on was not processed")
         }
         lines.append(
             "  origin requests \(statistics.originRequests) (conditional \(statistics.conditionalRequests), not modified \(statistics.notModified)), cache hits \(statistics.cacheHits), coalesced \(statistics.coalesced), bytes downloaded \(statistics.bytesDownloaded)")

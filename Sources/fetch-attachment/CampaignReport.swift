@@ -173,7 +173,7 @@ final class CampaignReport: Sendable {
         page += "\(statistics.bytesDownloaded) bytes downloaded.</p>\n"
         if let interruption {
             page += "<p class=\"bad\">Interrupted by \(Self.escape(BatchSummary.signalName(interruption.signal))): "
-            page += "the input from line #\(interruption.line) on was not processed.</p>\n"
+            page += "the input from line \(interruption.line + 1) on was not processed.</p>\n"
         }
         page += "<h2>Totals</h2>\n" + Self.table(["status", "payloads"], state.byStatus.sorted { $0.key < $1.key }.map { [$0.key, "\($0.value)"] })
         if !state.byReason.isEmpty {

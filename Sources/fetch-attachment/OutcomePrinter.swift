@@ -18,7 +18,7 @@ struct OutcomePrinter {
         if json {
             outcome.appendJSONLine(index: index, to: &buffer)
         } else {
-            buffer.append(contentsOf: Self.summary(outcome, label: index.map { "#\($0) " } ?? "").utf8)
+            buffer.append(contentsOf: Self.summary(outcome, label: index.map { "line \($0 + 1): " } ?? "").utf8)
         }
         buffer.append(UInt8(ascii: "\n"))
     }

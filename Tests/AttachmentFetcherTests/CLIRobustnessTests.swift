@@ -201,6 +201,27 @@ struct CLIRobustnessTests {
         #expect(result.stdout.contains(#"title: Pay \u{202E}elbmuh\u{202C} now"#), "\(result.stdout)")
     }
 
+    @Test("Empty input says it is empty; a pretty-printed batch gets a hint; human lines are numbered from 1, JSON's index from 0")
+    func emptyAndPrettyInput() async throws {
+        for input in ["", "  \n\t\n"] {
+            let result = try await CommandRunner.run("fetch-attachment", ["--no-cache", "--json", "-"], stdin: Data(input.utf8))
+            #expect(result.status == 1)
+            let outcome = try #require(try jsonLines(result.stdout).first)
+            #expect(outcome["reason"] as? String == "invalid-payload")
+            #expect(outcome["detail"] as? String == "the payload is empty", "\(outcome)")
+        }
+        let pretty = "{\n  \"aps\": {\"alert\": \"hi\"}\n}\n\n" + Self.silentPush + "\n"
+        let result = try await CommandRunner.run("fetch-attachment", ["--no-cache", "--batch", "-"], stdin: Data(pretty.utf8))
+        #expect(result.stdout.hasPrefix("line 1: original content stands: invalid-payload"), "\(result.stdout)")
+        #expect(result.stdout.contains("line 5: original content stands: internal-push"), "\(result.stdout)")
+        #expect(result.stderr.contains("hint: invalid-payload: --batch reads one JSON payload per line"), "\(result.stderr)")
+        let json = try await CommandRunner.run("fetch-attachment", ["--no-cache", "--json", "--batch", "-"], stdin: Data(pretty.utf8))
+        #expect(try jsonLines(json.stdout).map { $0["index"] as? Int } == [0, 1, 2, 4])
+        // One JSON payload per line: no hint.
+        let fine = try await CommandRunner.run("fetch-attachment", ["--no-cache", "--batch", "-"], stdin: Data((Self.silentPush + "\n{oops\n").utf8))
+        #expect(!fine.stderr.contains("hint: invalid-payload"), "\(fine.stderr)")
+    }
+
     // MARK: Command lines
 
     @Test("--deadline, the old name of --timeout, is still accepted", arguments: ["--timeout", "--deadline"])

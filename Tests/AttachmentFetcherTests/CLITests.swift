@@ -380,7 +380,7 @@ struct CLITests {
             let html = try String(contentsOfFile: report, encoding: .utf8)
             #expect(html.contains("/media/s3.jpg") && !html.contains("/media/n\(count - 4).jpg"))
             // The page says it is not the whole campaign, and where the input stopped.
-            #expect(html.contains("Interrupted by SIGINT (Ctrl-C): the input from line #\(count) on was not processed."), "\(html)")
+            #expect(html.contains("Interrupted by SIGINT (Ctrl-C): the input from line \(count + 1) on was not processed."), "\(html)")
         }
     }
 

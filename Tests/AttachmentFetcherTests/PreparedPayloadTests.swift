@@ -34,7 +34,7 @@ struct PreparedPayloadTests {
             (#"{"aps":{"alert":B},"ab":{}}"#, "the payload is not JSON: unexpected character at offset 16"),
             (#"{"aps":{"alert":"B"}"#, "the payload is not JSON: expected ',' or '}' in an object at offset 20"),
             (#"[{"aps":{}}]"#, "the payload is not a JSON object: its top level is an array"),
-            ("", "the payload is not JSON: the top level is not an object or an array at offset 0"),
+            ("", "the payload is empty"),
             (String(repeating: "[", count: 600) + String(repeating: "]", count: 600),
              "the payload is not JSON: more than 512 levels of nesting at offset 512"),
         ])

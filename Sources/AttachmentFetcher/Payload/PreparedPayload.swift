@@ -27,6 +27,11 @@ struct PreparedPayload: Sendable {
     /// `judging` platforms (`Configuration.platforms`; empty for the payload's own).
     init(_ payload: Data, maximumAttachments: Int, judging platforms: [Platform] = []) {
         let json: JSONObject
+        // JSON's whitespace (RFC 8259): an empty input is named as such, not as a syntax error.
+        guard payload.contains(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) else {
+            next = .original(.invalidPayload, "the payload is empty")
+            return
+        }
         do {
             guard let object = try JSONReader.read(payload).object else {
                 next = .original(.invalidPayload, "the payload is not a JSON object: its top level is an array")
