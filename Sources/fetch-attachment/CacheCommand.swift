@@ -19,25 +19,40 @@ struct CacheCommand: AsyncParsableCommand {
 
         func validate() throws {
             try cache.validate()
-            if cache.noCache { throw ValidationError("--no-cache makes no sense for a cache command") }
         }
 
         /// The cache, or `nil` when its directory does not exist: an inspection creates nothing.
+        /// A directory that cannot be used is a `Failure`: the command line was right.
         func open() async throws -> AttachmentCache? {
             let configuration = cache.configuration()
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: configuration.directory, isDirectory: &isDirectory) else { return nil }
-            guard isDirectory.boolValue else { throw ValidationError("\(configuration.directory) is not a directory") }
+            guard isDirectory.boolValue else {
+                throw Failure("\(TerminalText.escaped(configuration.directory)) is not a directory")
+            }
             do {
                 return try await AttachmentCache(configuration: configuration)
             } catch {
-                throw ValidationError("cannot open the cache: \(error.message)")
+                throw Failure("cannot open the cache: \(error.message)")
             }
         }
 
         /// Where the CLI puts attachments when no --output-dir is given: inside this cache's
         /// directory.
         var attachmentsDirectory: String { cache.attachmentsDirectory }
+    }
+
+    /// A cache command that could not do its work: printed as `Error: …` without the usage
+    /// (which is for a wrong command line), exit 1.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// Prints `object` as one line of JSON, keys sorted.
+    static func printJSON(_ object: [String: Any]) throws {
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        print(String(decoding: data, as: UTF8.self))
     }
 
     /// The files in the CLI's default output directory: hard links of cache bodies, until the
@@ -65,25 +80,22 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             let attachments = Attachments.usage(in: options.attachmentsDirectory)
-            guard let cache = try await options.open() else {
-                let directory = options.cache.configuration().directory
-                if options.json {
-                    let data = try JSONSerialization.data(
-                        withJSONObject: ["directory": directory, "exists": false], options: [.sortedKeys, .withoutEscapingSlashes])
-                    print(String(decoding: data, as: UTF8.self))
-                } else {
-                    print("no cache at \(directory)")
-                }
-                return
-            }
-            let statistics = await cache.statistics()
+            let cache = try await options.open()
+            let configuration = options.cache.configuration()
+            // With no cache there, the same fields, empty: scripts read one shape.
+            let statistics = await cache?.statistics()
+                ?? CacheStatistics(
+                    directory: configuration.directory, entries: 0, freshEntries: 0, bytes: 0,
+                    maximumBytes: configuration.maximumBytes, temporaryFiles: 0)
             if options.json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                var object = try JSONSerialization.jsonObject(with: encoder.encode(statistics)) as? [String: Any] ?? [:]
-                object["attachments"] = ["directory": options.attachmentsDirectory, "files": attachments.files, "bytes": attachments.bytes]
-                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-                print(String(decoding: data, as: UTF8.self))
+                try CacheCommand.printJSON([
+                    "directory": statistics.directory, "exists": cache != nil, "entries": statistics.entries,
+                    "fresh_entries": statistics.freshEntries, "bytes": statistics.bytes,
+                    "maximum_bytes": statistics.maximumBytes, "temporary_files": statistics.temporaryFiles,
+                    "attachments": ["directory": options.attachmentsDirectory, "files": attachments.files, "bytes": attachments.bytes],
+                ])
+            } else if cache == nil {
+                print("no cache at \(statistics.directory)")
             } else {
                 print("""
                     cache: \(statistics.directory)
@@ -94,7 +106,6 @@ struct CacheCommand: AsyncParsableCommand {
                     """)
             }
         }
-
     }
 
     struct Prune: AsyncParsableCommand {
@@ -103,7 +114,11 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (entries, bytes) = await (try await options.open())?.prune() ?? (0, 0)
-            print(options.json ? #"{"removed_entries":\#(entries),"removed_bytes":\#(bytes)}"# : "removed \(entries) entries, \(bytes) bytes")
+            if options.json {
+                try CacheCommand.printJSON(["removed_entries": entries, "removed_bytes": bytes])
+            } else {
+                print("removed \(entries) entries, \(bytes) bytes")
+            }
         }
     }
 
@@ -121,10 +136,11 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             let removed = await (try await options.open())?.clear() ?? 0
             let files = Attachments.clear(in: options.attachmentsDirectory)
-            print(
-                options.json
-                    ? #"{"removed_attachments":\#(files),"removed_entries":\#(removed)}"#
-                    : "removed \(removed) entries and \(files) attachment files")
+            if options.json {
+                try CacheCommand.printJSON(["removed_attachments": files, "removed_entries": removed])
+            } else {
+                print("removed \(removed) entries and \(files) attachment files")
+            }
         }
     }
 }

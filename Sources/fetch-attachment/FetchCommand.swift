@@ -124,10 +124,13 @@ struct FetchOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Judge every payload's file by these platforms' rules, each with its own verdict (a preflight): 'ios', 'android' or 'ios,android'. Default: the payload's own platform.", valueName: "list"))
     var platform: String?
 
-    @Option(name: .customLong("max-redirects"), parsing: .unconditional, help: "How many redirects a download may follow (default 20, as URLSession).")
+    @Option(name: .customLong("max-redirects"), parsing: .unconditional, help: "How many redirects a download may follow, as URLSession does.")
     var maximumRedirects: Int = 20
 
     @OptionGroup var cache: CacheOptions
+
+    @Flag(name: .customLong("no-cache"), help: "Use no cache: every payload downloads its own copy.")
+    var noCache = false
 
     @OptionGroup(title: "Network") var network: NetworkOptions
 
@@ -156,7 +159,7 @@ struct FetchOptions: ParsableArguments {
         var configuration = PushAttachmentFetcher.Configuration(
             outputDirectory: outputDirectory ?? cache.attachmentsDirectory,
             timeout: TimeoutOption.duration(timeout))
-        configuration.cache = cache.noCache ? nil : cache.configuration()
+        configuration.cache = noCache ? nil : cache.configuration()
         configuration.trustedCertificatesFile = cacert
         configuration.platforms = (try? platforms()) ?? []
         configuration.maximumRedirects = maximumRedirects
@@ -215,9 +218,6 @@ struct CacheOptions: ParsableArguments {
 
     @Option(name: .customLong("cache-max-bytes"), parsing: .unconditional, help: "The cache's size budget in bytes (default 1073741824, 1 GiB); least recently used entries go first.")
     var maximumBytes: Int?
-
-    @Flag(name: .customLong("no-cache"), help: "Use no cache: every payload downloads its own copy.")
-    var noCache = false
 
     @Flag(
         name: .customLong("allow-shared-cache-dir"),

@@ -408,6 +408,28 @@ struct CacheTests {
             #expect(clear.stdout.contains("removed 1 entries"))
             let bad = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-max-bytes", "-5"])
             #expect(bad.status == 64)
+            // One JSON shape, snake_case and sorted, whether the cache is there or not.
+            let keys = ["attachments", "bytes", "directory", "entries", "exists", "fresh_entries", "maximum_bytes", "temporary_files"]
+            for cacheDirectory in [directory, directory + "/not-there"] {
+                let json = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", cacheDirectory, "--json"])
+                let object = try #require(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stdout)")
+                #expect(object.keys.sorted() == keys, "\(json.stdout)")
+                #expect(object["exists"] as? Bool == (cacheDirectory == directory))
+                #expect(json.stdout.firstRange(of: "\"bytes\"")! .lowerBound < json.stdout.firstRange(of: "\"directory\"")!.lowerBound)
+            }
+            let pruned = try await CommandRunner.run("fetch-attachment", ["cache", "prune", "--cache-dir", directory, "--json"])
+            #expect(pruned.stdout == #"{"removed_bytes":0,"removed_entries":0}"# + "\n", "\(pruned.stdout)")
+            // --no-cache is the fetching commands' option, not the cache's.
+            for command in ["stats", "prune", "clear"] {
+                let help = try await CommandRunner.run("fetch-attachment", ["cache", command, "--help"])
+                #expect(!help.stdout.contains("--no-cache"), "\(command): \(help.stdout)")
+            }
+            // A cache directory that is a file: a plain error, without the usage text.
+            let file = directory + "/entries-file"
+            FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+            let notDirectory = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", file])
+            #expect(notDirectory.status == 1)
+            #expect(notDirectory.stderr.contains("is not a directory") && !notDirectory.stderr.contains("Usage:"), "\(notDirectory.stderr)")
         }
     }
 

@@ -136,4 +136,13 @@ public struct CacheStatistics: Sendable, Codable, Hashable {
     /// Named temporary files (downloads in progress on a file system without nameless files,
     /// copies being made, or a crash's leftovers until a later start-up removes them).
     public var temporaryFiles: Int
+
+    public init(directory: String, entries: Int, freshEntries: Int, bytes: Int, maximumBytes: Int, temporaryFiles: Int) {
+        self.directory = directory
+        self.entries = entries
+        self.freshEntries = freshEntries
+        self.bytes = bytes
+        self.maximumBytes = maximumBytes
+        self.temporaryFiles = temporaryFiles
+    }
 }
