@@ -128,6 +128,13 @@ struct OutcomePrinter {
             for path in paths { lines.append("    attachment: \(TerminalText.escaped(path))") }
             return lines
         }
+        // A preflight whose --platform leaves Android out fetched nothing for it.
+        if !outcome.verdicts.isEmpty, !outcome.verdicts.contains(where: { $0.platform == .android }) {
+            if let url = notification.imageURL {
+                lines.append("    picture: \(TerminalText.escaped(url)) (not judged: --platform leaves Android out)")
+            }
+            return lines
+        }
         // Android shows one picture, the notification's: an FCM HTTP v1 message may also have
         // fetched iPhones' image, which is not it.
         let pictures = notification.imageURL.map { url in outcome.attachments.filter { ($0.payloadURL ?? $0.url) == url } }

@@ -164,6 +164,14 @@ struct CLITests {
             #expect(pictures.count == 1 && pictures.first?.hasSuffix(".png") == true, "\(shown.stdout)")
             #expect(lines.contains { $0.hasPrefix("  on iOS: shown (attachment \(directory)/a-") && $0.hasSuffix(".jpg)") }, "\(shown.stdout)")
             #expect(lines.contains { $0.hasPrefix("  on Android: shown (picture \(directory)/b-") && $0.hasSuffix(".png)") }, "\(shown.stdout)")
+            // A preflight of iOS alone fetches no Android picture, and says so rather than "not attached".
+            let iOSOnly = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks", "--platform", "ios"],
+                stdin: Data(payload.utf8))
+            #expect(
+                iOSOnly.stdout.contains("    picture: \(server.url("/media/b.png?bytes=900")) (not judged: --platform leaves Android out)\n"),
+                "\(iOSOnly.stdout)")
+            #expect(!iOSOnly.stdout.contains("not attached"), "\(iOSOnly.stdout)")
             // Then what iPhones show: apns.payload's alert, badge and sound, and only their attachment.
             let iPhone = Array(lines.drop { $0 != "  ios notification:" }.prefix { $0 == "  ios notification:" || $0.hasPrefix("    ") })
             #expect(iPhone.count == 5 && iPhone[1] == "    title: T" && iPhone[2] == "    sound: none" && iPhone[3] == "    tap opens: the app", "\(shown.stdout)")
