@@ -41,11 +41,12 @@ struct BatchSummary {
     static let addressRefusedHint =
         "  hint: address-refused: by default only globally reachable addresses are fetched from; --allow-private-networks allows loopback, private and link-local ones too"
 
-    /// Said once on standard error when a network failure's detail was hidden by the address
-    /// policy (see `FallbackReason.network`).
+    /// Said once when a line of the batch is only a brace or bracket: pretty-printed JSON.
     static let prettyPrintedHint =
         "  hint: invalid-payload: --batch reads one JSON payload per line (JSON Lines), and a line here is just a brace or bracket: the input looks pretty-printed; write each payload on one line (jq -c . FILE)"
 
+    /// Said once on standard error when a network failure's detail was hidden by the address
+    /// policy (see `FallbackReason.network`).
     static let hiddenNetworkDetailHint =
         "  hint: network: while the address policy is in force, a network failure says only '\(FallbackReason.uniformNetworkDetail)', so that payloads cannot probe ports; to see libcurl's reason for a payload you trust, run it again with --allow-private-networks"
 
