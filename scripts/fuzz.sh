@@ -5,7 +5,7 @@
 # is left in .build-fuzz/ (crash-*, to replay: .build-fuzz/payload-fuzzer .build-fuzz/crash-…).
 #
 # The fuzzer is compiled with swiftc from the sources it exercises (the reader, the vendor
-# schemas and the Vendor type), not through SwiftPM: libFuzzer brings its own main().
+# schemas, the content readers, the media types), not through SwiftPM: libFuzzer brings its own main().
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -13,6 +13,7 @@ out=.build-fuzz
 mkdir -p "$out/corpus"
 sources=(Sources/AttachmentFetcher/Payload/*.swift Sources/AttachmentFetcher/Content/*.swift Sources/AttachmentFetcher/Outcome.swift
     Sources/AttachmentFetcher/OutcomeJSON.swift Sources/AttachmentFetcher/Hex.swift Sources/AttachmentFetcher/Inspection/MediaType.swift
+    Sources/AttachmentFetcher/Inspection/ISOBaseMedia.swift
     Fuzz/PayloadFuzzer.swift)
 # gold warns about every ASan helper symbol it cannot export: noise.
 swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name AttachmentFetcher -package-name AttachmentFetcher \

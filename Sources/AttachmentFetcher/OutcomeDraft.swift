@@ -8,10 +8,10 @@ struct AttachmentResult: Sendable {
     var result: Result<DownloadedFile, TransferFailure>
 
     /// The URL as outcomes report it: normalised when it could be read, credentials redacted.
-    var reportedURL: String { url?.reported ?? AttachmentURL.redacted(request.url) }
+    var reportedURL: String { url?.reported ?? URLCredentials.redacted(request.url) }
     /// The payload's own spelling, credentials redacted, when it differs from `reportedURL`.
     var reportedPayloadURL: String? {
-        let spelling = AttachmentURL.redacted(request.url)
+        let spelling = URLCredentials.redacted(request.url)
         return spelling == reportedURL ? nil : spelling
     }
 }

@@ -224,7 +224,7 @@ public final class PushAttachmentFetcher: Sendable {
             let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits, vendor: draft.vendor) }
             return (
                 draft.finish(with: results, judgedBy: judges, reportingVerdicts: !configuration.platforms.isEmpty),
-                requests.map { AttachmentURL.redacted($0.url) }
+                requests.map { URLCredentials.redacted($0.url) }
             )
         }
     }

@@ -290,13 +290,13 @@ struct AddressPolicyTests {
 
     @Test("Redaction replaces the whole user information, and only it")
     func redaction() {
-        #expect(AttachmentURL.redacted("http://a:b@cdn.test/x.jpg") == "http://***@cdn.test/x.jpg")
-        #expect(AttachmentURL.redacted("https://token@cdn.test") == "https://***@cdn.test")
-        #expect(AttachmentURL.redacted("http://a@b:c@cdn.test/x") == "http://***@cdn.test/x")
-        #expect(AttachmentURL.redacted("http:\\\\a:b@cdn.test/x") == "http:\\\\***@cdn.test/x")
-        #expect(AttachmentURL.redacted("http://cdn.test/a@b.jpg") == "http://cdn.test/a@b.jpg")
-        #expect(AttachmentURL.redacted("http://cdn.test?u=a@b") == "http://cdn.test?u=a@b")
-        #expect(AttachmentURL.redacted("not a url") == "not a url")
+        #expect(URLCredentials.redacted("http://a:b@cdn.test/x.jpg") == "http://***@cdn.test/x.jpg")
+        #expect(URLCredentials.redacted("https://token@cdn.test") == "https://***@cdn.test")
+        #expect(URLCredentials.redacted("http://a@b:c@cdn.test/x") == "http://***@cdn.test/x")
+        #expect(URLCredentials.redacted("http:\\\\a:b@cdn.test/x") == "http:\\\\***@cdn.test/x")
+        #expect(URLCredentials.redacted("http://cdn.test/a@b.jpg") == "http://cdn.test/a@b.jpg")
+        #expect(URLCredentials.redacted("http://cdn.test?u=a@b") == "http://cdn.test?u=a@b")
+        #expect(URLCredentials.redacted("not a url") == "not a url")
     }
 }
 

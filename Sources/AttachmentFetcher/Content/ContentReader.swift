@@ -54,8 +54,8 @@ struct ContentReader {
         if reader.content.platform == .ios { reader.content.serviceExtension = reader.serviceExtensionRuns }
         // The pictures' URLs are fetched, so they are shown as outcomes show fetched URLs: with
         // any credentials redacted. Tap targets are the campaign's content and stay as written.
-        reader.content.imageURL = reader.content.imageURL.map(AttachmentURL.redacted)
-        reader.content.largeIconURL = reader.content.largeIconURL.map(AttachmentURL.redacted)
+        reader.content.imageURL = reader.content.imageURL.map(URLCredentials.redacted)
+        reader.content.largeIconURL = reader.content.largeIconURL.map(URLCredentials.redacted)
         return (reader.content, reader.warnings)
     }
 

@@ -98,8 +98,8 @@ extension ContentReader {
         // that is another image than Android's, say so (iOS's verdict is on it when iOS is judged).
         if let apns = object(message["apns"], at: "\(prefix)apns") { _ = object(apns["fcm_options"], at: "\(prefix)apns.fcm_options") }
         if let (url, path) = Self.firebaseHTTPv1iOSImage(payload), url != content.imageURL {
-            let android = content.imageURL.map { "the Android picture (\(AttachmentURL.redacted($0)))" } ?? "no Android picture"
-            warnings.append("iPhones attach \(path) (\(AttachmentURL.redacted(url))), not \(android)")
+            let android = content.imageURL.map { "the Android picture (\(URLCredentials.redacted($0)))" } ?? "no Android picture"
+            warnings.append("iPhones attach \(path) (\(URLCredentials.redacted(url))), not \(android)")
         }
     }
 

@@ -23,6 +23,10 @@ enum AttachmentSelection {
     }
 
     private static func list(_ urls: [String]) -> String {
-        urls.map(AttachmentURL.redacted).map { $0.count > 200 ? String($0.prefix(200)) + "…" : $0 }.joined(separator: " ")
+        let shown: [String] = urls.map { url in
+            let redacted = URLCredentials.redacted(url)
+            return redacted.count > 200 ? String(redacted.prefix(200)) + "…" : redacted
+        }
+        return shown.joined(separator: " ")
     }
 }

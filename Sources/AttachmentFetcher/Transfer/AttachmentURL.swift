@@ -24,7 +24,7 @@ struct AttachmentURL: Sendable, Hashable {
     /// Checks and normalises `string`; `invalid-url` explains what is wrong.
     static func parse(_ string: String) -> Result<AttachmentURL, TransferFailure> {
         func invalid(_ why: String) -> Result<AttachmentURL, TransferFailure> {
-            .failure(TransferFailure(reason: .invalidURL, detail: "\(why): \(redacted(string).prefix(200))"))
+            .failure(TransferFailure(reason: .invalidURL, detail: "\(why): \(URLCredentials.redacted(string).prefix(200))"))
         }
         guard !string.isEmpty else { return invalid("the URL is empty") }
         guard let url = URL(string: string), let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
@@ -57,28 +57,8 @@ struct AttachmentURL: Sendable, Hashable {
 }
 
 extension AttachmentURL {
-    /// `string` with the user information of its authority (`user:pass@`, or a token before an
-    /// `@`) replaced by `***`: what outcomes, warnings, logs and reports show of a URL. Read as
-    /// `hasCredentials` reads the authority (slashes or backslashes after the scheme, up to the
-    /// first `/`, `?`, `#` or `\`), up to its last `@`. Works on any text, a URL or not.
-    static func redacted(_ string: String) -> String {
-        let bytes = string.utf8
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return string }
-        let authority = bytes[bytes.index(after: colon)...].drop { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") }
-        var lastAt: String.Index?
-        scan: for index in authority.indices {
-            switch authority[index] {
-            case UInt8(ascii: "@"): lastAt = index
-            case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "\\"): break scan
-            default: continue
-            }
-        }
-        guard let lastAt else { return string }
-        return String(string[..<authority.startIndex]) + "***" + String(string[lastAt...])
-    }
-
     /// The normalised URL as outcomes show it: credentials replaced by `***`.
-    var reported: String { hasCredentials ? Self.redacted(string) : string }
+    var reported: String { hasCredentials ? URLCredentials.redacted(string) : string }
 }
 
 extension BoundedMemo where Value == AttachmentURL {
