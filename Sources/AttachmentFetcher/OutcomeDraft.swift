@@ -9,10 +9,11 @@ struct AttachmentResult: Sendable {
 
     /// The URL as outcomes report it: normalised when it could be read, credentials redacted.
     var reportedURL: String { url?.reported ?? URLCredentials.redacted(request.url) }
-    /// The payload's own spelling, credentials redacted, when it differs from `reportedURL`.
-    var reportedPayloadURL: String? {
+    /// The payload's own spelling, credentials redacted, when it differs from `reported` (this
+    /// result's `reportedURL`).
+    func reportedPayloadURL(besides reported: String) -> String? {
         let spelling = URLCredentials.redacted(request.url)
-        return spelling == reportedURL ? nil : spelling
+        return spelling == reported ? nil : spelling
     }
 }
 
@@ -65,15 +66,16 @@ struct OutcomeDraft {
         let silent = Set(judges.map(\.platform).filter { notification(on: $0)?.visible == false })
         for attachment in results {
             let judges = judges.filter { attachment.request.isJudged(on: $0.platform) && !silent.contains($0.platform) }
-            if let url = attachment.url?.reported, url.hasPrefix("http:") {
+            let reported = attachment.reportedURL
+            if let url = attachment.url, url.string.hasPrefix("http:") {
                 for judge in judges {
                     switch judge.platform {
                     case .ios:
                         draft.warnings.append(
-                            "\(url) is plain http: App Transport Security refuses it unless the app allows arbitrary loads or this domain")
+                            "\(reported) is plain http: App Transport Security refuses it unless the app allows arbitrary loads or this domain")
                     case .android:
                         draft.warnings.append(
-                            "\(url) is plain http: Android 9 (API 28) and later refuse it unless the app allows cleartext traffic")
+                            "\(reported) is plain http: Android 9 (API 28) and later refuse it unless the app allows cleartext traffic")
                     }
                 }
             }
@@ -81,11 +83,11 @@ struct OutcomeDraft {
             case .success(let file):
                 var accepting: [Platform] = []
                 var firstRefusal: TransferFailure?
-                let scheme = attachment.url?.string.hasPrefix("https:") == true ? "https" : "http"
-                let changedScheme = file.redirectSchemes.changeScheme(from: scheme)
-                if changedScheme, scheme == "https", judges.contains(where: { $0.platform == .ios }) {
+                let scheme = RedirectSchemes.scheme(of: attachment.url?.string ?? "")
+                let changedScheme = file.redirectSchemes.contains(scheme.other)
+                if changedScheme, scheme == .https, judges.contains(where: { $0.platform == .ios }) {
                     draft.warnings.append(
-                        "\(attachment.reportedURL) redirects to plain http: App Transport Security refuses that hop unless the app allows arbitrary loads or its domain")
+                        "\(reported) redirects to plain http: App Transport Security refuses that hop unless the app allows arbitrary loads or its domain")
                 }
                 for judge in judges {
                     if changedScheme, let refusal = PlatformRules.schemeChangeRefusal(on: judge.platform, from: scheme) {
@@ -107,10 +109,10 @@ struct OutcomeDraft {
                     failures.append((attachment, firstRefusal))
                     continue
                 }
-                for platform in accepting where shownBy[platform] == nil { shownBy[platform] = (file.path, attachment.reportedURL) }
+                for platform in accepting where shownBy[platform] == nil { shownBy[platform] = (file.path, reported) }
                 attachments.append(
                     Attachment(
-                        url: attachment.reportedURL, payloadURL: attachment.reportedPayloadURL,
+                        url: reported, payloadURL: attachment.reportedPayloadURL(besides: reported),
                         path: file.path, mime: file.media.mime, bytes: file.byteCount))
                 if let warning = Self.typeHintWarning(attachment.request.claimedType, file.media) {
                     draft.warnings.append(warning)
@@ -142,8 +144,9 @@ struct OutcomeDraft {
             }
         }
         draft.failures = failures.map { attachment, failure in
-            AttachmentFailure(
-                url: attachment.reportedURL, payloadURL: attachment.reportedPayloadURL,
+            let reported = attachment.reportedURL
+            return AttachmentFailure(
+                url: reported, payloadURL: attachment.reportedPayloadURL(besides: reported),
                 reason: failure.reason, detail: failure.detail)
         }
         // A preflight's outcome is attached only when a platform it asked about shows a file

@@ -38,20 +38,20 @@ struct ISOBaseMediaTests {
 
     @Test("libmagic's answer, corrected from the brands and the tracks")
     func refinedAnswers() throws {
-        #expect(AttachmentTypes.refined("application/octet-stream", bytes: try Self.prefix("clip-xavc.mp4")) == "video/mp4")
-        #expect(AttachmentTypes.refined("audio/mp4", bytes: try Self.prefix("clip-msnv.mp4")) == "video/mp4")
-        #expect(AttachmentTypes.refined("video/mp4", bytes: try Self.prefix("tone-mp42.mp4")) == "audio/mp4")
-        #expect(AttachmentTypes.refined("image/heif", bytes: try Self.prefix("photo-mif1.avif")) == "image/avif")
+        #expect(AttachmentTypes.refined("application/octet-stream", file: ISOBaseMedia(try Self.prefix("clip-xavc.mp4"))) == "video/mp4")
+        #expect(AttachmentTypes.refined("audio/mp4", file: ISOBaseMedia(try Self.prefix("clip-msnv.mp4"))) == "video/mp4")
+        #expect(AttachmentTypes.refined("video/mp4", file: ISOBaseMedia(try Self.prefix("tone-mp42.mp4"))) == "audio/mp4")
+        #expect(AttachmentTypes.refined("image/heif", file: ISOBaseMedia(try Self.prefix("photo-mif1.avif"))) == "image/avif")
         // libmagic's own MPEG-4 names stand when the class agrees; other formats keep theirs.
-        #expect(AttachmentTypes.refined("audio/x-m4a", bytes: try Self.prefix("tone.m4a")) == "audio/x-m4a")
-        #expect(AttachmentTypes.refined("video/x-m4v", bytes: try Self.prefix("clip.m4v")) == "video/x-m4v")
-        #expect(AttachmentTypes.refined("video/quicktime", bytes: try Self.prefix("clip.mov")) == "video/quicktime")
-        #expect(AttachmentTypes.refined("video/3gpp", bytes: try Self.prefix("clip.3gp")) == "video/3gpp")
-        #expect(AttachmentTypes.refined("image/heic", bytes: try Self.prefix("photo.heic")) == "image/heic")
-        #expect(AttachmentTypes.refined("image/jpeg", bytes: try Self.prefix("photo.jpg")) == "image/jpeg")
+        #expect(AttachmentTypes.refined("audio/x-m4a", file: ISOBaseMedia(try Self.prefix("tone.m4a"))) == "audio/x-m4a")
+        #expect(AttachmentTypes.refined("video/x-m4v", file: ISOBaseMedia(try Self.prefix("clip.m4v"))) == "video/x-m4v")
+        #expect(AttachmentTypes.refined("video/quicktime", file: ISOBaseMedia(try Self.prefix("clip.mov"))) == "video/quicktime")
+        #expect(AttachmentTypes.refined("video/3gpp", file: ISOBaseMedia(try Self.prefix("clip.3gp"))) == "video/3gpp")
+        #expect(AttachmentTypes.refined("image/heic", file: ISOBaseMedia(try Self.prefix("photo.heic"))) == "image/heic")
+        #expect(AttachmentTypes.refined("image/jpeg", file: ISOBaseMedia(try Self.prefix("photo.jpg"))) == "image/jpeg")
         // A brand no list knows, with no MPEG-4 brand beside it: libmagic's answer stands.
         let unknown = Self.box("ftyp", Array("abcd".utf8) + [0, 0, 0, 0] + Array("wxyz".utf8))
-        #expect(AttachmentTypes.refined("application/octet-stream", bytes: unknown) == "application/octet-stream")
+        #expect(AttachmentTypes.refined("application/octet-stream", file: ISOBaseMedia(unknown)) == "application/octet-stream")
     }
 
     @Test("Hostile boxes: sizes of 0, 1 (64-bit), too small, past the end, and endless tiny boxes")
@@ -77,14 +77,19 @@ struct ISOBaseMediaTests {
         #expect(walked?.handlers == [] && walked?.allTracksSeen == false)
     }
 
+    /// The classifier's call: the bytes, and what they say as ISO base media.
+    func animated(_ mime: String, _ bytes: [UInt8]) -> String? {
+        AnimatedImage.animatedFormat(mime: mime, bytes: bytes, file: ISOBaseMedia(bytes))
+    }
+
     @Test("Animation flags: WebP's VP8X, PNG's acTL before IDAT, AVIF's avis brand")
     func animationFlags() throws {
-        #expect(AnimatedImage.animatedFormat(mime: "image/webp", bytes: try Self.prefix("animated.webp")) == "WebP")
-        #expect(AnimatedImage.animatedFormat(mime: "image/webp", bytes: try Self.prefix("photo.webp")) == nil)
-        #expect(AnimatedImage.animatedFormat(mime: "image/png", bytes: try Self.prefix("animated.png")) == "PNG (APNG)")
-        #expect(AnimatedImage.animatedFormat(mime: "image/png", bytes: try Self.prefix("logo.png")) == nil)
-        #expect(AnimatedImage.animatedFormat(mime: "image/avif", bytes: try Self.prefix("animated.avif")) != nil)
-        #expect(AnimatedImage.animatedFormat(mime: "image/avif", bytes: try Self.prefix("photo.avif")) == nil)
+        #expect(animated("image/webp", try Self.prefix("animated.webp")) == "WebP")
+        #expect(animated("image/webp", try Self.prefix("photo.webp")) == nil)
+        #expect(animated("image/png", try Self.prefix("animated.png")) == "PNG (APNG)")
+        #expect(animated("image/png", try Self.prefix("logo.png")) == nil)
+        #expect(animated("image/avif", try Self.prefix("animated.avif")) != nil)
+        #expect(animated("image/avif", try Self.prefix("photo.avif")) == nil)
         // A chunk length over 2^31 - 1 ends the walk; a cut chunk list says still.
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         #expect(!AnimatedImage.isAnimatedPNG(png + [0xFF, 0xFF, 0xFF, 0xFF] + Array("tEXt".utf8) + Array("acTL".utf8)))

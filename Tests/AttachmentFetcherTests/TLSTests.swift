@@ -195,8 +195,8 @@ struct SchemeRedirectTests {
         #expect(target("HTTP://cdn.test/a.jpg") == .http)
         #expect(target("/a.jpg") == [] && target("//cdn.test/a.jpg") == [] && target("a.jpg") == [])
         #expect(target("ftp://cdn.test/a") == [] && target("httpsx://a") == [] && target("1http://a") == [])
-        #expect(RedirectSchemes.http.changeScheme(from: "https") && RedirectSchemes.https.changeScheme(from: "http"))
-        #expect(!RedirectSchemes.https.changeScheme(from: "https") && !RedirectSchemes([]).changeScheme(from: "http"))
+        #expect(RedirectSchemes.http.changesScheme(from: "https://cdn.test/a") && RedirectSchemes.https.changesScheme(from: "http://cdn.test/a"))
+        #expect(!RedirectSchemes.https.changesScheme(from: "https://cdn.test/a") && !RedirectSchemes([]).changesScheme(from: "http://cdn.test/a"))
 
         let metadata = CacheEntryMetadata(
             size: 10, sha256: String(repeating: "ab", count: 32), modified: 1, freshUntil: Date(timeIntervalSince1970: 5),

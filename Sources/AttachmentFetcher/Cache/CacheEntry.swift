@@ -102,10 +102,9 @@ struct CachedEntry: Sendable, Hashable {
 
     /// The body as a validated file.
     var file: DownloadedFile {
-        let scheme = key.normalizedURL.hasPrefix("https:") ? "https" : "http"
-        return DownloadedFile(
+        DownloadedFile(
             path: bodyPath, media: media, byteCount: metadata.size, effectiveURL: key.normalizedURL, headerBlock: "",
-            redirectSchemes: metadata.changedScheme ? (scheme == "https" ? .http : .https) : [])
+            redirectSchemes: metadata.changedScheme ? RedirectSchemes.scheme(of: key.normalizedURL).other : [])
     }
 }
 

@@ -30,7 +30,7 @@ extension CacheStore {
             let metadata = CacheEntryMetadata(
                 size: body.byteCount, sha256: digest, modified: Self.nanoseconds(status.st_mtim),
                 freshUntil: now.addingTimeInterval(lifetime(freshness)), etag: freshness.etag, lastModified: freshness.lastModified,
-                changedScheme: body.redirectSchemes.changeScheme(from: key.normalizedURL.hasPrefix("https:") ? "https" : "http"))
+                changedScheme: body.redirectSchemes.changesScheme(from: key.normalizedURL))
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
             try Syscalls.setPermissions(of: file, 0o444)
             let name = key.name

@@ -8,12 +8,13 @@
 /// - AVIF: the `avis` brand of an image sequence (AV1 Image File Format, section 8).
 enum AnimatedImage {
     /// The format's name for a warning when `bytes` (of type `mime`) declare an animation;
-    /// `nil` for a still image, and for GIF, which has a warning of its own.
-    static func animatedFormat(mime: String, bytes: [UInt8]) -> String? {
+    /// `nil` for a still image, and for GIF, which has a warning of its own. `file` is what the
+    /// bytes say as ISO base media (read once by the classifier), `nil` when they are not.
+    static func animatedFormat(mime: String, bytes: [UInt8], file: ISOBaseMedia?) -> String? {
         switch mime.lowercased() {
         case "image/webp": isAnimatedWebP(bytes) ? "WebP" : nil
         case "image/png": isAnimatedPNG(bytes) ? "PNG (APNG)" : nil
-        case "image/avif": ISOBaseMedia(bytes)?.brands.contains("avis") == true ? "AVIF (an image sequence)" : nil
+        case "image/avif": file?.brands.contains("avis") == true ? "AVIF (an image sequence)" : nil
         default: nil
         }
     }

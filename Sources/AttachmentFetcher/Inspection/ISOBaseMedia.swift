@@ -25,7 +25,7 @@ struct ISOBaseMedia: Equatable, Sendable {
         brands = [majorBrand]
         // Minor version (4 bytes), then compatible brands to the end of the box (or of the view).
         var offset = ftyp.contentStart + 8
-        while offset + 4 <= min(ftyp.contentEnd, bytes.count), brands.count < Self.maximumBrands {
+        while offset + 4 <= min(ftyp.end, bytes.count), brands.count < Self.maximumBrands {
             brands.append(Self.fourCC(bytes, at: offset))
             offset += 4
         }
@@ -49,7 +49,7 @@ struct ISOBaseMedia: Equatable, Sendable {
             if top.type == "moov" {
                 allTracksSeen = top.end <= bytes.count
                 var trackOffset = top.contentStart
-                while trackOffset < top.contentEnd, let trak = Self.box(in: bytes, at: trackOffset), walked < Self.maximumBoxes {
+                while trackOffset < top.end, let trak = Self.box(in: bytes, at: trackOffset), walked < Self.maximumBoxes {
                     walked += 1
                     if trak.type == "trak", let handler = Self.handler(in: bytes, trak: trak, walked: &walked) {
                         handlers.append(handler)
@@ -69,14 +69,14 @@ struct ISOBaseMedia: Equatable, Sendable {
     /// The handler type in `trak`'s `mdia/hdlr`, when its bytes are in view.
     private static func handler(in bytes: [UInt8], trak: Box, walked: inout Int) -> String? {
         var offset = trak.contentStart
-        while offset < trak.contentEnd, let child = box(in: bytes, at: offset), walked < maximumBoxes {
+        while offset < trak.end, let child = box(in: bytes, at: offset), walked < maximumBoxes {
             walked += 1
             if child.type == "mdia" {
                 var inner = child.contentStart
-                while inner < child.contentEnd, let leaf = box(in: bytes, at: inner), walked < maximumBoxes {
+                while inner < child.end, let leaf = box(in: bytes, at: inner), walked < maximumBoxes {
                     walked += 1
                     // hdlr: version and flags (4), pre_defined (4), handler_type (4).
-                    if leaf.type == "hdlr", leaf.contentStart + 12 <= min(leaf.contentEnd, bytes.count) {
+                    if leaf.type == "hdlr", leaf.contentStart + 12 <= min(leaf.end, bytes.count) {
                         return fourCC(bytes, at: leaf.contentStart + 8)
                     }
                     inner = leaf.end
@@ -94,7 +94,6 @@ struct ISOBaseMedia: Equatable, Sendable {
         var contentStart: Int
         /// Where the box ends: its content ends there too.
         var end: Int
-        var contentEnd: Int { end }
     }
 
     /// The box whose header starts at `offset`, when the header is in view and its size is sane.

@@ -47,7 +47,8 @@ final class MediaClassifier: Sendable {
         }
         defer { idleCookies.withLock { $0.append(cookie) } }
         let bytes = window.bytes
-        let mime = AttachmentTypes.refined(cookie.mimeType(of: bytes), bytes: bytes)
+        let isoMedia = ISOBaseMedia(bytes)
+        let mime = AttachmentTypes.refined(cookie.mimeType(of: bytes), file: isoMedia)
         // Refusals name the format; where libmagic has no MIME type for it (CAF), in libmagic's
         // own words, which only a refusal pays for.
         func detected() -> String {
@@ -65,7 +66,7 @@ final class MediaClassifier: Sendable {
             return .failure(
                 TransferFailure(reason: .unsupportedType, detail: "detected \(detected()), which neither iOS nor Android shows"))
         }
-        media.animatedFormat = AnimatedImage.animatedFormat(mime: mime, bytes: bytes)
+        media.animatedFormat = AnimatedImage.animatedFormat(mime: mime, bytes: bytes, file: isoMedia)
         return .success(media)
     }
 

@@ -119,6 +119,8 @@ enum AttachmentTypes {
     /// Major brands of MPEG-4 files that hold sound alone: iTunes audio and books, Adobe's and
     /// Nero's audio.
     static let mpeg4AudioBrands: Set<String> = ["M4A ", "M4B ", "M4P ", "F4A ", "F4B ", "NDAS"]
+    /// Major brands of HEIF images and sequences: libmagic names these itself.
+    private static let heifBrands: Set<String> = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "mif2"]
     /// The MIME types libmagic gives MPEG-4 files.
     private static let mpeg4MIMETypes: Set<String> = ["video/mp4", "video/x-m4v", "audio/mp4", "audio/x-m4a"]
 
@@ -133,12 +135,12 @@ enum AttachmentTypes {
     ///   when every track is in view and one is sound, or else by its major brand (audio for
     ///   `M4A `, `M4B `…, video otherwise). libmagic's own MPEG-4 answer stands when it names the
     ///   same class ("video/x-m4v", "audio/x-m4a").
-    static func refined(_ mime: String, bytes: [UInt8]) -> String {
-        guard let file = ISOBaseMedia(bytes) else { return mime }
+    /// `file` is what the body's first bytes say, `nil` when they are not ISO base media.
+    static func refined(_ mime: String, file: ISOBaseMedia?) -> String {
+        guard let file else { return mime }
         if file.hasBrand(["avif", "avis"]) { return "image/avif" }
         let major = file.majorBrand
-        let heif: Set<String> = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "mif2"]
-        guard !heif.contains(major), major != "qt  ", !major.hasPrefix("3g"), file.hasBrand(mpeg4Brands) else {
+        guard !heifBrands.contains(major), major != "qt  ", !major.hasPrefix("3g"), file.hasBrand(mpeg4Brands) else {
             return mime
         }
         let kind: MediaKind

@@ -40,12 +40,11 @@ struct PlatformRules: Sendable {
     /// picture download uses, "doesn't follow redirects from HTTPS to HTTP or vice versa"
     /// (Android's reference): the SDK receives the 3xx response itself, whose body is no image.
     /// URLSession follows it (ATS may still refuse a hop to http: a warning, as for http URLs).
-    static func schemeChangeRefusal(on platform: Platform, from scheme: String) -> TransferFailure? {
+    static func schemeChangeRefusal(on platform: Platform, from scheme: RedirectSchemes) -> TransferFailure? {
         guard platform == .android else { return nil }
-        let other = scheme == "https" ? "http" : "https"
         return TransferFailure(
             reason: .httpStatus,
-            detail: "the URL redirects from \(scheme) to \(other): Android's HttpURLConnection does not follow a redirect that changes the scheme, so the app gets the 3xx response and shows no picture")
+            detail: "the URL redirects from \(scheme.name) to \(scheme.other.name): Android's HttpURLConnection does not follow a redirect that changes the scheme, so the app gets the 3xx response and shows no picture")
     }
 
     /// Accepted (with warnings, such as the first Android version that decodes the type), or why

@@ -30,10 +30,18 @@ struct RedirectSchemes: OptionSet, Hashable, Sendable {
         }
     }
 
-    /// Whether a download that started at a URL of `scheme` changed scheme on the way.
-    func changeScheme(from scheme: String) -> Bool {
-        scheme == "https" ? contains(.http) : contains(.https)
-    }
+    /// `.https` for an https URL, else `.http`: a normalised URL's scheme is lower-case, and
+    /// only http and https are fetched.
+    static func scheme(of url: String) -> RedirectSchemes { url.hasPrefix("https:") ? .https : .http }
+
+    /// The other of the two schemes.
+    var other: RedirectSchemes { self == .https ? .http : .https }
+
+    /// "https" or "http".
+    var name: String { self == .https ? "https" : "http" }
+
+    /// Whether a download that started at `url` was redirected to the other scheme on the way.
+    func changesScheme(from url: String) -> Bool { contains(Self.scheme(of: url).other) }
 }
 
 extension UInt8 {
