@@ -30,7 +30,8 @@ public struct FallbackReason: Hashable, Sendable, Codable, CustomStringConvertib
     /// message (refused, timed out, reset, an empty reply) would tell a closed port from a
     /// filtered or a serving one.
     public static let uniformNetworkDetail = "could not fetch"
-    /// The payload's deadline passed (or its task was cancelled) before the attachment was ready.
+    /// The payload's deadline passed (or its task was cancelled) before the attachment was ready;
+    /// in an Android verdict, the picture took longer than the vendor's SDK waits for it.
     public static let deadline = FallbackReason("deadline")
     /// The body is larger than iOS accepts for its type (announced or received).
     public static let tooLarge = FallbackReason("too-large")

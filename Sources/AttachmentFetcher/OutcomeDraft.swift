@@ -95,7 +95,7 @@ struct OutcomeDraft {
                         if refusals[judge.platform] == nil { refusals[judge.platform] = refusal }
                         continue
                     }
-                    switch judge.judge(file.media, bytes: file.byteCount) {
+                    switch judge.judge(file.media, bytes: file.byteCount, downloadTime: file.downloadTime, url: reported) {
                     case .success(let warnings):
                         accepting.append(judge.platform)
                         draft.warnings.append(contentsOf: warnings)

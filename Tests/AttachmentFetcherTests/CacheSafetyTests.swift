@@ -224,6 +224,19 @@ struct CacheSafetyTests {
         #expect(CacheEntryMetadata.decode(bytes) == metadata)
         #expect(CacheEntryMetadata.decode(Array(bytes.dropLast())) == nil)
         #expect(CacheEntryMetadata.decode(Array("{\"url\":\"\"}".utf8)) == nil)
+        // A slow download's time follows a flags byte, with the scheme flag or without it; a
+        // fast one's is not kept, so the attribute stays as earlier releases wrote it.
+        var slow = metadata
+        slow.downloadTime = .milliseconds(5_300)
+        #expect(slow.encoded().count == bytes.count + 5)
+        #expect(CacheEntryMetadata.decode(slow.encoded()) == slow)
+        slow.changedScheme = true
+        #expect(CacheEntryMetadata.decode(slow.encoded()) == slow)
+        #expect(CacheEntryMetadata.decode(Array(slow.encoded().dropLast())) == nil)
+        #expect(CacheEntryMetadata.decode(bytes + [4]) == nil)
+        var fast = metadata
+        fast.downloadTime = .milliseconds(999)
+        #expect(fast.encoded() == bytes)
     }
 
     @Test("Cached bodies are read-only, so no payload's file can change another's")

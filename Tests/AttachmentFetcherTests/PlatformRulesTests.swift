@@ -258,6 +258,43 @@ struct PlatformRulesTests {
         }
     }
 
+    @Test("An Android picture slower than its SDK's time is not shown (FCM 5 s, Airship 7 s), one past half of it gets a warning, and a cache entry keeps the time")
+    func androidPictureTime() async throws {
+        try await Fixture.with(cached: true, configure: { $0.platforms = [.android] }) { fixture in
+            let slow = fixture.server.url("/media/slow.jpg?bytes=20000&delay_ms=5300")
+            let fcm = await fixture.fetcher.process(Self.fcm(slow))
+            #expect(fcm.status == .original)
+            #expect(fcm.reason == .deadline)
+            #expect(fcm.detail?.hasPrefix("the picture took 5.") == true, "\(fcm.detail ?? "")")
+            #expect(fcm.detail?.hasSuffix(" s to download from here; FCM shows the notification without it after 5 s") == true, "\(fcm.detail ?? "")")
+            #expect(fcm.verdicts.first?.reason == .deadline)
+            #expect(fixture.filesLeft().isEmpty)
+            // The same body from the cache: Airship waits 7 s, so it is shown, with a warning.
+            let airship = Data(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.style":"{\"type\":\"big_picture\",\"big_picture\":\"\#(slow)\"}"}"#.utf8)
+            let shown = await fixture.fetcher.process(airship)
+            #expect(shown.status == .attached, "\(shown.detail ?? "")")
+            #expect(shown.warnings.contains { $0.hasPrefix("\(slow) took 5.") && $0.hasSuffix(" s to download from here; Airship shows the notification without its picture after 7 s, so slower networks may miss it") }, "\(shown.warnings)")
+            // Another process on the same cache reads the time from the entry: no request.
+            let second = try fixture.anotherFetcher()
+            let again = await second.process(Self.fcm(slow))
+            await second.shutdown()
+            #expect(again.reason == .deadline, "\(again.detail ?? "")")
+            #expect(fixture.server.stats().requests == 1)
+            // Past half of FCM's 5 s: shown, with the warning; a fast picture has none.
+            let halfway = await fixture.fetcher.process(Self.fcm(fixture.server.url("/media/halfway.jpg?bytes=20000&delay_ms=2600")))
+            #expect(halfway.status == .attached, "\(halfway.detail ?? "")")
+            #expect(halfway.warnings.contains { $0.contains(" s to download from here; FCM shows the notification without its picture after 5 s") }, "\(halfway.warnings)")
+            let fast = await fixture.fetcher.process(Self.fcm(fixture.server.url("/media/fast.jpg?bytes=20000")))
+            #expect(fast.status == .attached)
+            #expect(!fast.warnings.contains { $0.contains("to download from here") })
+            // OneSignal's SDK gives the picture no time of its own.
+            let oneSignal = Data(#"{"custom":"{\"i\":\"1\"}","alert":"B","bicon":"\#(fixture.server.url("/media/os.jpg?bytes=20000&delay_ms=5300"))"}"#.utf8)
+            let untimed = await fixture.fetcher.process(oneSignal)
+            #expect(untimed.status == .attached, "\(untimed.detail ?? "")")
+            #expect(!untimed.warnings.contains { $0.contains("to download from here") })
+        }
+    }
+
     @Test("An AVIF whose major brand is mif1 is AVIF (Android 12), not HEIF (Android 9)")
     func avifUnderHEIFMajorBrand() async throws {
         try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in

@@ -23,6 +23,13 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// Whether the download's redirects changed its scheme (https → http or http → https):
     /// Android shows no picture then, and iOS's ATS refuses a hop to http.
     var changedScheme = false
+    /// How long the download took, kept when it was at least `slowDownload` (so that a hit is
+    /// judged by Android SDKs' picture times as the download was); `nil` otherwise.
+    var downloadTime: Duration? = nil
+
+    /// The shortest download time an entry keeps: below it no Android SDK's picture time is
+    /// near (the shortest is 5 s, and a warning starts at half of it).
+    static let slowDownload: Duration = .seconds(1)
 
     /// The extended attribute that holds it.
     static let attributeName = "user.afe"
@@ -30,8 +37,9 @@ struct CacheEntryMetadata: Sendable, Hashable {
 
     /// The attribute's bytes: version, size, modification time, freshness (milliseconds since
     /// 1970), the digest, then each validator as a 16-bit length and its UTF-8 bytes, then a
-    /// flags byte (1: `changedScheme`) only when a flag is set, so that the attribute of an
-    /// entry without flags reads the same in every release of the format.
+    /// flags byte (1: `changedScheme`; 2: the download time follows, in milliseconds, 32 bits)
+    /// only when a flag is set, so that the attribute of an entry without flags reads the same
+    /// in every release of the format.
     func encoded() -> [UInt8] {
         var bytes: [UInt8] = [Self.version]
         func append(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
@@ -50,7 +58,13 @@ struct CacheEntryMetadata: Sendable, Hashable {
             bytes.append(UInt8(utf8.count >> 8))
             bytes.append(contentsOf: utf8)
         }
-        if changedScheme { bytes.append(1) }
+        let slow = downloadTime.flatMap { $0 >= Self.slowDownload ? $0 : nil }
+        let flags: UInt8 = (changedScheme ? 1 : 0) | (slow != nil ? 2 : 0)
+        if flags != 0 { bytes.append(flags) }
+        if let slow {
+            let milliseconds = UInt32(clamping: slow.components.seconds * 1000 + slow.components.attoseconds / 1_000_000_000_000_000)
+            withUnsafeBytes(of: milliseconds.littleEndian) { bytes.append(contentsOf: $0) }
+        }
         return bytes
     }
 
@@ -74,12 +88,24 @@ struct CacheEntryMetadata: Sendable, Hashable {
             texts.append(count == 0 ? nil : String(decoding: bytes[offset..<offset + count], as: UTF8.self))
             offset += count
         }
-        let flags: UInt8 = offset + 1 == bytes.count ? bytes[offset] : 0
-        guard offset == bytes.count || (offset + 1 == bytes.count && flags == 1), size <= UInt64(Int.max) else { return nil }
+        var flags: UInt8 = 0
+        if offset < bytes.count {
+            flags = bytes[offset]
+            offset += 1
+            guard flags != 0, flags & ~3 == 0 else { return nil }
+        }
+        var downloadTime: Duration?
+        if flags & 2 != 0 {
+            guard offset + 4 <= bytes.count else { return nil }
+            let milliseconds = (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[offset + $1]) << (8 * UInt32($1)) }
+            downloadTime = .milliseconds(Int64(milliseconds))
+            offset += 4
+        }
+        guard offset == bytes.count, size <= UInt64(Int.max) else { return nil }
         return CacheEntryMetadata(
             size: Int(size), sha256: digest, modified: Int64(bitPattern: modified),
             freshUntil: Date(timeIntervalSince1970: Double(Int64(bitPattern: fresh)) / 1000), etag: texts[0], lastModified: texts[1],
-            changedScheme: flags == 1)
+            changedScheme: flags & 1 != 0, downloadTime: downloadTime)
     }
 }
 
@@ -104,7 +130,8 @@ struct CachedEntry: Sendable, Hashable {
     var file: DownloadedFile {
         DownloadedFile(
             path: bodyPath, media: media, byteCount: metadata.size, effectiveURL: key.normalizedURL, headerBlock: "",
-            redirectSchemes: metadata.changedScheme ? RedirectSchemes.scheme(of: key.normalizedURL).other : [])
+            redirectSchemes: metadata.changedScheme ? RedirectSchemes.scheme(of: key.normalizedURL).other : [],
+            downloadTime: metadata.downloadTime)
     }
 }
 

@@ -27,6 +27,40 @@ struct PlatformRules: Sendable {
         }
     }
 
+    /// How long the vendor's Android SDK waits for the picture before it shows the notification
+    /// without it, with the SDK's name; `nil` where it sets no time of its own. FCM's display
+    /// (`DisplayNotification`, 5 s), which draws Firebase's pictures (and MoEngage's, whose
+    /// SDK's code is not public); Airship's `StyleNotificationExtender` (`BIG_PICTURE_TIMEOUT_SECONDS
+    /// = 7`); CleverTap's time-limited bitmap download (5 s). Braze's downloader is not public;
+    /// OneSignal's, Iterable's and Customer.io's handlers wait for the download as long as it takes.
+    static func androidPictureTime(drawnBy vendor: Vendor?) -> (sdk: String, time: Duration)? {
+        switch vendor {
+        case .airship?: ("Airship", .seconds(7))
+        case .cleverTap?: ("CleverTap", .seconds(5))
+        case .braze?, .oneSignal?, .iterable?, .customerIO?: nil
+        default: ("FCM", .seconds(5))
+        }
+    }
+
+    /// Why Android shows no picture that took longer than its SDK waits, or the warning for one
+    /// that took more than half of that time (a phone's network is seldom faster than a
+    /// server's); `nil` for neither, or an unknown time (a cache entry keeps only times of at
+    /// least `CacheEntryMetadata.slowDownload`).
+    static func androidTimeVerdict(_ downloadTime: Duration?, drawnBy vendor: Vendor?, url: String) -> Result<String, TransferFailure>? {
+        guard let downloadTime, let (sdk, time) = androidPictureTime(drawnBy: vendor), downloadTime * 2 > time else { return nil }
+        let seconds = Double(downloadTime.components.seconds) + Double(downloadTime.components.attoseconds) / 1e18
+        let took = String(format: "%.1f", seconds)
+        let limit = time.components.seconds
+        if downloadTime > time {
+            return .failure(
+                TransferFailure(
+                    reason: .deadline,
+                    detail: "the picture took \(took) s to download from here; \(sdk) shows the notification without it after \(limit) s"))
+        }
+        return .success(
+            "\(url) took \(took) s to download from here; \(sdk) shows the notification without its picture after \(limit) s, so slower networks may miss it")
+    }
+
     /// Android decodes a GIF as a still picture (FCM: "Animated GIF and video only work on iOS").
     static let androidGIFWarning = "Android draws only the first frame of a GIF: an animation does not play"
 
@@ -48,8 +82,9 @@ struct PlatformRules: Sendable {
     }
 
     /// Accepted (with warnings, such as the first Android version that decodes the type), or why
-    /// not.
-    func judge(_ media: MediaType, bytes: Int) -> Result<[String], TransferFailure> {
+    /// not: by type and size, then, on Android, by the time the download took (`url` names the
+    /// picture in a warning).
+    func judge(_ media: MediaType, bytes: Int, downloadTime: Duration? = nil, url: String = "") -> Result<[String], TransferFailure> {
         guard let support = AttachmentTypes.support(of: media, on: platform), let limit = limit(for: media.kind) else {
             let named = AttachmentTypes.described(media.mime)
             let what = platform == .android && media.kind != .image ? "a picture (images only)" : "an attachment"
@@ -69,6 +104,13 @@ struct PlatformRules: Sendable {
         }
         if platform == .android, media.fileExtension == "gif" { warnings.append(Self.androidGIFWarning) }
         if platform == .android, let format = media.animatedFormat { warnings.append(Self.androidAnimationWarning(format)) }
+        if platform == .android {
+            switch Self.androidTimeVerdict(downloadTime, drawnBy: vendor, url: url) {
+            case .failure(let refusal)?: return .failure(refusal)
+            case .success(let warning)?: warnings.append(warning)
+            case nil: break
+            }
+        }
         return .success(warnings)
     }
 }

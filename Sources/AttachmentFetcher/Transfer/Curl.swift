@@ -331,6 +331,14 @@ final class CurlEasy {
         return length >= 0 ? Int64(length) : nil
     }
 
+    /// How long the last transfer took in libcurl, from its start (name lookup, connection,
+    /// TLS, redirects) to its last byte; `nil` before it has a time.
+    var totalTime: Duration? {
+        var microseconds: curl_off_t = 0
+        guard CCurl_easy_getinfo_off_t(handle, CURLINFO_TOTAL_TIME_T, &microseconds) == CURLE_OK, microseconds > 0 else { return nil }
+        return .microseconds(Int64(microseconds))
+    }
+
     /// The URL last fetched, after redirects.
     var effectiveURL: String? {
         var url: UnsafeMutablePointer<CChar>?

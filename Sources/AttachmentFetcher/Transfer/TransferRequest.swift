@@ -36,6 +36,10 @@ struct DownloadedFile: Sendable {
     var headerBlock: String
     /// The schemes the redirects on the way led to (platforms differ on a change of scheme).
     var redirectSchemes: RedirectSchemes = []
+    /// How long the origin took to deliver it (libcurl's total time: name lookup, connection,
+    /// redirects and body), when known: a cache entry keeps it only when it was at least
+    /// `CacheEntryMetadata.slowDownload`. Android SDKs give a picture a time of their own.
+    var downloadTime: Duration? = nil
     /// The body's SHA-256, computed as it streamed, when the request asked for it (`hashesBody`).
     var sha256: [UInt8]? = nil
     /// The body, still open for reading and writing, when the request asked for a nameless file
