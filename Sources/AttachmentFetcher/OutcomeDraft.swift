@@ -53,10 +53,11 @@ struct OutcomeDraft {
     /// Each platform of `judges` judges each downloaded file meant for it (every file, unless the
     /// payload names one per platform); a file no platform accepts is removed and counts as a
     /// failure (the first platform's refusal). A platform that shows nothing of this push (an
-    /// FCM HTTP v1 message without texts for iPhones) judges no file. With `reportingVerdicts`,
-    /// the outcome lists each platform's own verdict, with the first file it shows; an iPhone
-    /// that runs no service extension for the push shows none (its files are still judged), and
-    /// the outcome is attached only when one of those platforms shows a file.
+    /// FCM HTTP v1 message without texts for iPhones) judges no file. An iPhone that runs no
+    /// service extension for the push shows none (its files are still judged), and the outcome
+    /// is attached only when one of the judging platforms shows a file. With
+    /// `reportingVerdicts`, the outcome lists each platform's own verdict, with the first file it
+    /// shows.
     func finish(with results: [AttachmentResult], judgedBy judges: [PlatformRules], reportingVerdicts: Bool) -> Outcome {
         var draft = self
         var attachments: [Attachment] = []
@@ -122,38 +123,38 @@ struct OutcomeDraft {
                 for judge in judges where refusals[judge.platform] == nil { refusals[judge.platform] = failure }
             }
         }
-        if reportingVerdicts {
-            draft.verdicts = judges.map { judge in
-                if silent.contains(judge.platform) {
-                    return PlatformVerdict(
-                        platform: judge.platform, status: .original, reason: .internalPush,
-                        detail: "the push shows nothing on \(judge.platform.rawValue)")
-                }
-                if notification(on: judge.platform)?.serviceExtension == false {
-                    let would = shownBy[judge.platform].map { " (with one, it would show \($0.url))" } ?? ""
-                    return PlatformVerdict(
-                        platform: judge.platform, status: .original, reason: .noAttachment,
-                        detail: "aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment\(would)")
-                }
-                if let path = shownBy[judge.platform]?.path {
-                    return PlatformVerdict(platform: judge.platform, status: .attached, reason: nil, detail: nil, path: path)
-                }
-                let refusal = refusals[judge.platform]
-                    ?? TransferFailure(reason: .noAttachment, detail: "the payload names no attachment for \(judge.platform.rawValue)")
-                return PlatformVerdict(platform: judge.platform, status: .original, reason: refusal.reason, detail: refusal.detail)
+        let verdicts = judges.map { judge in
+            if silent.contains(judge.platform) {
+                return PlatformVerdict(
+                    platform: judge.platform, status: .original, reason: .internalPush,
+                    detail: "the push shows nothing on \(judge.platform.rawValue)")
             }
+            if notification(on: judge.platform)?.serviceExtension == false {
+                let would = shownBy[judge.platform].map { " (with one, it would show \($0.url))" } ?? ""
+                return PlatformVerdict(
+                    platform: judge.platform, status: .original, reason: .noAttachment,
+                    detail: "aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment\(would)")
+            }
+            if let path = shownBy[judge.platform]?.path {
+                return PlatformVerdict(platform: judge.platform, status: .attached, reason: nil, detail: nil, path: path)
+            }
+            let refusal = refusals[judge.platform]
+                ?? TransferFailure(reason: .noAttachment, detail: "the payload names no attachment for \(judge.platform.rawValue)")
+            return PlatformVerdict(platform: judge.platform, status: .original, reason: refusal.reason, detail: refusal.detail)
         }
+        if reportingVerdicts { draft.verdicts = verdicts }
         draft.failures = failures.map { attachment, failure in
             let reported = attachment.reportedURL
             return AttachmentFailure(
                 url: reported, payloadURL: attachment.reportedPayloadURL(besides: reported),
                 reason: failure.reason, detail: failure.detail)
         }
-        // A preflight's outcome is attached only when a platform it asked about shows a file
-        // (an iPhone without the service extension shows none): otherwise the files go, as
-        // files every platform refuses do, and the first platform's verdict is the reason.
-        if reportingVerdicts, !attachments.isEmpty, !draft.verdicts.contains(where: { $0.status == .attached }),
-            let first = draft.verdicts.first, let reason = first.reason
+        // The outcome is attached only when a judging platform (the payload's own, or those a
+        // preflight asks about) shows a file (an iPhone without the service extension shows
+        // none): otherwise the files go, as files every platform refuses do, and the first
+        // platform's verdict is the reason.
+        if !attachments.isEmpty, !verdicts.contains(where: { $0.status == .attached }),
+            let first = verdicts.first, let reason = first.reason
         {
             for attachment in attachments { TemporaryFiles.remove(attachment.path) }
             return draft.original(reason, first.detail ?? "")

@@ -72,13 +72,18 @@ struct PayloadTests {
         }
     }
 
-    @Test("A payload without aps.mutable-content is processed, with a warning")
+    @Test("A payload without aps.mutable-content is fetched and judged, but is the original content, as with --platform ios: iOS runs no service extension")
     func mutableContentWarning() async throws {
         try await Fixture.with { fixture in
-            let payload = Data(#"{"aps":{"alert":"x"},"ab":{"att":{"url":"\#(fixture.server.url("/media/x.gif?bytes=900"))"}}}"#.utf8)
+            let url = fixture.server.url("/media/x.gif?bytes=900")
+            let payload = Data(#"{"aps":{"alert":"x"},"ab":{"att":{"url":"\#(url)"}}}"#.utf8)
             let outcome = await fixture.fetcher.process(payload)
-            #expect(outcome.status == .attached)
+            #expect(outcome.status == .original)
+            #expect(outcome.reason == .noAttachment)
+            #expect(outcome.detail == "aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment (with one, it would show \(url))")
             #expect(outcome.warnings.contains { $0.contains("mutable-content") })
+            #expect(fixture.server.stats().requests == 1)
+            #expect(fixture.filesLeft().isEmpty)
         }
     }
 
