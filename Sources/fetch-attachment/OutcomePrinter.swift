@@ -44,7 +44,7 @@ struct OutcomePrinter {
         }
         for notification in outcome.notifications { lines += Self.notificationLines(notification, outcome) }
         for verdict in outcome.verdicts {
-            let name = verdict.platform == .ios ? "iOS" : "Android"
+            let name = verdict.platform.displayName
             switch verdict.status {
             case .attached:
                 let what = verdict.platform == .android ? "picture" : "attachment"
@@ -115,6 +115,15 @@ struct OutcomePrinter {
             lines.append("    tap opens: \(TerminalText.escaped(url))\(notification.openInWebview ? " in a web view" : "")")
         } else {
             lines.append("    tap opens: the app")
+        }
+        // A preflight's file that another platform shows and this one refuses is not this one's.
+        if let verdict = outcome.verdicts.first(where: { $0.platform == notification.platform }), verdict.status == .original,
+            !outcome.attachments.isEmpty, notification.serviceExtension != false
+        {
+            let noun = notification.platform == .ios ? "attachment" : "picture"
+            let reason = verdict.reason.map { "\($0)" } ?? "unknown"
+            lines.append("    \(noun): none shown (\(reason): see \(notification.platform.displayName)'s verdict)")
+            return lines
         }
         guard notification.platform == .android else {
             // An iPhone notification read from an FCM HTTP v1 message shows iPhones' own image,

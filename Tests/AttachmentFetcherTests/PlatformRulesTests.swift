@@ -321,6 +321,17 @@ struct PlatformRulesTests {
         let verdicts = try #require(object["verdicts"] as? [[String: Any]])
         #expect(verdicts.map { $0["platform"] as? String } == ["ios", "android"])
         #expect(verdicts.map { $0["status"] as? String } == ["original", "attached"])
+        // For people: each platform's block shows the file only where that platform shows it.
+        let human = try await CommandRunner.run(
+            "fetch-attachment", [payload, "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android"] + Nginx.loopbackFlags)
+        #expect(human.stdout.contains("    attachment: none shown (unsupported-type: see iOS's verdict)\n"), "\(human.stdout)")
+        #expect(!human.stdout.contains("    attachment: /"), "\(human.stdout)")
+        let fcm = directory + "/fcm.json"
+        try Self.fcm(server.url("/media/big.png?bytes=2000000")).write(to: URL(fileURLWithPath: fcm))
+        let large = try await CommandRunner.run(
+            "fetch-attachment", [fcm, "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android"] + Nginx.loopbackFlags)
+        #expect(large.stdout.contains("    picture: none shown (too-large: see Android's verdict)\n"), "\(large.stdout)")
+        #expect(!large.stdout.contains("    picture: /"), "\(large.stdout)")
         let unknown = try await CommandRunner.run("fetch-attachment", [payload, "--platform", "ios,windows"])
         #expect(unknown.status == 64)
         #expect(unknown.stderr.contains("unknown platform 'windows'"))

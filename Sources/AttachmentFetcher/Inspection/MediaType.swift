@@ -19,7 +19,7 @@ public enum Platform: String, Sendable, Hashable, Codable, CaseIterable, CustomS
     public var description: String { rawValue }
 
     /// The name people write: "iOS", "Android".
-    var displayName: String { self == .ios ? "iOS" : "Android" }
+    public var displayName: String { self == .ios ? "iOS" : "Android" }
 }
 
 /// A type some platform accepts as a notification's attachment or picture, as detected in the
