@@ -25,9 +25,10 @@ final class CampaignReport: Sendable {
             }
         }
 
-        /// "0, 1, 9", and "… (N in all)" when more were counted than listed.
+        /// The input's line numbers, from 1 as the human output's "line N" (an outcome's JSON
+        /// `index` is 0-based): "1, 2, 10", and "… (N in all)" when more were counted than listed.
         var text: String {
-            lowest.map(String.init).joined(separator: ", ") + (count > lowest.count ? " … (\(count) in all)" : "")
+            lowest.map { String($0 + 1) }.joined(separator: ", ") + (count > lowest.count ? " … (\(count) in all)" : "")
         }
     }
 
@@ -72,9 +73,9 @@ final class CampaignReport: Sendable {
 
     /// The most payload numbers listed per URL (the lowest); the rest are counted.
     static let listedPayloads = 20
-    /// The most distinct warning texts the page lists, the first met (a campaign's warnings may
-    /// name its URLs, so there may be as many as URLs); the payloads with others are counted in one
-    /// row.
+    /// The most distinct warning texts the page lists, the first met (the attachment URLs in them
+    /// are written `<URL>`, but a warning may name another URL); the payloads with others are
+    /// counted in one row.
     static let listedWarnings = 200
     /// The largest image embedded as a thumbnail.
     static let largestThumbnail = 2_000_000
@@ -92,6 +93,15 @@ final class CampaignReport: Sendable {
         self.platforms = platforms
     }
 
+    /// A warning with the payload's attachment URLs written `<URL>`: one row for "<URL> is plain
+    /// http: …" however many URLs a campaign has (the URLs table lists each URL).
+    static func withoutURLs(_ warning: String, of outcome: Outcome) -> String {
+        let urls: [String?] = outcome.attachments.flatMap { [$0.url, $0.payloadURL] } + outcome.failures.flatMap { [$0.url, $0.payloadURL] }
+        // The longest first: a URL may be a prefix of another.
+        return Set(urls.compactMap { $0 }).sorted { $0.count > $1.count }
+            .reduce(warning) { $0.replacingOccurrences(of: $1, with: "<URL>") }
+    }
+
     /// Counts one outcome, the `index`th payload of the batch.
     func add(_ outcome: Outcome, at index: Int) {
         state.withLock { state in
@@ -100,7 +110,7 @@ final class CampaignReport: Sendable {
             if let reason = outcome.reason { state.byReason[reason.code, default: 0] += 1 }
             _ = state.latency.record(UInt64(max(0, outcome.elapsedMilliseconds * 1_000)))
             var hasOtherWarnings = false
-            for warning in Set(outcome.warnings) {
+            for warning in Set(outcome.warnings.map { Self.withoutURLs($0, of: outcome) }) {
                 if state.warnings[warning] != nil || state.warnings.count < Self.listedWarnings {
                     state.warnings[warning, default: PayloadNumbers()].record(index)
                 } else {
@@ -190,11 +200,11 @@ final class CampaignReport: Sendable {
             if state.otherWarnings.count > 0 {
                 rows.append(["(other warnings)", "\(state.otherWarnings.count)", state.otherWarnings.text])
             }
-            page += "<h2>Warnings</h2>\n" + Self.table(["warning", "payloads", "which"], rows, numeric: [1])
+            page += "<h2>Warnings</h2>\n" + Self.table(["warning", "payloads", "lines"], rows, numeric: [1])
         }
         page += "<h2>Latency</h2>\n" + Self.histogramSVG(state.latency)
         page += "<h2>URLs</h2>\n<table id=\"urls\"><tr><th>picture</th><th>URL</th><th>verdict</th><th>type</th>"
-        page += "<th class=\"num\">bytes</th><th class=\"num\">median ms</th><th>payloads</th><th>a payload shows</th></tr>\n"
+        page += "<th class=\"num\">bytes</th><th class=\"num\">median ms</th><th>lines</th><th>a payload shows</th></tr>\n"
         var thumbnailBytes = 0
         for url in state.order {
             guard let row = state.rows[url] else { continue }

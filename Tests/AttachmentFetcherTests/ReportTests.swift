@@ -48,11 +48,16 @@ struct ReportTests {
         #expect(html.components(separatedBy: "<tr class=\"url-row\">").count - 1 == 8)  // 8 distinct URLs
         #expect(html.components(separatedBy: "src=\"data:image/").count - 1 == 4)  // jpg, png, gif, webp
         #expect(html.contains("<h2>On android</h2>") && html.contains("<h2>On ios</h2>"))
-        #expect(html.contains("0, 1, 9, 10"))  // the payloads that use photo.jpg
+        #expect(html.contains("<td>1, 2, 10, 11</td>"))  // the lines (from 1) whose payloads use photo.jpg
+        #expect(html.contains("<th>lines</th>"))
         // Every distinct warning, with how many payloads had it and which.
         #expect(html.contains("<h2>Warnings</h2>"))
-        #expect(html.contains("<td>Android draws only the first frame of a GIF: an animation does not play</td><td class=\"num\">1</td><td>3</td>"), "\(html)")
+        #expect(html.contains("<td>Android draws only the first frame of a GIF: an animation does not play</td><td class=\"num\">1</td><td>4</td>"), "\(html)")
         #expect(html.contains("aps.interruption-level is &#39;&lt;b&gt;x&lt;/b&gt;&#39;"))
+        // A warning about each payload's own URL is one row, its URL written <URL>.
+        #expect(html.contains("<td>&lt;URL&gt; is plain http: App Transport Security refuses it unless the app allows arbitrary loads or this domain</td><td class=\"num\">10</td><td>1, 2, 3, 4, 5, 6, 7, 8, 10, 11</td>"), "\(html)")
+        let warnings = try #require(html.components(separatedBy: "<h2>Warnings</h2>").last?.components(separatedBy: "</table>").first)
+        #expect(!warnings.contains("127.0.0.1"), "\(warnings)")
         #expect(!html.contains("<b>x</b>"))
         #expect(html.contains("&lt;img src=x onerror=alert(1)&gt;"))
         #expect(!html.contains("<img src=x"))
@@ -103,7 +108,7 @@ struct ReportTests {
         let rows = section.components(separatedBy: "<tr><td>").dropFirst()
         #expect(rows.count == 201, "\(rows.count)")
         #expect(rows.first?.hasPrefix("aps.mutable-content is not 1") == true, "\(rows.first ?? "")")
-        #expect(rows.first?.contains("<td class=\"num\">205</td><td>0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19 … (205 in all)</td>") == true)
+        #expect(rows.first?.contains("<td class=\"num\">205</td><td>1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 … (205 in all)</td>") == true)
         #expect(rows.last?.hasPrefix("(other warnings)</td><td class=\"num\">6</td>") == true, "\(rows.last ?? "")")
     }
 
