@@ -193,7 +193,7 @@ struct CLITests {
                 "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks"], stdin: Data(payload.utf8))
             #expect(shown.status == 0, "\(shown.stdout)")
             for line in [
-                "android notification:", "title: T", "subtitle: Sub", "body: B", "expanded text: B", "badge: 3", "sound: default",
+                "android notification:", "title: T", "body: B", "summary: Sub", "expanded text: B", "badge: 3", "sound: default",
                 "buttons: [Open → myapp://y] [Dismiss]", "tap opens: myapp://x", "picture: \(directory)/",
             ] {
                 #expect(shown.stdout.contains(line), "\(line) in \(shown.stdout)")

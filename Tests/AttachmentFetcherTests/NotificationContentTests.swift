@@ -217,7 +217,7 @@ struct NotificationContentTests {
         let android = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_st":"Sub","wzrk_bp":"https://cdn.example.com/a.jpg","wzrk_nms":"Summary","wzrk_dl":"myapp://x","wzrk_cid":"promos","pr":"high","wzrk_sound":"true","wzrk_bc":"3","wzrk_id":"1700000000_20260101","wzrk_pid":"p-1","wzrk_acts":"[{\"l\":\"Open\",\"dl\":\"myapp://y\",\"id\":\"open\",\"ac\":true},{\"l\":\"Dismiss\",\"id\":\"dismiss\"}]","k":"v"}"#)
         let content = try #require(android.content)
         #expect(android.vendor == .cleverTap && android.platform == .android && content.visible)
-        #expect(content.title == "T" && content.body == "B" && content.subtitle == "Sub" && content.expandedText == "Summary")
+        #expect(content.title == "T" && content.body == "B" && content.summary == "Sub" && content.subtitle == nil && content.expandedText == "Summary")
         #expect(content.openURL == "myapp://x" && content.channel == "promos" && content.priority == 1 && content.sound == "default")
         #expect(content.badge == .set(3) && content.campaignID == "1700000000_20260101" && content.extras == ["k": .string("v")])
         #expect(content.buttons == [Button(id: "open", title: "Open", url: "myapp://y"), Button(id: "dismiss", title: "Dismiss")])

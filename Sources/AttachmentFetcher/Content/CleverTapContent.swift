@@ -1,7 +1,7 @@
 /// CleverTap. iOS: the APNs layer; tap target `wzrk_dl`; campaign `wzrk_id`; extras are the
 /// top-level keys but `aps` and CleverTap's (`wzrk_*`, `W$*`, `ct_*`).
 ///
-/// Android (`wzrk_pn`): title `nt`, body `nm`, subtitle `wzrk_st`, expanded text `wzrk_nms` (with
+/// Android (`wzrk_pn`): title `nt`, body `nm`, summary (subText) `wzrk_st`, expanded text `wzrk_nms` (with
 /// a picture, the body when absent), picture
 /// `wzrk_bp` (an http(s) URL), large icon `ico`, tap target `wzrk_dl`, channel `wzrk_cid`,
 /// priority `pr` (`high`, `max`), sound `wzrk_sound` (`true` = default, else a name without
@@ -25,7 +25,8 @@ extension ContentReader {
         content.body = text("nm")
         let silent = flag(payload["wzrk_pn_s"], at: "wzrk_pn_s") ?? false
         content.visible = content.body != nil && !silent
-        content.subtitle = text("wzrk_st")
+        // `setSubText`: Android's summary line, as Braze's `s` and MoEngage's `gcm_subtext`.
+        content.summary = text("wzrk_st")
         content.imageURL = Self.cleverTapAndroidPicture(payload)
         // The expanded big picture's line; the body when not given.
         content.expandedText = text("wzrk_nms") ?? (content.imageURL == nil ? nil : content.body)

@@ -76,7 +76,7 @@ public struct NotificationContent: Sendable, Hashable {
     public var visible: Bool
     /// The title (after Airship's `content` override).
     public var title: String?
-    /// The subtitle (iOS; CleverTap's `wzrk_st` on Android).
+    /// The subtitle (iOS).
     public var subtitle: String?
     /// The body text.
     public var body: String?
