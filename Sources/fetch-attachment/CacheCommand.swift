@@ -56,21 +56,16 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     /// The files in the CLI's default output directory: hard links of cache bodies, until the
-    /// cache lets a body go; then each is disk space of its own.
+    /// cache lets a body go; then each is disk space of its own. Nothing there is followed: a
+    /// directory that is a symbolic link is left alone, a `Failure`.
     enum Attachments {
-        static func usage(in directory: String) -> (files: Int, bytes: Int) {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-            var bytes = 0
-            for name in names {
-                bytes += ((try? FileManager.default.attributesOfItem(atPath: directory + "/" + name))?[.size] as? Int) ?? 0
-            }
-            return (names.count, bytes)
+        static func usage(in directory: String) throws -> (files: Int, bytes: Int) {
+            do { return try AttachmentCache.outputFiles(in: directory) } catch { throw Failure(TerminalText.escaped(error.message)) }
         }
 
-        /// Removes every file the CLI put there; returns how many.
-        static func clear(in directory: String) -> Int {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-            return names.filter { (try? FileManager.default.removeItem(atPath: directory + "/" + $0)) != nil }.count
+        /// Removes the regular files there; returns how many.
+        static func clear(in directory: String) throws -> Int {
+            do { return try AttachmentCache.removeOutputFiles(in: directory) } catch { throw Failure(TerminalText.escaped(error.message)) }
         }
     }
 
@@ -79,8 +74,8 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var options: Options
 
         func run() async throws {
-            let attachments = Attachments.usage(in: options.attachmentsDirectory)
             let cache = try await options.open()
+            let attachments = try Attachments.usage(in: options.attachmentsDirectory)
             let configuration = options.cache.configuration()
             // With no cache there, the same fields, empty: scripts read one shape.
             let statistics = await cache?.statistics()
@@ -129,13 +124,20 @@ struct CacheCommand: AsyncParsableCommand {
                 The default output directory (without --output-dir), attachments/ in the cache \
                 directory, holds each payload's hard link of \
                 a cache body; once the body is gone from the cache, a link is disk space of its own, \
-                so clear removes those files too.
+                so clear removes those files too: the regular files directly in it, never following \
+                a symbolic link (an attachments/ that is one is left alone, an error).
                 """)
         @OptionGroup var options: Options
 
         func run() async throws {
             let removed = await (try await options.open())?.clear() ?? 0
-            let files = Attachments.clear(in: options.attachmentsDirectory)
+            let files: Int
+            do {
+                files = try Attachments.clear(in: options.attachmentsDirectory)
+            } catch {
+                print("removed \(removed) entries")
+                throw error
+            }
             if options.json {
                 try CacheCommand.printJSON(["removed_attachments": files, "removed_entries": removed])
             } else {

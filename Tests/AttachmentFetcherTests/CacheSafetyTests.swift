@@ -86,6 +86,45 @@ struct CacheSafetyTests {
         }
     }
 
+    @Test("cache clear and stats never follow a symbolic link: an attachments/ that links elsewhere is left alone, and only the regular files in it are removed or counted, each inode once")
+    func attachmentsDirectoryLinks() async throws {
+        let home = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let manager = FileManager.default
+        let cache = home + "/cache", victim = home + "/victim"
+        try manager.createDirectory(atPath: victim + "/sub", withIntermediateDirectories: true)
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: victim + "/keep.txt"))
+        try Data("nested".utf8).write(to: URL(fileURLWithPath: victim + "/sub/nested.txt"))
+        try manager.createDirectory(atPath: cache, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try manager.createSymbolicLink(atPath: cache + "/attachments", withDestinationPath: victim)
+
+        let refused = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("\(cache)/attachments is a symbolic link, not a directory: left as it is"), "\(refused.stderr)")
+        #expect(manager.fileExists(atPath: victim + "/keep.txt") && manager.fileExists(atPath: victim + "/sub/nested.txt"))
+        let stats = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", cache, "--json"])
+        #expect(stats.status == 1)
+        #expect(manager.fileExists(atPath: victim + "/keep.txt"))
+
+        // A real directory: its regular files go (two links of one file count its bytes once);
+        // a link to another file and a directory in it stay.
+        try manager.removeItem(atPath: cache + "/attachments")
+        let attachments = cache + "/attachments"
+        try manager.createDirectory(atPath: attachments + "/kept-dir", withIntermediateDirectories: true)
+        try Data(repeating: 7, count: 3000).write(to: URL(fileURLWithPath: attachments + "/a.jpg"))
+        try manager.linkItem(atPath: attachments + "/a.jpg", toPath: attachments + "/b.jpg")
+        try manager.createSymbolicLink(atPath: attachments + "/link.txt", withDestinationPath: victim + "/keep.txt")
+        let counted = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", cache, "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(counted.stdout.utf8)) as? [String: Any])
+        let files = try #require(object["attachments"] as? [String: Any])
+        #expect(files["files"] as? Int == 2 && files["bytes"] as? Int == 3000, "\(counted.stdout)")
+        let cleared = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache])
+        #expect(cleared.status == 0, "\(cleared.stderr)")
+        #expect(cleared.stdout.contains("and 2 attachment files"), "\(cleared.stdout)")
+        #expect(try manager.contentsOfDirectory(atPath: attachments).sorted() == ["kept-dir", "link.txt"])
+        #expect(manager.fileExists(atPath: victim + "/keep.txt"))
+    }
+
     @Test("A body that is a symbolic link is never followed: removed, and the URL downloaded")
     func symlinkBody() async throws {
         try await Fixture.with(cached: true) { fixture in

@@ -1,3 +1,9 @@
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Maintenance of an on-disk attachment cache (the one `Configuration.cache` names), without a
 /// fetcher: what `fetch-attachment cache stats|prune|clear` runs.
 public struct AttachmentCache: Sendable {
@@ -27,5 +33,55 @@ public struct AttachmentCache: Sendable {
     /// Removes every entry (except ones another process is writing right now). Returns how many.
     public func clear() async -> Int {
         await BlockingIO.run { [store] in store.clear() }
+    }
+
+    /// The regular files directly in `directory` (the command line's default output directory,
+    /// which holds each payload's hard link of a cache body): how many, and the bytes they hold,
+    /// each file (inode) once however many links it has here. Nothing is followed: a
+    /// `directory` that is a symbolic link is an error, and links and directories in it are
+    /// not counted. A missing directory holds nothing.
+    public static func outputFiles(in directory: String) throws(AttachmentFetcherError) -> (files: Int, bytes: Int) {
+        guard let (descriptor, names) = try Self.regularFiles(in: directory) else { return (0, 0) }
+        defer { try? descriptor.close() }
+        var inodes = Set<UInt64>()
+        var bytes = 0
+        for (_, status) in names where inodes.insert(UInt64(status.inode.rawValue)).inserted { bytes += Int(status.size) }
+        return (names.count, bytes)
+    }
+
+    /// Removes the regular files directly in `directory` (see `outputFiles(in:)`), never
+    /// following a symbolic link nor entering a directory. Returns how many went.
+    public static func removeOutputFiles(in directory: String) throws(AttachmentFetcherError) -> Int {
+        guard let (descriptor, names) = try Self.regularFiles(in: directory) else { return 0 }
+        defer { try? descriptor.close() }
+        return names.filter { (try? Syscalls.unlink(FilePath($0.name), in: descriptor)) != nil }.count
+    }
+
+    /// `directory`, opened without following a link, and its regular files with their status;
+    /// `nil` when it does not exist.
+    private static func regularFiles(
+        in directory: String
+    ) throws(AttachmentFetcherError) -> (FileDescriptor, [(name: String, status: Stat)])? {
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try Syscalls.open(FilePath(directory), flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        } catch .noSuchFileOrDirectory {
+            return nil
+        } catch .tooManySymbolicLinkLevels, .notDirectory {
+            let link = (try? Syscalls.status(of: FilePath(directory), followingLink: false))?.type == .symbolicLink
+            throw .outputDirectoryUnusable("\(directory) is \(link ? "a symbolic link" : "a file"), not a directory: left as it is")
+        } catch {
+            throw .outputDirectoryUnusable("cannot open \(directory): \(error)")
+        }
+        do {
+            let files = try Syscalls.names(in: descriptor).compactMap { name -> (name: String, status: Stat)? in
+                guard let status = try? Syscalls.status(of: FilePath(name), in: descriptor), status.type == .regular else { return nil }
+                return (name, status)
+            }
+            return (descriptor, files)
+        } catch {
+            try? descriptor.close()
+            throw .outputDirectoryUnusable("cannot list \(directory): \(error)")
+        }
     }
 }
