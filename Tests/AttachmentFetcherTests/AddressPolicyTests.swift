@@ -1,7 +1,12 @@
 @testable import AttachmentFetcher
 import Foundation
 import MockCDN
+import SystemPackage
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The address policy: the classifier over spellings and range edges (no connection is made
 /// for these), then end to end against mock CDNs on loopback, which the default policy refuses
@@ -278,6 +283,23 @@ struct AddressPolicyTests {
         try await proxy.shutdown()
     }
 
+    @Test("A service that does not speak HTTP (an SSH banner) is network, 'could not fetch' under the policy: not invalid-url with libcurl's words, which told an open port from a closed one")
+    func notHTTPIsNetwork() async throws {
+        let banner = try BannerServer(banner: "SSH-2.0-OpenSSH_9.2\r\n")
+        defer { banner.stop() }
+        let payload = Payloads.braze(url: "http://127.0.0.1:\(banner.port)/x.png")
+        try await withDefaultPolicy({ $0.addressPolicy.allowedNetworks = [IPNetwork("127.0.0.1/32")!] }) { fixture in
+            let outcome = await fixture.fetcher.process(payload)
+            #expect(outcome.reason == .network)
+            #expect(outcome.detail == "could not fetch")
+        }
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetcher.process(payload)
+            #expect(outcome.reason == .network)
+            #expect(outcome.detail?.hasPrefix("the response is not HTTP: ") == true, "\(outcome.detail ?? "")")
+        }
+    }
+
     @Test("The credentials check reads the authority only")
     func credentialsInAuthority() throws {
         func has(_ string: String) throws -> Bool { try AttachmentURL.parse(string).get().hasCredentials }
@@ -352,5 +374,47 @@ struct AddressPolicyCLITests {
             try? await proxy.shutdown()
             throw error
         }
+    }
+}
+
+/// A TCP listener on 127.0.0.1 that writes `banner` to every connection and closes it: a service
+/// that does not speak HTTP. Accepts on a thread of its own until stopped.
+final class BannerServer: @unchecked Sendable {
+    let port: Int
+    private let socket: Int32
+
+    init(banner: String) throws {
+        let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(listener, generic, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, generic, &length) == 0
+            }
+        }
+        guard bound else {
+            close(listener)
+            throw Errno(rawValue: errno)
+        }
+        socket = listener
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let bytes = Array(banner.utf8)
+        Thread.detachNewThread {
+            while true {
+                let connection = accept(listener, nil, nil)
+                guard connection >= 0 else { return }
+                _ = bytes.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+                usleep(100_000)
+                close(connection)
+            }
+        }
+    }
+
+    /// Stops accepting.
+    func stop() {
+        shutdown(socket, Int32(SHUT_RDWR))
+        close(socket)
     }
 }

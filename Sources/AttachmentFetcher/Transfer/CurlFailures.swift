@@ -50,9 +50,15 @@ struct CurlFailures {
         let easy = transfer.easy
         let message = easy.errorMessage(for: code)
         switch code {
-        case .unsupportedProtocol where easy.redirectCount > 0 || transfer.owner.ticket.request.url != easy.effectiveURL:
+        // The request's URL is http or https: a URL that is not came from a redirect; with an
+        // http(s) URL, the response was not HTTP (a service speaking another protocol, which
+        // libcurl calls HTTP/0.9): a network failure, its words hidden under the policy, lest
+        // payloads tell open ports from closed ones.
+        case .unsupportedProtocol where RedirectSchemes.target(ofLocation: (easy.effectiveURL ?? transfer.owner.ticket.request.url).utf8).isEmpty:
             return TransferFailure(reason: .invalidURL, detail: "redirected to a URL that is not http or https: \(message)")
-        case .unsupportedProtocol, .urlMalformed:
+        case .unsupportedProtocol:
+            return TransferFailure(reason: .network, detail: "the response is not HTTP: \(message)")
+        case .urlMalformed:
             return TransferFailure(reason: .invalidURL, detail: message)
         case .tooManyRedirects:
             return TransferFailure(reason: .httpStatus, detail: "too many redirects (\(configuration.maximumRedirects))")
