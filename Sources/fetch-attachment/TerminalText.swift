@@ -27,9 +27,13 @@ enum TerminalText {
 
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        // C0, backslash, DEL and C1; the line and paragraph separators; and the bidirectional
-        // marks, embeddings, overrides and isolates, which would show a line reordered.
-        case 0x00..<0x20, 0x5C, 0x7F...0x9F, 0x2028, 0x2029, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        // C0, backslash, DEL and C1; the line and paragraph separators; the bidirectional
+        // marks (Arabic's too), embeddings, overrides and isolates, which would show a line
+        // reordered; and the invisible zero-width space, word joiner and byte-order mark (not
+        // the joiners emoji sequences need).
+        case 0x00..<0x20, 0x5C, 0x7F...0x9F, 0x2028, 0x2029, 0x061C, 0x200B, 0x200E, 0x200F, 0x202A...0x202E, 0x2060, 0x2066...0x2069,
+            0xFEFF:
+            true
         default: false
         }
     }

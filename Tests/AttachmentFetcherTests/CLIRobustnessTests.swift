@@ -195,9 +195,12 @@ struct CLIRobustnessTests {
 
     @Test("Bidirectional controls in a title are escaped in the human output: a line cannot be shown reordered")
     func bidirectionalControls() async throws {
-        let payload = #"{"aps":{"alert":{"title":"Pay \u202Eelbmuh\u202C now","body":"\u2066x\u2069\u200F"}},"ab":{}}"#
+        let payload = #"{"aps":{"alert":{"title":"Pay \u202Eelbmuh\u202C now","body":"\u2066x\u2069\u200F\u061C\u200B\u2060\uFEFF","subtitle":"\ud83d\udc68\u200d\ud83d\udc69"}},"ab":{}}"#
         let result = try await CommandRunner.run("fetch-attachment", ["--no-cache", "-"], stdin: Data(payload.utf8))
-        #expect(!result.stdout.unicodeScalars.contains { [0x202E, 0x202C, 0x2066, 0x2069, 0x200F].contains($0.value) }, "\(result.stdout.debugDescription)")
+        #expect(!result.stdout.unicodeScalars.contains { [0x202E, 0x202C, 0x2066, 0x2069, 0x200F, 0x061C, 0x200B, 0x2060, 0xFEFF].contains($0.value) }, "\(result.stdout.debugDescription)")
+        #expect(result.stdout.contains("body: \\u{2066}x\\u{2069}\\u{200F}\\u{61C}\\u{200B}\\u{2060}\\u{FEFF}"), "\(result.stdout)")
+        // An emoji sequence's zero-width joiner stays: it draws one family, not two people.
+        #expect(result.stdout.contains("subtitle: \u{1F468}\u{200D}\u{1F469}"), "\(result.stdout)")
         #expect(result.stdout.contains(#"title: Pay \u{202E}elbmuh\u{202C} now"#), "\(result.stdout)")
     }
 
