@@ -76,8 +76,8 @@ extension PushAttachmentFetcher {
         public var platforms: [Platform] = []
 
         /// What decides, besides a URL, whether and from where its body may be fetched: the
-        /// address policy, the proxy, fixed resolutions and trusted CAs, as one text; empty with
-        /// the defaults. Cache keys include it, so that an entry fetched under wider rules (an
+        /// address policy, the proxy, fixed resolutions, trusted CAs, credentials in URLs and
+        /// the redirects followed, as one text; empty with the defaults. Cache keys include it, so that an entry fetched under wider rules (an
         /// internal CDN allowed with `allowedNetworks`) is never served to a fetcher whose rules
         /// refuse its origin.
         var cacheScope: String {
@@ -89,8 +89,13 @@ extension PushAttachmentFetcher {
             if let proxy { parts.append("proxy " + proxy) }
             if !resolve.isEmpty { parts.append("resolve " + resolve.sorted().joined(separator: ",")) }
             if let trustedCertificatesFile { parts.append("cacert " + trustedCertificatesFile) }
+            if allowsCredentialsInURLs { parts.append("credentials") }
+            if maximumRedirects != Self.defaultMaximumRedirects { parts.append("redirects \(maximumRedirects)") }
             return parts.joined(separator: "; ")
         }
+
+        /// URLSession's limit.
+        static let defaultMaximumRedirects = 20
 
         /// A configuration writing into `outputDirectory`, with every other field at its default.
         public init(outputDirectory: String, timeout: Duration = .seconds(30)) {
@@ -98,7 +103,7 @@ extension PushAttachmentFetcher {
             self.timeout = timeout
             sizeLimits = SizeLimits()
             connectionPool = ConnectionPool()
-            maximumRedirects = 20
+            maximumRedirects = Self.defaultMaximumRedirects
             userAgent = "AttachmentFetcher/1.0"
             maximumPayloadBytes = 4096
             maximumAttachmentsPerPayload = 4

@@ -62,7 +62,7 @@ struct CacheSafetyTests {
         }
     }
 
-    @Test("A body fetched under a wider address policy is served only to fetchers with the same policy, proxy, resolutions and CAs")
+    @Test("A body fetched under wider rules is served only to fetchers with the same policy, proxy, resolutions, CAs, credentials and redirects")
     func policyScopedEntries() async throws {
         try await Fixture.with(cached: true) { fixture in
             let path = "/media/internal.png?bytes=3000"
@@ -83,6 +83,18 @@ struct CacheSafetyTests {
             #expect(await same.process(fixture.braze(path)).status == .attached)
             await same.shutdown()
             #expect(fixture.server.stats().requests == 2)
+            // A body reached through a redirect is no hit for a fetcher that follows none, nor
+            // one that allows credentials for one that refuses them.
+            let redirected = "/media/hop.png?bytes=3000&redirects=1"
+            #expect(await fixture.fetch(redirected).status == .attached)
+            let noRedirects = try fixture.anotherFetcher { $0.maximumRedirects = 0 }
+            let stopped = await noRedirects.process(fixture.braze(redirected))
+            await noRedirects.shutdown()
+            #expect(stopped.reason == .httpStatus, "\(stopped.reason?.code ?? "attached"): \(stopped.detail ?? "")")
+            let credentials = try fixture.anotherFetcher { $0.allowsCredentialsInURLs = true }
+            #expect(await credentials.process(fixture.braze(path)).status == .attached)
+            await credentials.shutdown()
+            #expect(fixture.server.stats().requests == 6)  // 2, the redirect and its target, the refused hop, and one for credentials
         }
     }
 
