@@ -230,6 +230,9 @@ public final class PushAttachmentFetcher: Sendable {
     }
 
     /// Downloads every requested attachment concurrently.
+    /// How credentials in URLs are allowed, for the details that refuse them.
+    static let allowCredentials = " (allow them with Configuration.allowsCredentialsInURLs; fetch-attachment --allow-url-credentials)"
+
     private func download(_ requests: [RequestedAttachment], deadline: ContinuousClock.Instant) async -> [AttachmentResult] {
         let parsed = requests.map { request in (request, urls.parse(request.url)) }
         if parsed.count == 1 {
@@ -259,7 +262,7 @@ public final class PushAttachmentFetcher: Sendable {
         if !configuration.allowsCredentialsInURLs, url.hasCredentials {
             return .failure(
                 TransferFailure(
-                    reason: .invalidURL, detail: "the URL carries credentials (user:pass@), which are not sent"))
+                    reason: .invalidURL, detail: "the URL carries credentials (user:pass@), which are not sent\(Self.allowCredentials)"))
         }
         return await downloader.download(url, deadline: deadline)
     }

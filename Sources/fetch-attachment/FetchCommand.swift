@@ -280,7 +280,10 @@ enum PathCheck {
         if isDirectory(path) { return "it is a directory" }
         let parent = FilePath(path).removingLastComponent()
         let directory = parent.isEmpty ? "." : parent.string
-        guard isDirectory(directory) else { return "\(TerminalText.escaped(directory)) is not a directory" }
+        guard isDirectory(directory) else {
+            let exists = FileManager.default.fileExists(atPath: directory)
+            return "\(TerminalText.escaped(directory)) \(exists ? "is not a directory" : "does not exist")"
+        }
         let exists = FileManager.default.fileExists(atPath: path)
         do {
             try CommandSyscalls.checkAccess(exists ? path : directory, exists ? W_OK : W_OK | X_OK)

@@ -166,7 +166,7 @@ struct CLIHelpTests {
         let blocker = directory + "/file"
         try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
         for (report, message) in [
-            (directory + "/missing/report.html", "cannot write the report \(directory)/missing/report.html: \(directory)/missing is not a directory"),
+            (directory + "/missing/report.html", "cannot write the report \(directory)/missing/report.html: \(directory)/missing does not exist"),
             (blocker + "/report.html", "cannot write the report \(blocker)/report.html: \(blocker) is not a directory"),
             (directory, "cannot write the report \(directory): it is a directory"),
         ] {

@@ -34,7 +34,7 @@ struct CurlFailures {
             return TransferFailure(reason: .addressRefused, detail: Self.addressRefusedDetail)
         }
         if code == .loginDenied, !configuration.allowsCredentialsInURLs {
-            return TransferFailure(reason: .invalidURL, detail: "a redirect led to a URL with credentials (user:pass@), which are not sent")
+            return TransferFailure(reason: .invalidURL, detail: "a redirect led to a URL with credentials (user:pass@), which are not sent\(PushAttachmentFetcher.allowCredentials)")
         }
         let failure = curlFailure(for: code, of: transfer)
         guard configuration.addressPolicy.hidesNetworkDetails else { return failure }
