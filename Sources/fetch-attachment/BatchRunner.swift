@@ -146,6 +146,7 @@ struct BatchRunner {
                 group.addTask {
                     var sliceStart = ContinuousClock.now
                     while !StandardStreams.output.failed, !interruption.requested, let (index, line) = lines.take() {
+                        await emitter.waitForRoom(before: index, window: Self.reorderWindow(concurrency))
                         let outcome = await Self.outcome(of: line, process: process, limit: limit)
                         progress.advance()
                         if let outcome { emitter.add(outcome, at: index) } else { emitter.skip(index) }
@@ -164,6 +165,12 @@ struct BatchRunner {
         emitter.flush()
         return emitter.records
     }
+
+    /// How many lines past the oldest unprinted one a batch starts (at least 16,384, and four
+    /// times its concurrency): outcomes are printed in input order, so those that finish behind
+    /// a slow line wait in memory (about 2 KB each), and without a bound a warm cache's 100,000
+    /// payloads a second would pile up behind one line that takes its whole deadline.
+    static func reorderWindow(_ concurrency: Int) -> Int { max(16_384, 4 * concurrency) }
 
     /// How long a worker of `processLines` keeps its thread before it lets other tasks run.
     private static let workerTimeSlice = Duration.microseconds(200)
@@ -193,6 +200,10 @@ struct BatchRunner {
                 submitted += 1
                 inFlight += 1
             }
+            // Started only while fewer than `concurrency` are in flight, and the line is within
+            // `reorderWindow` of the oldest one not printed.
+            let window = Self.reorderWindow(concurrency)
+            func hasRoom() -> Bool { inFlight < concurrency && submitted - emitter.nextToPrint < window }
             // Lines read but not started yet (the window is full); more are read only while
             // fewer than `concurrency` wait.
             var waiting = Deque<BatchLine>()
@@ -204,7 +215,7 @@ struct BatchRunner {
                 switch event {
                 case .lines(let lines):
                     for line in lines where !interruption.requested {
-                        if inFlight < concurrency { start(line) } else { waiting.append(line) }
+                        if waiting.isEmpty, hasRoom() { start(line) } else { waiting.append(line) }
                     }
                     // Once standard output has failed, no more is read: the outcomes could not be told.
                     reading = !lines.isEmpty && waiting.count < concurrency && !StandardStreams.output.failed && !interruption.requested
@@ -214,7 +225,7 @@ struct BatchRunner {
                     progress.advance()
                     if let outcome { emitter.add(outcome, at: index) } else { emitter.skip(index) }
                     emitter.flush()
-                    if let line = waiting.popFirst() { start(line) }
+                    while hasRoom(), let line = waiting.popFirst() { start(line) }
                     // `interruption` first: once interrupted, `reader.ended` could wait on a read that never returns.
                     if !interruption.requested, !reading, !reader.ended, waiting.count < concurrency, !StandardStreams.output.failed {
                         reading = true

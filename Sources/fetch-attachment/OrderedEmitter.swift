@@ -15,7 +15,8 @@ struct OrderedEmitter: Sendable {
     let report: CampaignReport?
     /// Entries waiting for the ones before them; `nil` for a blank line's index.
     private var pending: [Int: Entry?] = [:]
-    private var nextToPrint = 0
+    /// The index of the oldest line not printed yet: every line before it is.
+    private(set) var nextToPrint = 0
     private var output: [UInt8] = []
     /// What the summary needs of each printed outcome (the outcomes themselves, payloads and
     /// all, are let go once printed: a batch may hold millions).
@@ -72,14 +73,20 @@ struct OrderedEmitter: Sendable {
 
 /// An `OrderedEmitter` that workers on any thread hand outcomes to.
 final class SharedEmitter: Sendable {
-    private let emitter: Locked<OrderedEmitter>
+    private struct State {
+        var emitter: OrderedEmitter
+        /// Workers waiting for room (`waitForRoom`): each resumes once this line is printed.
+        var waiters: [(line: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state: Locked<State>
     private let printer: OutcomePrinter
     private let report: CampaignReport?
 
     init(_ emitter: OrderedEmitter) {
         printer = emitter.printer
         report = emitter.report
-        self.emitter = Locked(emitter)
+        state = Locked(State(emitter: emitter))
     }
 
     /// Prints what is ready, in input order (under the lock, so lines never interleave). The
@@ -87,14 +94,42 @@ final class SharedEmitter: Sendable {
     func add(_ outcome: Outcome, at index: Int) {
         report?.add(outcome, at: index)
         let entry = OrderedEmitter.entry(for: outcome, at: index, printer: printer)
-        emitter.withLock { $0.add(entry, at: index) }
+        advance { $0.add(entry, at: index) }
     }
 
     /// Passes over a blank line's index.
-    func skip(_ index: Int) { emitter.withLock { $0.skip(index) } }
+    func skip(_ index: Int) { advance { $0.skip(index) } }
+
+    /// Returns once fewer than `window` lines before `index` are unprinted: the outcomes that
+    /// wait behind a slow line (up to its deadline) are at most `window`, whatever the pace of
+    /// the others. Every line before `index` has been taken, so the wait ends.
+    func waitForRoom(before index: Int, window: Int) async {
+        if state.withLock({ index - $0.emitter.nextToPrint < window }) { return }
+        await withCheckedContinuation { continuation in
+            let roomy = state.withLock { state in
+                if index - state.emitter.nextToPrint < window { return true }
+                state.waiters.append((index - window, continuation))
+                return false
+            }
+            if roomy { continuation.resume() }
+        }
+    }
+
+    /// Runs `change` on the emitter, then resumes the workers it made room for.
+    private func advance(_ change: (inout OrderedEmitter) -> Void) {
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            change(&state.emitter)
+            guard !state.waiters.isEmpty else { return [] }
+            let printed = state.emitter.nextToPrint
+            let ready = state.waiters.filter { $0.line < printed }.map(\.continuation)
+            if !ready.isEmpty { state.waiters.removeAll { $0.line < printed } }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
 
     /// Writes what is buffered.
-    func flush() { emitter.withLock { $0.flush() } }
+    func flush() { state.withLock { $0.emitter.flush() } }
 
-    var records: [BatchRecord] { emitter.withLock { $0.records } }
+    var records: [BatchRecord] { state.withLock { $0.emitter.records } }
 }
