@@ -166,7 +166,7 @@ struct DeadlineTests {
             try await Task.sleep(for: .milliseconds(50))
             let hurried = await fixture.fetcher.process(payload, timeout: .milliseconds(300))
             #expect(hurried.reason == .deadline)
-            #expect(hurried.detail == "the deadline passed while the shared download went on")
+            #expect(hurried.detail == "the deadline passed before the download finished")
             // After its own deadline, and before the shared transfer's response came (800 ms).
             #expect(hurried.elapsed >= .milliseconds(300))
             #expect(fixture.server.stats().responsesCompleted == 0)

@@ -31,6 +31,9 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// near (the shortest is 5 s, and a warning starts at half of it).
     static let slowDownload: Duration = .seconds(1)
 
+    /// `time` when an entry keeps it (at least `slowDownload`), else `nil`.
+    static func kept(_ time: Duration?) -> Duration? { time.flatMap { $0 >= slowDownload ? $0 : nil } }
+
     /// The extended attribute that holds it.
     static let attributeName = "user.afe"
     private static let version: UInt8 = 1
@@ -58,7 +61,7 @@ struct CacheEntryMetadata: Sendable, Hashable {
             bytes.append(UInt8(utf8.count >> 8))
             bytes.append(contentsOf: utf8)
         }
-        let slow = downloadTime.flatMap { $0 >= Self.slowDownload ? $0 : nil }
+        let slow = Self.kept(downloadTime)
         let flags: UInt8 = (changedScheme ? 1 : 0) | (slow != nil ? 2 : 0)
         if flags != 0 { bytes.append(flags) }
         if let slow {

@@ -80,7 +80,7 @@ final class CachedDownloads: Sendable {
             coalesced.add(1, ordering: .relaxed)
         }
         guard let result = await shared.wait(until: deadline) else {
-            return .failure(TransferFailure(reason: .deadline, detail: "the deadline passed while the shared download went on"))
+            return .failure(TransferFailure(reason: .deadline, detail: "the deadline passed before the download finished"))
         }
         switch result {
         case .success(let source): return materialize(source, for: url, deadline: deadline)
