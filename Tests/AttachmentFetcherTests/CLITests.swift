@@ -220,6 +220,10 @@ struct CLITests {
             let channelSound = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"_ab":"true","t":"T","a":"B","ab_nc":"news"}"#.utf8))
             #expect(channelSound.stdout.contains("    sound: the channel's (news)\n"), "\(channelSound.stdout)")
+            // Braze's sd plays before Android 8 only; from 8 on, the channel's sound.
+            let brazeSound = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"_ab":"true","t":"T","a":"B","ab_nc":"promos","sd":"d"}"#.utf8))
+            #expect(brazeSound.stdout.contains("    sound: the channel's (promos); default before Android 8\n"), "\(brazeSound.stdout)")
             let defaultChannel = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"_ab":"true","t":"T","a":"B"}"#.utf8))
             #expect(defaultChannel.stdout.contains("    sound: the channel's (the default channel)\n"), "\(defaultChannel.stdout)")

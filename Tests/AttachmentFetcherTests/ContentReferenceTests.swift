@@ -165,6 +165,19 @@ struct ContentReferenceTests {
         #expect(try ReadPayload(#"{"_ab":"TRUE","t":"T","a":"B"}"#).vendor == .braze)
     }
 
+    @Test("Braze's sd and Airship's sound play only before Android 8: from Android 8 the channel's sound plays, and a warning says so")
+    func androidSoundBeforeChannels() throws {
+        let braze = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","ab_nc":"promos","sd":"d"}"#)
+        #expect(braze.content?.sound == "default" && braze.content?.channel == "promos")
+        #expect(braze.warnings.contains("Braze's sd plays only before Android 8 (API 26): from Android 8 the sound is the channel's (promos)"), "\(braze.warnings)")
+        let airship = try ReadPayload(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.sound":"chime"}"#)
+        #expect(airship.content?.sound == "chime")
+        #expect(airship.warnings.contains("Airship's com.urbanairship.sound plays only before Android 8 (API 26): from Android 8 the sound is the channel's (the default channel)"), "\(airship.warnings)")
+        // No sound named: nothing to say; FCM's own sound keys are not judged here.
+        let quiet = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","ab_nc":"promos"}"#)
+        #expect(!quiet.warnings.contains { $0.contains("Android 8") })
+    }
+
     @Test("Airship Android's style: big_text and inbox lines are the expanded text; an unknown type applies no style")
     func airshipStyles() throws {
         func styled(_ style: String) throws -> NotificationContent {

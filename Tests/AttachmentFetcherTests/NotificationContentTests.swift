@@ -55,7 +55,7 @@ struct NotificationContentTests {
         #expect(content.channel == "promos" && content.priority == 1 && content.sound == "default" && content.badge == .set(3))
         #expect(content.imageURL == "https://cdn.example.com/a.jpg" && content.extras == ["promo_id": .string("42")])
         #expect(visible.pictureURLs == ["https://cdn.example.com/a.jpg"])
-        #expect(visible.warnings.isEmpty)
+        #expect(visible.warnings == ["Braze's sd plays only before Android 8 (API 26): from Android 8 the sound is the channel's (promos)"])
 
         let buttons = try ReadPayload(#"{"_ab":"true","t":"RSVP","a":"Coming?","extra":"{\"appboy_image_url\":\"https://cdn.example.com/b.png\"}","ab_a0_a":"ab_uri","ab_a0_t":"Details","ab_a0_uri":"https://example.com/e","ab_a0_use_webview":"true","ab_a0_id":"details","ab_a1_a":"ab_open","ab_a1_t":"Open","ab_a2_a":"ab_none","ab_a2_t":"Close"}"#)
         #expect(buttons.pictureURLs == ["https://cdn.example.com/b.png"])

@@ -118,6 +118,9 @@ extension ContentReader {
             content.priority = min(2, max(-2, value))
         }
         content.sound = text("com.urbanairship.sound")
+        if content.sound != nil {
+            warnings.append(Self.soundBeforeChannels("Airship's com.urbanairship.sound", channel: content.channel))
+        }
         content.campaignID = text("com.urbanairship.push.PUSH_ID")
         setExtras(from: payload) { $0.hasPrefix(Self.airshipPrefix) || $0 == "_uamid" || Self.isFCMKey($0) }
     }

@@ -99,6 +99,14 @@ struct ContentReader {
     /// A top-level string to show.
     mutating func text(_ key: String) -> String? { text(payload[key], at: key) }
 
+    /// The warning for an Android sound key that `NotificationCompat`'s `setSound` applies:
+    /// from Android 8 (API 26) a notification plays its channel's sound, whatever the builder
+    /// was given (Braze's `sd`, `BrazeNotificationUtils.setSoundIfPresentAndSupported`, and
+    /// Airship's `com.urbanairship.sound`).
+    static func soundBeforeChannels(_ key: String, channel: String?) -> String {
+        "\(key) plays only before Android 8 (API 26): from Android 8 the sound is the channel's (\(channel ?? "the default channel"))"
+    }
+
     /// The first of `candidates` that is a non-empty string: a picture named by one of several
     /// keys, in the vendor's order. Read without warnings, as the vendor's SDK reads it.
     static func firstText(_ candidates: [JSONValue?]) -> String? {
