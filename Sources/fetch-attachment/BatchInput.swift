@@ -130,11 +130,12 @@ enum PayloadInput {
         }
     }
 
-    /// What is printed for an input larger than the limit: the original content stands.
-    static func tooLargeOutcome(limit: Int, what: String) -> Outcome {
+    /// What is printed for an input larger than the limit: the original content stands. A file
+    /// or standard input is read no further; the rest of a batch's line is skipped.
+    static func tooLargeOutcome(limit: Int, what: String, rest: String = "read no further") -> Outcome {
         Outcome(
             status: .original, reason: .invalidPayload,
-            detail: "\(what) is more than \(limit) bytes, the largest payload accepted (read no further)",
+            detail: "\(what) is more than \(limit) bytes, the largest payload accepted (\(rest))",
             vendor: nil, attachments: [], warnings: [], elapsed: .zero, payload: Data())
     }
 
@@ -196,6 +197,9 @@ final class FileLineSource: Sendable {
         self.descriptor = descriptor
         state = Locked(State(input: ChunkedLines(limit: limit)))
     }
+
+    /// Whether the file has ended and each of its lines was taken.
+    var handedOutEveryLine: Bool { state.withLock { $0.ready.isEmpty && $0.input.atEnd } }
 
     /// The next line and its 0-based index, or `nil` at the end of the file (or after a read
     /// error, see `readError`). Reads the next chunk when no whole line is left.
@@ -298,6 +302,13 @@ enum BatchInput: Sendable {
 
     var isFile: Bool {
         if case .file = self { true } else { false }
+    }
+
+    /// Whether every line of the input was handed out: known for a file (whose reads do not
+    /// wait), `false` for a stream, which an interrupted batch does not ask (a read may be
+    /// waiting on it).
+    var handedOutEveryLine: Bool {
+        if case .file(let source) = self { source.handedOutEveryLine } else { false }
     }
 
     /// The error of a read that ended the input early.

@@ -61,7 +61,9 @@ struct BatchRunner {
         }
         progress.finish()
         let wall = started.duration(to: .now)
-        let summary = BatchSummary(records: records, statistics: statistics, wall: wall, interruption: interruption.signal)
+        let handedOut = interruption.signal != nil && source.handedOutEveryLine
+        let summary = BatchSummary(
+            records: records, statistics: statistics, wall: wall, interruption: interruption.signal, inputHandedOut: handedOut)
         StandardStreams.error.write(summary.text + "\n")
         // Not asked once interrupted: a read may still be waiting for input, holding the reader.
         let readError = interruption.requested ? nil : source.readError
@@ -74,7 +76,7 @@ struct BatchRunner {
             do {
                 let html = report.html(
                     statistics: statistics, wall: wall,
-                    interruption: interruption.signal.map { ($0, BatchSummary.firstLineNotProcessed(records)) })
+                    interruption: interruption.signal.map { ($0, handedOut ? nil : BatchSummary.firstLineNotProcessed(records)) })
                 try Data(html.utf8).write(to: URL(fileURLWithPath: reportPath))
                 StandardStreams.error.write("report: \(TerminalText.escaped(reportPath))\n")
             } catch {
@@ -103,7 +105,7 @@ struct BatchRunner {
     private static func outcome(of line: BatchLine, process: Process, limit: Int) async -> Outcome? {
         switch line {
         case .payload(let payload): return await process(payload)
-        case .tooLong: return PayloadInput.tooLargeOutcome(limit: limit, what: "the line")
+        case .tooLong: return PayloadInput.tooLargeOutcome(limit: limit, what: "the line", rest: "its rest is skipped")
         case .blank: return nil
         }
     }

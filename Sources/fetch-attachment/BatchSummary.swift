@@ -35,6 +35,8 @@ struct BatchSummary {
     var wall: Duration
     /// The signal that interrupted the batch (see `BatchInterruption`), if one did.
     var interruption: Int32? = nil
+    /// Whether every line of the input had been started when it did.
+    var inputHandedOut = false
 
     /// Said once on standard error when an address was refused: the detail itself stays the same
     /// for every address (see `FallbackReason.addressRefused`), so it cannot say which rule refused.
@@ -88,7 +90,7 @@ struct BatchSummary {
         if let interruption {
             lines.append(
                 "  interrupted by \(Self.signalName(interruption)): no payload was started after it; those in flight ended by their deadlines; "
-                    + "the input from line \(Self.firstLineNotProcessed(records) + 1) on was not processed")
+                    + (inputHandedOut ? "every line of the input had started" : "the input from line \(Self.firstLineNotProcessed(records) + 1) on was not processed"))
         }
         lines.append(
             "  origin requests \(statistics.originRequests) (conditional \(statistics.conditionalRequests), not modified \(statistics.notModified)), cache hits \(statistics.cacheHits), coalesced \(statistics.coalesced), bytes downloaded \(statistics.bytesDownloaded)")

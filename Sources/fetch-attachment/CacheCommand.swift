@@ -63,9 +63,14 @@ struct CacheCommand: AsyncParsableCommand {
             do { return try AttachmentCache.outputFiles(in: directory) } catch { throw Failure(TerminalText.escaped(error.message)) }
         }
 
-        /// Removes the regular files there; returns how many.
-        static func clear(in directory: String) throws -> Int {
-            do { return try AttachmentCache.removeOutputFiles(in: directory) } catch { throw Failure(TerminalText.escaped(error.message)) }
+        /// Removes the regular files there (with `unlinkedOnly`, those no cache entry holds);
+        /// returns how many, and the bytes that freed.
+        static func remove(in directory: String, unlinkedOnly: Bool = false) throws -> (files: Int, bytes: Int) {
+            do {
+                return try AttachmentCache.removeOutputFiles(in: directory, unlinkedOnly: unlinkedOnly)
+            } catch {
+                throw Failure(TerminalText.escaped(error.message))
+            }
         }
     }
 
@@ -104,15 +109,24 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     struct Prune: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove stale entries and apply the size budget now.")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove stale entries and apply the size budget now.",
+            discussion: """
+                Then the files in the cache's default output directory (attachments/) whose body no \
+                entry holds any more (their one link) go too: their space is outside the budget.
+                """)
         @OptionGroup var options: Options
 
         func run() async throws {
             let (entries, bytes) = await (try await options.open())?.prune() ?? (0, 0)
+            let attachments = try Attachments.remove(in: options.attachmentsDirectory, unlinkedOnly: true)
             if options.json {
-                try CacheCommand.printJSON(["removed_entries": entries, "removed_bytes": bytes])
+                try CacheCommand.printJSON([
+                    "removed_entries": entries, "removed_bytes": bytes,
+                    "removed_attachments": attachments.files, "removed_attachment_bytes": attachments.bytes,
+                ])
             } else {
-                print("removed \(entries) entries, \(bytes) bytes")
+                print("removed \(entries) entries, \(bytes) bytes; \(attachments.files) attachment files no entry holds, \(attachments.bytes) bytes")
             }
         }
     }
@@ -133,7 +147,7 @@ struct CacheCommand: AsyncParsableCommand {
             let removed = await (try await options.open())?.clear() ?? 0
             let files: Int
             do {
-                files = try Attachments.clear(in: options.attachmentsDirectory)
+                files = try Attachments.remove(in: options.attachmentsDirectory).files
             } catch {
                 print("removed \(removed) entries")
                 throw error

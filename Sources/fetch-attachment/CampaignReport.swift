@@ -160,7 +160,7 @@ final class CampaignReport: Sendable {
 
     /// The page, with the fetcher's counters, the batch's wall time and, when a signal ended it,
     /// the signal and the first line not processed.
-    func html(statistics: PushAttachmentFetcher.Statistics, wall: Duration, interruption: (signal: Int32, line: Int)? = nil) -> String {
+    func html(statistics: PushAttachmentFetcher.Statistics, wall: Duration, interruption: (signal: Int32, line: Int?)? = nil) -> String {
         let state = state.withLock { $0 }
         var page = """
             <!DOCTYPE html>
@@ -183,7 +183,7 @@ final class CampaignReport: Sendable {
         page += "\(statistics.bytesDownloaded) bytes downloaded.</p>\n"
         if let interruption {
             page += "<p class=\"bad\">Interrupted by \(Self.escape(BatchSummary.signalName(interruption.signal))): "
-            page += "the input from line \(interruption.line + 1) on was not processed.</p>\n"
+            page += interruption.line.map { "the input from line \($0 + 1) on was not processed.</p>\n" } ?? "every line of the input had started.</p>\n"
         }
         page += "<h2>Totals</h2>\n" + Self.table(["status", "payloads"], state.byStatus.sorted { $0.key < $1.key }.map { [$0.key, "\($0.value)"] })
         if !state.byReason.isEmpty {

@@ -64,6 +64,12 @@ enum CommandSyscalls {
         return [UInt64(status.st_dev), UInt64(status.st_ino)]
     }
 
+    /// Whether `path` names a symbolic link (`lstat(2)`).
+    static func isSymbolicLink(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK
+    }
+
     /// `access(2)`: throws unless this process may `mode` (`R_OK`, `W_OK | X_OK`…) `path`.
     static func checkAccess(_ path: String, _ mode: Int32) throws(Errno) {
         guard access(path, mode) == 0 else { throw Errno(rawValue: errno) }

@@ -140,6 +140,12 @@ struct FetchOptions: ParsableArguments {
         if let outputDirectory, outputDirectory.isEmpty {
             throw ValidationError("--output-dir must not be empty")
         }
+        // The default output directory is the cache's, managed by `cache clear`: a link planted
+        // there would send every attachment where it points.
+        if outputDirectory == nil, CommandSyscalls.isSymbolicLink(cache.attachmentsDirectory) {
+            throw ValidationError(
+                "\(TerminalText.escaped(cache.attachmentsDirectory)) is a symbolic link, not the cache's output directory: remove it, or give --output-dir")
+        }
         if let cacert {
             guard FileManager.default.isReadableFile(atPath: cacert), !PathCheck.isDirectory(cacert) else {
                 throw ValidationError("--cacert \(TerminalText.escaped(cacert)) is not a readable file")

@@ -394,6 +394,27 @@ struct CLITests {
             #expect(html.contains("/media/s3.jpg") && !html.contains("/media/n\(count - 4).jpg"))
             // The page says it is not the whole campaign, and where the input stopped.
             #expect(html.contains("Interrupted by SIGINT (Ctrl-C): the input from line \(count + 1) on was not processed."), "\(html)")
+
+            // Interrupted once every line has started: nothing of the input was left out.
+            let started = directory + "/started.jsonl"
+            try Data((0..<2).map { String(decoding: Payloads.braze(url: server.url("/media/t\($0).jpg?bytes=200000&stall_after=10000")), as: UTF8.self) }
+                .joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: started))
+            let before = server.stats().requests
+            let (lateStatus, _) = try await CommandRunner.withRunning(
+                "/usr/bin/env",
+                ["--default-signal=INT", binary, "--batch", started, "--json", "--concurrency", "4", "--timeout", "\(timeout)", "--no-cache",
+                 "--output-dir", directory + "/out", "--report", report, "--allow-private-networks"],
+                readLines: true
+            ) { program -> [String] in
+                try await TestTiming.wait(atMost: .seconds(60)) { server.stats().requests >= before + 2 }
+                program.send(SIGINT)
+                var lines: [String] = []
+                while let line = await program.nextLine(within: .seconds(timeout + 20)) { lines.append(line) }
+                return lines
+            }
+            #expect(lateStatus == 130)
+            let whole = try String(contentsOfFile: report, encoding: .utf8)
+            #expect(whole.contains("Interrupted by SIGINT (Ctrl-C): every line of the input had started."), "\(whole)")
         }
     }
 

@@ -117,6 +117,11 @@ struct CacheSafetyTests {
         let stats = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", cache, "--json"])
         #expect(stats.status == 1)
         #expect(manager.fileExists(atPath: victim + "/keep.txt"))
+        // Nor does a fetch write through it.
+        let fetch = try await CommandRunner.run(
+            "fetch-attachment", ["--cache-dir", cache, "-"], stdin: Data(#"{"aps":{"alert":"B","mutable-content":1},"ab":{}}"#.utf8))
+        #expect(fetch.status == 64)
+        #expect(fetch.stderr.contains("\(cache)/attachments is a symbolic link, not the cache's output directory"), "\(fetch.stderr)")
 
         // A real directory: its regular files go (two links of one file count its bytes once);
         // a link to another file and a directory in it stay.
@@ -130,6 +135,11 @@ struct CacheSafetyTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(counted.stdout.utf8)) as? [String: Any])
         let files = try #require(object["attachments"] as? [String: Any])
         #expect(files["files"] as? Int == 2 && files["bytes"] as? Int == 3000, "\(counted.stdout)")
+        // prune takes only a file that is its body's one link (no entry holds it any more).
+        try Data(repeating: 8, count: 500).write(to: URL(fileURLWithPath: attachments + "/alone.jpg"))
+        let pruned = try await CommandRunner.run("fetch-attachment", ["cache", "prune", "--cache-dir", cache])
+        #expect(pruned.stdout.contains("; 1 attachment files no entry holds, 500 bytes"), "\(pruned.stdout) \(pruned.stderr)")
+        #expect(try manager.contentsOfDirectory(atPath: attachments).sorted() == ["a.jpg", "b.jpg", "kept-dir", "link.txt"])
         let cleared = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache])
         #expect(cleared.status == 0, "\(cleared.stderr)")
         #expect(cleared.stdout.contains("and 2 attachment files"), "\(cleared.stdout)")

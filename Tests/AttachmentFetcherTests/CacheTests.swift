@@ -418,7 +418,9 @@ struct CacheTests {
                 #expect(json.stdout.firstRange(of: "\"bytes\"")! .lowerBound < json.stdout.firstRange(of: "\"directory\"")!.lowerBound)
             }
             let pruned = try await CommandRunner.run("fetch-attachment", ["cache", "prune", "--cache-dir", directory, "--json"])
-            #expect(pruned.stdout == #"{"removed_bytes":0,"removed_entries":0}"# + "\n", "\(pruned.stdout)")
+            #expect(
+                pruned.stdout == #"{"removed_attachment_bytes":0,"removed_attachments":0,"removed_bytes":0,"removed_entries":0}"# + "\n",
+                "\(pruned.stdout)")
             // --no-cache is the fetching commands' option, not the cache's.
             for command in ["stats", "prune", "clear"] {
                 let help = try await CommandRunner.run("fetch-attachment", ["cache", command, "--help"])

@@ -50,11 +50,21 @@ public struct AttachmentCache: Sendable {
     }
 
     /// Removes the regular files directly in `directory` (see `outputFiles(in:)`), never
-    /// following a symbolic link nor entering a directory. Returns how many went.
-    public static func removeOutputFiles(in directory: String) throws(AttachmentFetcherError) -> Int {
-        guard let (descriptor, names) = try Self.regularFiles(in: directory) else { return 0 }
+    /// following a symbolic link nor entering a directory; with `unlinkedOnly`, only those that
+    /// are their file's one link (no cache entry holds their body any more, so their space is
+    /// outside the cache's budget). Returns how many went, and their bytes.
+    public static func removeOutputFiles(
+        in directory: String, unlinkedOnly: Bool = false
+    ) throws(AttachmentFetcherError) -> (files: Int, bytes: Int) {
+        guard let (descriptor, names) = try Self.regularFiles(in: directory) else { return (0, 0) }
         defer { try? descriptor.close() }
-        return names.filter { (try? Syscalls.unlink(FilePath($0.name), in: descriptor)) != nil }.count
+        var removed = (files: 0, bytes: 0)
+        for (name, status) in names where !unlinkedOnly || status.linkCount == 1 {
+            guard (try? Syscalls.unlink(FilePath(name), in: descriptor)) != nil else { continue }
+            removed.files += 1
+            if status.linkCount == 1 { removed.bytes += Int(status.size) }
+        }
+        return removed
     }
 
     /// `directory`, opened without following a link, and its regular files with their status;
