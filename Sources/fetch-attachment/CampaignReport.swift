@@ -69,7 +69,15 @@ final class CampaignReport: Sendable {
         /// counted together.
         var warnings: [String: PayloadNumbers] = [:]
         var otherWarnings = PayloadNumbers()
+        /// The payloads that use a URL past the first `listedURLs` (each counted once).
+        var otherURLPayloads = PayloadNumbers()
     }
+
+    /// The most URLs the page lists, the first met: each row keeps what a payload shows, and a
+    /// campaign of a distinct URL per payload would otherwise grow the report without bound
+    /// (20,000 payloads of four URLs each took 480 MB). The payloads of the others are counted
+    /// in one row; the totals count every payload.
+    static let listedURLs = 2_000
 
     /// The most payload numbers listed per URL (the lowest); the rest are counted.
     static let listedPayloads = 20
@@ -127,8 +135,13 @@ final class CampaignReport: Sendable {
                 state.byPlatform[platform.rawValue, default: [:]][reason?.code ?? "attached", default: 0] += 1
             }
             let single = outcome.attachments.count + outcome.failures.count == 1
+            var usesOtherURL = false
             func touch(_ url: String, _ update: (inout URLRow) -> Void) {
                 if state.rows[url] == nil {
+                    guard state.rows.count < Self.listedURLs else {
+                        usesOtherURL = true
+                        return
+                    }
                     state.rows[url] = URLRow(url: url)
                     state.order.append(url)
                 }
@@ -155,6 +168,7 @@ final class CampaignReport: Sendable {
                     if row.firstDetail == nil { row.firstDetail = outcome.detail }
                 }
             }
+            if usesOtherURL { state.otherURLPayloads.record(index) }
         }
     }
 
@@ -209,6 +223,10 @@ final class CampaignReport: Sendable {
         for url in state.order {
             guard let row = state.rows[url] else { continue }
             page += Self.row(row, thumbnailBytes: &thumbnailBytes)
+        }
+        if state.otherURLPayloads.count > 0 {
+            page += "<tr class=\"other-urls\"><td></td><td>(other URLs: the first \(Self.listedURLs) met are listed)</td>"
+            page += "<td>-</td><td>-</td><td class=\"num\">-</td><td class=\"num\">-</td><td>\(state.otherURLPayloads.text)</td><td></td></tr>\n"
         }
         page += "</table>\n"
         page += """

@@ -85,6 +85,26 @@ struct ReportTests {
         #expect(html.contains("<div class=\"detail\">ios</div><div><b>iOS &lt;sale&gt;</b></div>"), "\(html)")
     }
 
+    @Test("The report lists the first 2,000 URLs met, and counts the payloads of the others in one row")
+    func urlsBounded() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A URL of its own per payload, each refused before any request (invalid-url).
+        let lines = (0..<2_050).map { #"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"javascript:alert(\#($0))"}}}"# }
+        let batch = directory + "/batch.jsonl"
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
+        let report = directory + "/report.html"
+        let result = try await CommandRunner.run(
+            "fetch-attachment",
+            ["--batch", batch, "--concurrency", "1", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report])
+        #expect(result.status == 1)
+        let html = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(html.components(separatedBy: "<tr class=\"url-row\">").count - 1 == 2_000)
+        #expect(html.contains("<td>(other URLs: the first 2000 met are listed)</td>"), "\(html.suffix(2_000))")
+        #expect(html.contains("<td>2001, 2002, 2003, 2004, 2005, 2006, 2007, 2008, 2009, 2010, 2011, 2012, 2013, 2014, 2015, 2016, 2017, 2018, 2019, 2020 … (50 in all)</td>"))
+        #expect(html.contains("<p>2050 payloads"), "\(html.prefix(3_000))")
+    }
+
     @Test("The report lists at most 200 distinct warnings, the most common first, and counts the rest in one row")
     func warningsBounded() async throws {
         let directory = try makeTemporaryDirectory()
