@@ -295,6 +295,17 @@ struct PlatformRulesTests {
         }
     }
 
+    @Test("An ICO picture is shown on Android, whose decoders read it, under .ico; iOS refuses it")
+    func androidICO() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.ios, .android] }) { fixture in
+            let outcome = await fixture.fetch("/files/icon.ico")
+            #expect(outcome.status == .attached, "\(outcome.detail ?? "")")
+            #expect(outcome.attachments.first?.path.hasSuffix(".ico") == true)
+            #expect(outcome.verdicts.map(\.status) == [.original, .attached])
+            #expect(outcome.verdicts.first?.reason == .unsupportedType)
+        }
+    }
+
     @Test("An AVIF whose major brand is mif1 is AVIF (Android 12), not HEIF (Android 9)")
     func avifUnderHEIFMajorBrand() async throws {
         try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in

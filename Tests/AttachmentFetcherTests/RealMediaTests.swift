@@ -30,6 +30,8 @@ struct RealMediaTests {
         ("clip-msnv.mp4", "video/mp4", "mp4"),
         // AAC alone under brand mp42, its only track in view: audio, under the audio limit.
         ("tone-mp42.mp4", "audio/mp4", "m4a"),
+        // HEVC in an hvc1 sample entry, as Apple's players want it.
+        ("clip-hvc1.mp4", "video/mp4", "mp4"),
     ]
 
     /// Files iOS refuses, with words the detail must hold: the MIME type or, where libmagic has
@@ -51,6 +53,13 @@ struct RealMediaTests {
         // Behind an ID3 tag, but not MPEG audio: not an MP3 to iOS.
         ("tone-id3.aac", "ID3 tag followed by audio/x-hx-aac-adts"),
         ("tone-id3.flac", "ID3 tag followed by audio/flac"),
+        // ffmpeg's default HEVC tag, hev1, which Apple's players do not play; VP9 in MPEG-4.
+        ("clip-hev1.mp4", "HEVC video in hev1 sample entries"),
+        ("clip-vp9.mp4", "VP9 video"),
+        // MPEG audio layer II: libmagic says audio/mpeg, but only layer III is an MP3.
+        ("tone-layer2.mp3", "MPEG audio layer II"),
+        // Android's decoders read ICO; iOS does not.
+        ("icon.ico", "image/vnd.microsoft.icon"),
     ]
 
     static func size(of file: String) throws -> Int {

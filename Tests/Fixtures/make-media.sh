@@ -2,7 +2,7 @@
 # Makes the real-media corpus in Tests/Fixtures/media with real encoders (Debian's ffmpeg, ImageMagick,
 # sox, lame, cwebp, heif-enc, gzip), small enough to commit: a few KB a file, trimmed in duration and
 # size. The files are committed; this script documents how each was made and rewrites VERSIONS.txt.
-#   apt-get install ffmpeg imagemagick sox lame webp libheif-examples
+#   apt-get install ffmpeg imagemagick sox lame webp libheif-examples   (ffmpeg brings libx265 and libvpx)
 set -euo pipefail
 cd "$(dirname "$0")/media"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -16,6 +16,8 @@ convert=/usr/bin/convert   # ImageMagick's, not a stand-in earlier on PATH
 "$convert" -delay 20 "$work/pattern.png" \( "$work/pattern.png" -negate \) -loop 0 animated.gif
 "$convert" "$work/pattern.png" photo.bmp
 "$convert" "$work/pattern.png" photo.tiff
+# ICO: Android's decoders read it, iOS does not.
+"$convert" "$work/pattern.png" -resize 32x32 icon.ico
 cwebp -quiet -q 70 "$work/pattern.png" -o photo.webp
 heif-enc -q 50 "$work/pattern.png" -o photo.heic >/dev/null
 "${ff[@]}" -i "$work/pattern.png" -c:v libaom-av1 -still-picture 1 -cpu-used 8 photo.avif
@@ -53,6 +55,8 @@ tagsize=$(python3 -c 'import sys; b=open("tone-cover-art.mp3","rb").read(10); pr
 head -c "$tagsize" tone-cover-art.mp3 > "$work/tag.id3"
 cat "$work/tag.id3" tone.aac > tone-id3.aac
 cat "$work/tag.id3" tone.flac > tone-id3.flac
+# MPEG audio layer II under an .mp3 name: libmagic says audio/mpeg, iOS plays layer III only.
+"${ff[@]}" -i "$work/tone.wav" -c:a mp2 -b:a 64k -f mp2 tone-layer2.mp3
 "${ff[@]}" -i "$work/tone.wav" -c:a libopus -b:a 16k tone.ogg 2>/dev/null || "${ff[@]}" -i "$work/tone.wav" -c:a libvorbis tone.ogg
 
 # Video: 0.4 s of a 64x48 pattern at 5 frames per second.
@@ -64,6 +68,12 @@ src=(-f lavfi -i testsrc=size=64x48:rate=5 -t 0.4)
 "${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -brand XAVC -f mp4 clip-xavc.mp4
 "${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -brand CAEP -f mp4 clip-caep.mp4
 "${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -brand MSNV -f mp4 clip-msnv.mp4
+# HEVC as ffmpeg writes it by default (sample entry hev1, which Apple's players do not play) and
+# tagged hvc1 (which they do); VP9 in MPEG-4, which iOS does not play.
+x265=(-c:v libx265 -x265-params log-level=error -preset ultrafast -pix_fmt yuv420p -movflags +faststart)
+"${ff[@]}" "${src[@]}" "${x265[@]}" clip-hev1.mp4
+"${ff[@]}" "${src[@]}" "${x265[@]}" -tag:v hvc1 clip-hvc1.mp4
+"${ff[@]}" "${src[@]}" -c:v libvpx-vp9 -deadline realtime -movflags +faststart -f mp4 clip-vp9.mp4
 "${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -f mov clip.mov
 "${ff[@]}" "${src[@]}" -c:v mpeg4 -f 3gp clip.3gp
 "${ff[@]}" "${src[@]}" -c:v mpeg4 -f 3g2 clip.3g2

@@ -15,6 +15,9 @@ struct ISOBaseMedia: Equatable, Sendable {
     var handlers: [String] = []
     /// Whether the whole `moov` box is in view, so that `handlers` names every track.
     var allTracksSeen = false
+    /// The first sample entry's type (the codec: `avc1`, `hvc1`, `hev1`, `vp09`…) of each video
+    /// track whose `stsd` box is in view.
+    var videoSampleEntries: [String] = []
 
     /// Reads `bytes`, the start of a body; `nil` unless they start with an `ftyp` box.
     init?(_ bytes: [UInt8]) {
@@ -51,8 +54,9 @@ struct ISOBaseMedia: Equatable, Sendable {
                 var trackOffset = top.contentStart
                 while trackOffset < top.end, let trak = Self.box(in: bytes, at: trackOffset), walked < Self.maximumBoxes {
                     walked += 1
-                    if trak.type == "trak", let handler = Self.handler(in: bytes, trak: trak, walked: &walked) {
+                    if trak.type == "trak", let (handler, sampleEntry) = Self.handler(in: bytes, trak: trak, walked: &walked) {
                         handlers.append(handler)
+                        if handler == "vide", let sampleEntry { videoSampleEntries.append(sampleEntry) }
                     } else if trak.type == "trak" {
                         allTracksSeen = false
                     }
@@ -66,24 +70,31 @@ struct ISOBaseMedia: Equatable, Sendable {
         }
     }
 
-    /// The handler type in `trak`'s `mdia/hdlr`, when its bytes are in view.
-    private static func handler(in bytes: [UInt8], trak: Box, walked: inout Int) -> String? {
-        var offset = trak.contentStart
-        while offset < trak.end, let child = box(in: bytes, at: offset), walked < maximumBoxes {
+    /// The handler type in `trak`'s `mdia/hdlr`, when its bytes are in view, with the type of
+    /// the first sample entry of its `mdia/minf/stbl/stsd`, when that is in view too.
+    private static func handler(in bytes: [UInt8], trak: Box, walked: inout Int) -> (String, String?)? {
+        guard let mdia = child("mdia", of: trak, in: bytes, walked: &walked) else { return nil }
+        // hdlr: version and flags (4), pre_defined (4), handler_type (4).
+        guard let hdlr = child("hdlr", of: mdia, in: bytes, walked: &walked), hdlr.contentStart + 12 <= min(hdlr.end, bytes.count)
+        else { return nil }
+        let handler = fourCC(bytes, at: hdlr.contentStart + 8)
+        // stsd: version and flags (4), entry_count (4), then the first entry: size (4), type (4).
+        var sampleEntry: String?
+        if let minf = child("minf", of: mdia, in: bytes, walked: &walked), let stbl = child("stbl", of: minf, in: bytes, walked: &walked),
+            let stsd = child("stsd", of: stbl, in: bytes, walked: &walked), stsd.contentStart + 16 <= min(stsd.end, bytes.count)
+        {
+            sampleEntry = fourCC(bytes, at: stsd.contentStart + 12)
+        }
+        return (handler, sampleEntry)
+    }
+
+    /// The first box of `type` directly inside `parent`, when its header is in view.
+    private static func child(_ type: String, of parent: Box, in bytes: [UInt8], walked: inout Int) -> Box? {
+        var offset = parent.contentStart
+        while offset < parent.end, let box = box(in: bytes, at: offset), walked < maximumBoxes {
             walked += 1
-            if child.type == "mdia" {
-                var inner = child.contentStart
-                while inner < child.end, let leaf = box(in: bytes, at: inner), walked < maximumBoxes {
-                    walked += 1
-                    // hdlr: version and flags (4), pre_defined (4), handler_type (4).
-                    if leaf.type == "hdlr", leaf.contentStart + 12 <= min(leaf.end, bytes.count) {
-                        return fourCC(bytes, at: leaf.contentStart + 8)
-                    }
-                    inner = leaf.end
-                }
-                return nil
-            }
-            offset = child.end
+            if box.type == type { return box }
+            offset = box.end
         }
         return nil
     }

@@ -57,7 +57,7 @@ final class MagicCookie: @unchecked Sendable {
         guard let description = answer(for: bytes), description != "data", !description.isEmpty else { return nil }
         // Descriptions of containers list their contents on further lines ("\012- MPEG ADTS").
         return String(description.prefix { $0 != "\n" && $0 != "\\" })
-            .trimmingTrailingSeparators()
+            .trimmingSeparators()
     }
 
     private func answer(for bytes: [UInt8]) -> String? {
@@ -69,10 +69,13 @@ final class MagicCookie: @unchecked Sendable {
 }
 
 extension String {
-    /// Without the ", " or " " that a cut description may end with.
-    fileprivate func trimmingTrailingSeparators() -> String {
+    /// Without the ", " or " " that a cut description may end with, or that one whose first
+    /// test printed nothing starts with (", 44.1 kHz, JntStereo" for a free-format MP3).
+    fileprivate func trimmingSeparators() -> String {
+        let separators: Set<Character> = [",", " ", "-"]
         var text = Substring(self)
-        while let last = text.last, last == "," || last == " " || last == "-" { text = text.dropLast() }
+        while let last = text.last, separators.contains(last) { text = text.dropLast() }
+        while let first = text.first, separators.contains(first) { text = text.dropFirst() }
         return String(text)
     }
 }

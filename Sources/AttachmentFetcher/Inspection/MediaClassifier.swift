@@ -62,6 +62,9 @@ final class MediaClassifier: Sendable {
                     reason: .unsupportedType,
                     detail: "an ID3 tag followed by \(what), not MPEG audio: iOS does not play it as an MP3"))
         }
+        if let refusal = AttachmentTypes.codecRefusal(mime, bytes: bytes, file: isoMedia) {
+            return .failure(TransferFailure(reason: .unsupportedType, detail: "detected \(refusal)"))
+        }
         guard var media = AttachmentTypes.mediaType(forMIME: mime) else {
             return .failure(
                 TransferFailure(reason: .unsupportedType, detail: "detected \(detected()), which neither iOS nor Android shows"))

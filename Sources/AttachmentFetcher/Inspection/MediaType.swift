@@ -73,6 +73,9 @@ enum AttachmentTypes {
             ("image/heic", .image, "heic", false, heif),
             ("image/heif", .image, "heic", false, heif),
             ("image/avif", .image, "avif", false, avif),
+            // Android's decoders (Skia's, behind BitmapFactory and ImageDecoder) read ICO.
+            ("image/vnd.microsoft.icon", .image, "ico", false, .all),
+            ("image/x-icon", .image, "ico", false, .all),
             ("audio/x-aiff", .audio, "aiff", true, nil),
             ("audio/aiff", .audio, "aiff", true, nil),
             ("audio/x-wav", .audio, "wav", true, nil),
@@ -123,6 +126,38 @@ enum AttachmentTypes {
     private static let heifBrands: Set<String> = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1", "mif2"]
     /// The MIME types libmagic gives MPEG-4 files.
     private static let mpeg4MIMETypes: Set<String> = ["video/mp4", "video/x-m4v", "audio/mp4", "audio/x-m4a"]
+
+    /// Why no platform plays a file that libmagic names as a type iOS lists, from what its first
+    /// bytes say of the codec inside; `nil` when nothing says so (or the bytes that would are
+    /// not in view):
+    /// - MPEG audio of layer I or II: libmagic says `audio/mpeg` for every layer, but iOS plays
+    ///   layer III (MP3) only;
+    /// - MPEG-4 video whose video track is HEVC in an `hev1` sample entry (ffmpeg's default),
+    ///   which Apple's players do not play (they want `hvc1`), or VP8/VP9, which iOS does not
+    ///   play from an MPEG-4 file.
+    static func codecRefusal(_ mime: String, bytes: [UInt8], file: ISOBaseMedia?) -> String? {
+        switch mime.lowercased() {
+        case "audio/mpeg":
+            // A frame header first (11 sync bits); its layer bits: 01 is layer III.
+            guard bytes.count >= 2, bytes[0] == 0xFF, bytes[1] & 0xE0 == 0xE0 else { return nil }
+            switch (bytes[1] >> 1) & 0x3 {
+            case 0b10: return "MPEG audio layer II (MP2), which iOS does not play: only layer III is MP3"
+            case 0b11: return "MPEG audio layer I, which iOS does not play: only layer III is MP3"
+            default: return nil
+            }
+        case "video/mp4", "video/x-m4v":
+            let entries = file?.videoSampleEntries ?? []
+            if entries.contains("hev1") {
+                return "MPEG-4 with HEVC video in hev1 sample entries, which Apple's players do not play (they need hvc1: remux with ffmpeg -tag:v hvc1)"
+            }
+            if let vp = entries.first(where: { $0 == "vp09" || $0 == "vp08" }) {
+                return "MPEG-4 with \(vp == "vp09" ? "VP9" : "VP8") video, which iOS does not play"
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
 
     /// libmagic's answer, corrected for an ISO base media file from its brands and tracks.
     ///
