@@ -32,16 +32,17 @@ struct JSONReader {
     /// Reused by strings with escapes.
     private var scratch: [UInt8] = []
 
-    /// The JSON text in `data`: an object or an array, with nothing but whitespace after it.
-    static func read(_ data: Data) throws(SyntaxError) -> JSONValue {
+    /// The JSON text in `data`: an object or an array (as `JSONSerialization` reads it), or with
+    /// `fragments` any value, with nothing but whitespace after it.
+    static func read(_ data: Data, fragments: Bool = false) throws(SyntaxError) -> JSONValue {
         var reader = JSONReader()
-        return try reader.readDocument(data.span)
+        return try reader.readDocument(data.span, fragments: fragments)
     }
 
-    private mutating func readDocument(_ bytes: Span<UInt8>) throws(SyntaxError) -> JSONValue {
+    private mutating func readDocument(_ bytes: Span<UInt8>, fragments: Bool) throws(SyntaxError) -> JSONValue {
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
         skipWhitespace(bytes)
-        guard let first = peek(bytes), first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else {
+        guard fragments || peek(bytes) == UInt8(ascii: "{") || peek(bytes) == UInt8(ascii: "[") else {
             throw failure("the top level is not an object or an array")
         }
         let value = try readValue(bytes)

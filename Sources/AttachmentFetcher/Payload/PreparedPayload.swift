@@ -33,8 +33,19 @@ struct PreparedPayload: Sendable {
             return
         }
         do {
-            guard let object = try JSONReader.read(payload).object else {
-                next = .original(.invalidPayload, "the payload is not a JSON object: its top level is an array")
+            // Read as any JSON value, so that a string or a number at the top level is named as
+            // such ("x" is JSON, but no object).
+            let value = try JSONReader.read(payload, fragments: true)
+            guard let object = value.object else {
+                let what =
+                    switch value {
+                    case .array: "an array"
+                    case .string: "a string"
+                    case .number: "a number"
+                    case .bool(let flag): flag ? "true" : "false"
+                    case .null, .object: "null"
+                    }
+                next = .original(.invalidPayload, "the payload is not a JSON object: its top level is \(what)")
                 return
             }
             json = object
