@@ -275,7 +275,7 @@ final class CampaignReport: Sendable {
         if let subtitle = notification.subtitle { html += "<div>\(escape(subtitle))</div>" }
         if let body = notification.body { html += "<div>\(escape(body))</div>" }
         if !notification.buttons.isEmpty {
-            html += "<div>" + notification.buttons.map { "<span class=\"button\">\(escape($0.title ?? $0.id))</span>" }.joined(separator: " ") + "</div>"
+            html += "<div>" + notification.buttons.map { "<span class=\"button\">\(escape(OutcomePrinter.label(of: $0)))</span>" }.joined(separator: " ") + "</div>"
         }
         if let url = notification.openURL { html += "<div class=\"detail\">tap: \(escape(url))</div>" }
         return html

@@ -65,6 +65,12 @@ struct OutcomePrinter {
         "critical": "plays its sound through the mute switch and Focus if the app has Apple's Critical Alerts entitlement (else active)",
     ]
 
+    /// A button's text; one the payload gives none (an app's own category or button group) is
+    /// the app's, named by its action's identifier.
+    static func label(of button: NotificationContent.Button) -> String {
+        button.title ?? "the app's button '\(button.id)'"
+    }
+
     /// What a person would see on the device: the texts, badge, sound, how it interrupts, its
     /// thread, buttons, where a tap goes, and the picture's file.
     static func notificationLines(_ notification: NotificationContent, _ outcome: Outcome) -> [String] {
@@ -106,7 +112,7 @@ struct OutcomePrinter {
         }
         if !notification.buttons.isEmpty {
             let buttons = notification.buttons.map { button in
-                let title = TerminalText.escaped(button.title ?? button.id)
+                let title = TerminalText.escaped(Self.label(of: button))
                 guard let url = button.url else { return "[\(title)]" }
                 return "[\(title) → \(TerminalText.escaped(url))\(button.webview ? " in a web view" : "")]"
             }

@@ -220,6 +220,11 @@ struct CLITests {
             let channelSound = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"_ab":"true","t":"T","a":"B","ab_nc":"news"}"#.utf8))
             #expect(channelSound.stdout.contains("    sound: the channel's (news)\n"), "\(channelSound.stdout)")
+            // An app's own category: its buttons' texts are the app's, named by their actions.
+            let appButtons = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory],
+                stdin: Data(#"{"aps":{"alert":"B","category":"app_cat","mutable-content":1},"_":"s","com.urbanairship.interactive_actions":{"yes":{"^d":"myapp://yes"}}}"#.utf8))
+            #expect(appButtons.stdout.contains("    buttons: [the app's button 'yes' → myapp://yes]\n"), "\(appButtons.stdout)")
             // Braze's sd plays before Android 8 only; from 8 on, the channel's sound.
             let brazeSound = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"_ab":"true","t":"T","a":"B","ab_nc":"promos","sd":"d"}"#.utf8))
