@@ -316,25 +316,36 @@ final class CampaignReport: Sendable {
         let highest = histogram.max
         while lower <= highest, buckets.count < 24 {
             let count = histogram.count(within: lower...upper)
-            buckets.append(("≤\(upper >= 1_000 ? "\(upper / 1_000) ms" : "\(upper) µs")", count))
+            buckets.append(("≤" + Self.durationLabel(microseconds: upper), count))
             lower = upper + 1
             upper *= 2
         }
         let tallest = max(1, buckets.map(\.count).max() ?? 1)
-        let width = 40, height = 160
-        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(buckets.count * width + 20)\" height=\"\(height + 60)\" role=\"img\" aria-label=\"latency histogram\">\n"
+        // A margin above the tallest bar for its count.
+        let width = 48, height = 160, top = 18
+        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(buckets.count * width + 20)\" height=\"\(height + top + 60)\" role=\"img\" aria-label=\"latency histogram\">\n"
         for (position, bucket) in buckets.enumerated() {
             let barHeight = Int(Double(bucket.count) / Double(tallest) * Double(height))
             let x = 10 + position * width
-            svg += "<rect x=\"\(x + 4)\" y=\"\(10 + height - barHeight)\" width=\"\(width - 8)\" height=\"\(barHeight)\" fill=\"#3b73b9\"><title>\(bucket.count) payloads \(escape(bucket.label))</title></rect>\n"
-            svg += "<text x=\"\(x + width / 2)\" y=\"\(height + 26)\" font-size=\"10\" text-anchor=\"middle\">\(escape(bucket.label))</text>\n"
+            svg += "<rect x=\"\(x + 4)\" y=\"\(top + height - barHeight)\" width=\"\(width - 8)\" height=\"\(barHeight)\" fill=\"#3b73b9\"><title>\(bucket.count) payloads \(escape(bucket.label))</title></rect>\n"
+            svg += "<text x=\"\(x + width / 2)\" y=\"\(top + height + 16)\" font-size=\"9\" text-anchor=\"middle\">\(escape(bucket.label))</text>\n"
             if bucket.count > 0 {
-                svg += "<text x=\"\(x + width / 2)\" y=\"\(6 + height - barHeight)\" font-size=\"10\" text-anchor=\"middle\">\(bucket.count)</text>\n"
+                svg += "<text x=\"\(x + width / 2)\" y=\"\(top - 4 + height - barHeight)\" font-size=\"10\" text-anchor=\"middle\">\(bucket.count)</text>\n"
             }
         }
         let p50 = Double(histogram.valueAtPercentile(50)) / 1_000, p99 = Double(histogram.valueAtPercentile(99)) / 1_000
-        svg += "<text x=\"10\" y=\"\(height + 50)\" font-size=\"12\">p50 \(String(format: "%.1f", p50)) ms, p99 \(String(format: "%.1f", p99)) ms, max \(String(format: "%.1f", Double(histogram.max) / 1_000)) ms</text>\n"
+        svg += "<text x=\"10\" y=\"\(top + height + 40)\" font-size=\"12\">p50 \(String(format: "%.1f", p50)) ms, p99 \(String(format: "%.1f", p99)) ms, max \(String(format: "%.1f", Double(histogram.max) / 1_000)) ms</text>\n"
         return svg + "</svg>\n"
+    }
+
+    /// A bucket's bound as few characters as fit under its bar: "512 µs", "256 ms", "4.1 s".
+    static func durationLabel(microseconds: UInt64) -> String {
+        switch microseconds {
+        case ..<1_000: "\(microseconds) µs"
+        case ..<1_000_000: "\(microseconds / 1_000) ms"
+        case ..<10_000_000: String(format: "%.1f s", Double(microseconds) / 1e6)
+        default: "\(Int((Double(microseconds) / 1e6).rounded())) s"
+        }
     }
 
     /// Text made safe for HTML content and attribute values.
