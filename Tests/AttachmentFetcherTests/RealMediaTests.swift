@@ -46,6 +46,8 @@ struct RealMediaTests {
         ("clip.3gp", "3GPP"),
         ("clip.3g2", "3GPP2"),
         ("clip.ts", "MPEG transport stream"),
+        // As ffmpeg writes it, its SDT packet first: libmagic says "data".
+        ("clip-sdt.ts", "MPEG transport stream"),
         ("tone.caf", "CoreAudio Format"),
         ("tone.flac", "audio/flac"),
         ("tone.aac", "AAC"),

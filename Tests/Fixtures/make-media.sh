@@ -80,6 +80,8 @@ x265=(-c:v libx265 -x265-params log-level=error -preset ultrafast -pix_fmt yuv42
 # ffmpeg writes its SDT packet first; a broadcast segment starts at a PAT, as libmagic expects.
 "${ff[@]}" "${src[@]}" -c:v mpeg1video -r 25 -f mpegts "$work/clip.ts"
 tail -c +189 "$work/clip.ts" > clip.ts
+# And as ffmpeg writes it, which libmagic calls "data": named by its 188-byte packets.
+cp "$work/clip.ts" clip-sdt.ts
 "${ff[@]}" "${src[@]}" -c:v mpeg1video -r 25 -f mpeg clip.mpg
 "${ff[@]}" "${src[@]}" -c:v mpeg4 -f avi clip.avi
 

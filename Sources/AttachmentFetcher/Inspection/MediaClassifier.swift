@@ -48,7 +48,7 @@ final class MediaClassifier: Sendable {
         defer { idleCookies.withLock { $0.append(cookie) } }
         let bytes = window.bytes
         let isoMedia = ISOBaseMedia(bytes)
-        let mime = AttachmentTypes.refined(cookie.mimeType(of: bytes), file: isoMedia)
+        let mime = AttachmentTypes.refined(cookie.mimeType(of: bytes), file: isoMedia, bytes: bytes)
         // Refusals name the format; where libmagic has no MIME type for it (CAF), in libmagic's
         // own words, which only a refusal pays for.
         func detected() -> String {

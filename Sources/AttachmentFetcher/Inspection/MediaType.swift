@@ -171,7 +171,12 @@ enum AttachmentTypes {
     ///   `M4A `, `M4B `…, video otherwise). libmagic's own MPEG-4 answer stands when it names the
     ///   same class ("video/x-m4v", "audio/x-m4a").
     /// `file` is what the body's first bytes say, `nil` when they are not ISO base media.
-    static func refined(_ mime: String, file: ISOBaseMedia?) -> String {
+    static func refined(_ mime: String, file: ISOBaseMedia?, bytes: [UInt8] = []) -> String {
+        // An MPEG transport stream that starts with another table than the PAT (ffmpeg writes
+        // its SDT first) is "data" to libmagic: packets of 188 bytes, each starting 0x47.
+        if mime.lowercased() == "application/octet-stream", bytes.count >= 4 * 188, (0..<4).allSatisfy({ bytes[$0 * 188] == 0x47 }) {
+            return "video/mp2t"
+        }
         guard let file else { return mime }
         if file.hasBrand(["avif", "avis"]) { return "image/avif" }
         let major = file.majorBrand
