@@ -30,8 +30,9 @@ struct RealMediaTests {
         ("clip-msnv.mp4", "video/mp4", "mp4"),
         // AAC alone under brand mp42, its only track in view: audio, under the audio limit.
         ("tone-mp42.mp4", "audio/mp4", "m4a"),
-        // HEVC in an hvc1 sample entry, as Apple's players want it.
+        // HEVC in an hvc1 sample entry, as Apple's players want it; AV1 (with a warning).
         ("clip-hvc1.mp4", "video/mp4", "mp4"),
+        ("clip-av1.mp4", "video/mp4", "mp4"),
     ]
 
     /// Files iOS refuses, with words the detail must hold: the MIME type or, where libmagic has
@@ -79,6 +80,18 @@ struct RealMediaTests {
             #expect(attachment.bytes == (try Self.size(of: item.file)))
             let original = try Data(contentsOf: URL(fileURLWithPath: Fixture.mediaDirectory + "/" + item.file))
             #expect(try Data(contentsOf: URL(fileURLWithPath: attachment.path)) == original)
+        }
+    }
+
+    @Test("AV1 video is attached with a warning that only iPhones decoding it in hardware play it; H.264 and HEVC get none")
+    func av1Warning() async throws {
+        try await Fixture.with { fixture in
+            let av1 = await fixture.fetch("/files/clip-av1.mp4")
+            #expect(av1.status == .attached, "\(av1.detail ?? "")")
+            #expect(av1.warnings.contains(PlatformRules.iOSAV1Warning), "\(av1.warnings)")
+            for file in ["clip.mp4", "clip-hvc1.mp4"] {
+                #expect(!(await fixture.fetch("/files/\(file)")).warnings.contains(PlatformRules.iOSAV1Warning))
+            }
         }
     }
 

@@ -74,6 +74,8 @@ x265=(-c:v libx265 -x265-params log-level=error -preset ultrafast -pix_fmt yuv42
 "${ff[@]}" "${src[@]}" "${x265[@]}" clip-hev1.mp4
 "${ff[@]}" "${src[@]}" "${x265[@]}" -tag:v hvc1 clip-hvc1.mp4
 "${ff[@]}" "${src[@]}" -c:v libvpx-vp9 -deadline realtime -movflags +faststart -f mp4 clip-vp9.mp4
+# AV1, which only iPhones that decode it in hardware play.
+"${ff[@]}" "${src[@]}" -c:v libaom-av1 -cpu-used 8 -movflags +faststart clip-av1.mp4
 "${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -f mov clip.mov
 "${ff[@]}" "${src[@]}" -c:v mpeg4 -f 3gp clip.3gp
 "${ff[@]}" "${src[@]}" -c:v mpeg4 -f 3g2 clip.3g2

@@ -70,6 +70,7 @@ final class MediaClassifier: Sendable {
                 TransferFailure(reason: .unsupportedType, detail: "detected \(detected()), which neither iOS nor Android shows"))
         }
         media.animatedFormat = AnimatedImage.animatedFormat(mime: mime, bytes: bytes, file: isoMedia)
+        if media.kind == .video { media.videoCodec = isoMedia?.videoSampleEntries.first }
         return .success(media)
     }
 

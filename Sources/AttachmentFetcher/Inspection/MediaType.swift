@@ -34,6 +34,9 @@ struct MediaType: Hashable, Sendable {
     /// For an animated image other than GIF, the format's name ("WebP"): Android draws its first
     /// frame only.
     var animatedFormat: String? = nil
+    /// For MPEG-4 video, its video track's codec (the first sample entry's type: `avc1`,
+    /// `hvc1`, `av01`…), when the first bytes show it.
+    var videoCodec: String? = nil
 }
 
 /// Which detected MIME types each platform shows, in which class, under which file suffix.

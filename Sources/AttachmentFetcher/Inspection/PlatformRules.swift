@@ -61,6 +61,9 @@ struct PlatformRules: Sendable {
             "\(url) took \(took) s to download from here; \(sdk) shows the notification without its picture after \(limit) s, so slower networks may miss it")
     }
 
+    /// AV1 video plays on iPhones that decode it in hardware (the A17 Pro's and later chips).
+    static let iOSAV1Warning = "the video is AV1, which plays only on iPhones that decode it in hardware (iPhone 15 Pro, the iPhone 16 family and later)"
+
     /// Android decodes a GIF as a still picture (FCM: "Animated GIF and video only work on iOS").
     static let androidGIFWarning = "Android draws only the first frame of a GIF: an animation does not play"
 
@@ -104,6 +107,7 @@ struct PlatformRules: Sendable {
         }
         if platform == .android, media.fileExtension == "gif" { warnings.append(Self.androidGIFWarning) }
         if platform == .android, let format = media.animatedFormat { warnings.append(Self.androidAnimationWarning(format)) }
+        if platform == .ios, media.videoCodec == "av01" { warnings.append(Self.iOSAV1Warning) }
         if platform == .android {
             switch Self.androidTimeVerdict(downloadTime, drawnBy: vendor, url: url) {
             case .failure(let refusal)?: return .failure(refusal)
