@@ -224,6 +224,10 @@ extension PushAttachmentFetcher {
                 throw .invalidConfiguration("resolve entry '\(entry)' is not HOST:PORT:ADDRESS")
             }
             if let proxy, proxy.isEmpty { throw .invalidConfiguration("proxy is empty (nil means no proxy)") }
+            // One header line: a line break would add headers of the text's choosing.
+            guard !userAgent.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+                throw .invalidConfiguration("userAgent holds a control character (a line break would start another header)")
+            }
             if let trustedCertificatesFile, (try? Syscalls.checkAccess(FilePath(trustedCertificatesFile), R_OK)) == nil {
                 throw .invalidConfiguration("trustedCertificatesFile \(trustedCertificatesFile) is not a readable file")
             }

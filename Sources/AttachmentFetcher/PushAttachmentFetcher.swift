@@ -149,8 +149,12 @@ public final class PushAttachmentFetcher: Sendable {
     ///     `configuration.timeout`.
     public func process(_ payload: Data, timeout: Duration? = nil) async -> Outcome {
         let startedAt = ContinuousClock.now
-        return await process(payload, startedAt: startedAt, deadline: startedAt.advanced(by: timeout ?? configuration.timeout))
+        let timeout = min(timeout ?? configuration.timeout, Self.longestTimeout)
+        return await process(payload, startedAt: startedAt, deadline: startedAt.advanced(by: timeout))
     }
+
+    /// The longest time a payload is given, whatever its timeout or deadline says: a year.
+    static let longestTimeout = Duration.seconds(365 * 86_400)
 
     /// Processes one payload against an instant rather than a duration: the deadline the payload
     /// already has (a service extension's own, one shared by a batch). Never throws; returns by
@@ -165,6 +169,8 @@ public final class PushAttachmentFetcher: Sendable {
     }
 
     private func process(_ payload: Data, startedAt: ContinuousClock.Instant, deadline: ContinuousClock.Instant) async -> Outcome {
+        // A year at most: a longer one ("no timeout") is that, and every later sum stays small.
+        let deadline = min(deadline, startedAt.advanced(by: Self.longestTimeout))
         let draft = OutcomeDraft(payload: payload, startedAt: startedAt)
         let (outcome, urls) = await process(draft, deadline: deadline)
         log(outcome, urls: urls)

@@ -108,6 +108,14 @@ struct FaultTests {
                 && (error as? AttachmentFetcherError)?.message.contains("missing.pem is not a readable file") == true
         }
         configuration.trustedCertificatesFile = nil
+        // A user agent with a line break would send a header of its own.
+        configuration.userAgent = "x\r\nX-Injected: 1"
+        #expect {
+            try PushAttachmentFetcher(configuration: configuration)
+        } throws: { error in
+            (error as? AttachmentFetcherError)?.message.contains("userAgent holds a control character") == true
+        }
+        configuration.userAgent = "AttachmentFetcher/1.0"
         configuration.outputDirectory = "/proc/attachment-fetcher-cannot-be-here"
         do {
             _ = try PushAttachmentFetcher(configuration: configuration)

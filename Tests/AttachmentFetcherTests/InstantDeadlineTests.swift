@@ -30,6 +30,16 @@ struct InstantDeadlineTests {
         }
     }
 
+    @Test("A timeout or deadline far away (\"no timeout\") attaches as any other: the engine's wake-up arithmetic stopped the process")
+    func farDeadlines() async throws {
+        try await Fixture.with(configure: { $0.timeout = .seconds(Int64.max / 2) }) { fixture in
+            let path = "/media/far.jpg?bytes=5000"
+            #expect(await fixture.fetcher.process(fixture.braze(path)).status == .attached)
+            #expect(await fixture.fetcher.process(fixture.braze(path), timeout: .seconds(10_000_000_000_000_000)).status == .attached)
+            #expect(await fixture.fetcher.process(fixture.braze(path), deadline: .now.advanced(by: .seconds(Int64.max / 4))).status == .attached)
+        }
+    }
+
     @Test("Bytes processed against a later instant are attached as with a timeout")
     func instantLater() async throws {
         try await Fixture.with { fixture in

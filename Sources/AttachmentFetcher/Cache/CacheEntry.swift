@@ -65,7 +65,8 @@ struct CacheEntryMetadata: Sendable, Hashable {
         let flags: UInt8 = (changedScheme ? 1 : 0) | (slow != nil ? 2 : 0)
         if flags != 0 { bytes.append(flags) }
         if let slow {
-            let milliseconds = UInt32(clamping: slow.components.seconds * 1000 + slow.components.attoseconds / 1_000_000_000_000_000)
+            let kept = min(slow, .seconds(4_000_000))  // UInt32's milliseconds, and no overflow on the way
+            let milliseconds = UInt32(clamping: kept.components.seconds * 1000 + kept.components.attoseconds / 1_000_000_000_000_000)
             withUnsafeBytes(of: milliseconds.littleEndian) { bytes.append(contentsOf: $0) }
         }
         return bytes

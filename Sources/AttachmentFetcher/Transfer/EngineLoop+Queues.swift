@@ -32,8 +32,9 @@ extension EngineLoop {
     func nextWakeUpMilliseconds() -> Int {
         var milliseconds = 1_000
         if let suggested = multi.suggestedTimeoutMilliseconds() { milliseconds = min(milliseconds, suggested) }
-        if let next = deadlines.min {
-            let remaining = ContinuousClock.now.duration(to: next.deadline)
+        // A deadline a second or more away wakes nothing sooner (and a far one, in milliseconds,
+        // would overflow).
+        if let next = deadlines.min, case let remaining = ContinuousClock.now.duration(to: next.deadline), remaining < .seconds(1) {
             let (seconds, attoseconds) = remaining.components
             let remainingMilliseconds = seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
             milliseconds = min(milliseconds, max(0, Int(remainingMilliseconds)))
