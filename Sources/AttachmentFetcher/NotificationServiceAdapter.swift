@@ -65,10 +65,8 @@ public final class NotificationServiceAdapter: Sendable {
     public func serviceExtensionTimeWillExpire() {
         guard let taken = pending.withLock({ state -> Pending? in defer { state = nil }; return state }) else { return }
         taken.task?.cancel()
-        taken.handler(
-            Outcome(
-                status: .original, reason: .deadline, detail: "serviceExtensionTimeWillExpire", vendor: nil,
-                attachments: [], warnings: [], elapsed: taken.startedAt.duration(to: .now), payload: taken.payload))
+        // What the push says stays known: a client shows the original content from it.
+        taken.handler(fetcher.original(taken.payload, startedAt: taken.startedAt, .deadline, "serviceExtensionTimeWillExpire"))
     }
 
     /// Calls the handler of `request` with `outcome`; `false` if it was already called.

@@ -193,6 +193,27 @@ public final class PushAttachmentFetcher: Sendable {
         await process(Data(payload), deadline: deadline)
     }
 
+    /// The original content of `payload`, with what it says (vendor, notification, warnings), for
+    /// `reason`: what `NotificationServiceAdapter` hands over when time expires first.
+    func original(_ payload: Data, startedAt: ContinuousClock.Instant, _ reason: FallbackReason, _ detail: String) -> Outcome {
+        var draft = OutcomeDraft(payload: payload, startedAt: startedAt)
+        if payload.count <= configuration.maximumPayloadBytes { read(&draft) }
+        return draft.original(reason, detail)
+    }
+
+    /// Reads the draft's payload (the same bytes read twice in a row are read once): its
+    /// vendor, what it shows, and its warnings; what it needs next.
+    @discardableResult
+    private func read(_ draft: inout OutcomeDraft) -> PreparedPayload {
+        let prepared = latestPayload.prepared(
+            draft.payload, maximumAttachments: configuration.maximumAttachmentsPerPayload, judging: configuration.platforms)
+        draft.vendor = prepared.vendor
+        draft.notification = prepared.notification
+        draft.otherPlatformNotifications = prepared.otherPlatformNotifications
+        draft.warnings = prepared.warnings
+        return prepared
+    }
+
     /// The outcome, and the attachment URLs the payload named, credentials redacted (for the log).
     private func process(_ draft: OutcomeDraft, deadline: ContinuousClock.Instant) async -> (Outcome, [String]) {
         var draft = draft
@@ -201,12 +222,7 @@ public final class PushAttachmentFetcher: Sendable {
                 .invalidPayload,
                 "the payload is \(draft.payload.count) bytes, more than \(configuration.maximumPayloadBytes)"), [])
         }
-        let prepared = latestPayload.prepared(
-            draft.payload, maximumAttachments: configuration.maximumAttachmentsPerPayload, judging: configuration.platforms)
-        draft.vendor = prepared.vendor
-        draft.notification = prepared.notification
-        draft.otherPlatformNotifications = prepared.otherPlatformNotifications
-        draft.warnings = prepared.warnings
+        let prepared = read(&draft)
         switch prepared.next {
         case .original(let reason, let detail):
             return (draft.original(reason, detail), [])

@@ -25,6 +25,9 @@ struct NotificationServiceAdapterTests {
             #expect(outcomes.count == 1)
             #expect(outcomes.first?.reason == .deadline)
             #expect(outcomes.first?.payload == payload)
+            // The original content still says what the push shows.
+            #expect(outcomes.first?.vendor == .braze)
+            #expect(outcomes.first?.notification?.title == "T" && outcomes.first?.notification?.body == "B")
         }
     }
 
