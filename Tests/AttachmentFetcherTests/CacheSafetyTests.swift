@@ -145,6 +145,16 @@ struct CacheSafetyTests {
         #expect(cleared.stdout.contains("and 2 attachment files"), "\(cleared.stdout)")
         #expect(try manager.contentsOfDirectory(atPath: attachments).sorted() == ["kept-dir", "link.txt"])
         #expect(manager.fileExists(atPath: victim + "/keep.txt"))
+
+        // The bytes freed: a file's once its last link is gone, whether both links were here or one
+        // is elsewhere (an entry's).
+        try Data(repeating: 1, count: 700).write(to: URL(fileURLWithPath: attachments + "/x.jpg"))
+        try manager.linkItem(atPath: attachments + "/x.jpg", toPath: attachments + "/x2.jpg")
+        try Data(repeating: 2, count: 90).write(to: URL(fileURLWithPath: attachments + "/y.jpg"))
+        try Data(repeating: 3, count: 5000).write(to: URL(fileURLWithPath: home + "/entry"))
+        try manager.linkItem(atPath: home + "/entry", toPath: attachments + "/z.jpg")
+        let freed = try AttachmentCache.removeOutputFiles(in: attachments)
+        #expect(freed.files == 4 && freed.bytes == 790, "\(freed)")
     }
 
     @Test("A body that is a symbolic link is never followed: removed, and the URL downloaded")

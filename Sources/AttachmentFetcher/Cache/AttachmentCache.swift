@@ -52,17 +52,22 @@ public struct AttachmentCache: Sendable {
     /// Removes the regular files directly in `directory` (see `outputFiles(in:)`), never
     /// following a symbolic link nor entering a directory; with `unlinkedOnly`, only those that
     /// are their file's one link (no cache entry holds their body any more, so their space is
-    /// outside the cache's budget). Returns how many went, and their bytes.
+    /// outside the cache's budget). Returns how many went, and the bytes that freed: a file's
+    /// once its last link went (several of its links may be here, and none left elsewhere).
     public static func removeOutputFiles(
         in directory: String, unlinkedOnly: Bool = false
     ) throws(AttachmentFetcherError) -> (files: Int, bytes: Int) {
         guard let (descriptor, names) = try Self.regularFiles(in: directory) else { return (0, 0) }
         defer { try? descriptor.close() }
         var removed = (files: 0, bytes: 0)
+        // Each file's links removed here so far.
+        var unlinked: [UInt64: Int] = [:]
         for (name, status) in names where !unlinkedOnly || status.linkCount == 1 {
             guard (try? Syscalls.unlink(FilePath(name), in: descriptor)) != nil else { continue }
             removed.files += 1
-            if status.linkCount == 1 { removed.bytes += Int(status.size) }
+            let inode = UInt64(status.inode.rawValue)
+            unlinked[inode, default: 0] += 1
+            if unlinked[inode] == status.linkCount { removed.bytes += Int(status.size) }
         }
         return removed
     }
