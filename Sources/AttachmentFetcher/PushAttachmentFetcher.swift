@@ -37,8 +37,9 @@ public final class PushAttachmentFetcher: Sendable {
     ///
     /// - Parameters:
     ///   - configuration: where files go, the deadline, limits and concurrency.
-    ///   - logger: receives one record per payload, with its URL and reason as metadata. By
-    ///     default nothing is logged.
+    ///   - logger: receives one record per payload, with its URL and reason as metadata: `info`
+    ///     when the original content stands, `debug` when an attachment is ready. By default
+    ///     nothing is logged.
     /// - Throws: `AttachmentFetcherError` when the directory cannot be used, the configuration
     ///   is out of range, or libcurl or libmagic cannot start.
     public convenience init(
