@@ -9,6 +9,19 @@ struct ReportTests {
         FileManager.default.isExecutableFile(atPath: $0)
     }
 
+    /// The report of a batch of `lines`, processed one at a time (what the page lists first is
+    /// what was met first, so the input's order), none of which is attached.
+    static func reportOfBatch(_ lines: [String], in directory: String) async throws -> String {
+        let batch = directory + "/batch.jsonl"
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
+        let report = directory + "/report.html"
+        let result = try await CommandRunner.run(
+            "fetch-attachment",
+            ["--batch", batch, "--concurrency", "1", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report])
+        #expect(result.status == 1)
+        return try String(contentsOfFile: report, encoding: .utf8)
+    }
+
     /// A batch of every kind of verdict, with its report.
     static func makeReport(in directory: String) async throws -> (html: String, path: String) {
         let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: Fixture.mediaDirectory)
@@ -91,14 +104,7 @@ struct ReportTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // A URL of its own per payload, each refused before any request (invalid-url).
         let lines = (0..<2_050).map { #"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"javascript:alert(\#($0))"}}}"# }
-        let batch = directory + "/batch.jsonl"
-        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
-        let report = directory + "/report.html"
-        let result = try await CommandRunner.run(
-            "fetch-attachment",
-            ["--batch", batch, "--concurrency", "1", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report])
-        #expect(result.status == 1)
-        let html = try String(contentsOfFile: report, encoding: .utf8)
+        let html = try await Self.reportOfBatch(lines, in: directory)
         #expect(html.components(separatedBy: "<tr class=\"url-row\">").count - 1 == 2_000)
         #expect(html.contains("<td>(other URLs: the first 2000 met are listed)</td>"), "\(html.suffix(2_000))")
         #expect(html.contains("<td>2001, 2002, 2003, 2004, 2005, 2006, 2007, 2008, 2009, 2010, 2011, 2012, 2013, 2014, 2015, 2016, 2017, 2018, 2019, 2020 … (50 in all)</td>"))
@@ -115,15 +121,7 @@ struct ReportTests {
             let score = index >= 199 ? #","relevance-score":\#(index)"# : ""
             return #"{"aps":{"alert":"B","interruption-level":"level-\#(index)"\#(score)},"ab":{"c":"1"}}"#
         }
-        let batch = directory + "/batch.jsonl"
-        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
-        let report = directory + "/report.html"
-        let result = try await CommandRunner.run(
-            "fetch-attachment",
-            // One payload at a time: the listed warnings are the first met, so the order is the input's.
-            ["--batch", batch, "--concurrency", "1", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report])
-        #expect(result.status == 1)
-        let html = try String(contentsOfFile: report, encoding: .utf8)
+        let html = try await Self.reportOfBatch(lines, in: directory)
         let section = try #require(html.components(separatedBy: "<h2>Warnings</h2>").last?.components(separatedBy: "</table>").first)
         let rows = section.components(separatedBy: "<tr><td>").dropFirst()
         #expect(rows.count == 201, "\(rows.count)")

@@ -91,10 +91,10 @@ struct ISOBaseMedia: Equatable, Sendable {
     /// The first box of `type` directly inside `parent`, when its header is in view.
     private static func child(_ type: String, of parent: Box, in bytes: [UInt8], walked: inout Int) -> Box? {
         var offset = parent.contentStart
-        while offset < parent.end, let box = box(in: bytes, at: offset), walked < maximumBoxes {
+        while offset < parent.end, let found = box(in: bytes, at: offset), walked < maximumBoxes {
             walked += 1
-            if box.type == type { return box }
-            offset = box.end
+            if found.type == type { return found }
+            offset = found.end
         }
         return nil
     }
