@@ -371,20 +371,25 @@ struct CLITests {
             // job; the test runner's children start with SIGINT ignored, so `env` restores it.
             let binary = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
             let timeout = 5 * TestTiming.scale
-            let (status, lines) = try await CommandRunner.withRunning(
-                "/usr/bin/env",
-                ["--default-signal=INT", binary, "--batch", campaign, "--json", "--concurrency", "4", "--timeout", "\(timeout)", "--no-cache",
-                 "--output-dir", directory + "/out", "--report", report, "--allow-private-networks"],
-                readLines: true
-            ) { program -> [String] in
-                // The four stalled requests are in (a batch file's outcomes are buffered, so stdout
-                // cannot tell): Ctrl-C while they wait.
-                try await TestTiming.wait(atMost: .seconds(60)) { server.stats().requests >= 4 }
-                program.send(SIGINT)
-                var lines: [String] = []
-                while let line = await program.nextLine(within: .seconds(timeout + 20)) { lines.append(line) }
-                return lines
+            /// Runs the batch `file` and sends Ctrl-C once the origin has `requests` requests in
+            /// all (a batch file's outcomes are buffered, so stdout cannot tell): the exit status
+            /// and the outcome lines.
+            func interrupted(_ file: String, once requests: Int) async throws -> (Int32, [String]) {
+                try await CommandRunner.withRunning(
+                    "/usr/bin/env",
+                    ["--default-signal=INT", binary, "--batch", file, "--json", "--concurrency", "4", "--timeout", "\(timeout)", "--no-cache",
+                     "--output-dir", directory + "/out", "--report", report, "--allow-private-networks"],
+                    readLines: true
+                ) { program -> [String] in
+                    try await TestTiming.wait(atMost: .seconds(60)) { server.stats().requests >= requests }
+                    program.send(SIGINT)
+                    var lines: [String] = []
+                    while let line = await program.nextLine(within: .seconds(timeout + 20)) { lines.append(line) }
+                    return lines
+                }
             }
+            // The four stalled requests are in: Ctrl-C while they wait.
+            let (status, lines) = try await interrupted(campaign, once: 4)
             #expect(status == 130)
             // Every payload that reached an origin has its outcome, in order, and no other did.
             let outcomes = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
@@ -404,19 +409,7 @@ struct CLITests {
             let started = directory + "/started.jsonl"
             try Data((0..<2).map { String(decoding: Payloads.braze(url: server.url("/media/t\($0).jpg?bytes=200000&stall_after=10000")), as: UTF8.self) }
                 .joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: started))
-            let before = server.stats().requests
-            let (lateStatus, _) = try await CommandRunner.withRunning(
-                "/usr/bin/env",
-                ["--default-signal=INT", binary, "--batch", started, "--json", "--concurrency", "4", "--timeout", "\(timeout)", "--no-cache",
-                 "--output-dir", directory + "/out", "--report", report, "--allow-private-networks"],
-                readLines: true
-            ) { program -> [String] in
-                try await TestTiming.wait(atMost: .seconds(60)) { server.stats().requests >= before + 2 }
-                program.send(SIGINT)
-                var lines: [String] = []
-                while let line = await program.nextLine(within: .seconds(timeout + 20)) { lines.append(line) }
-                return lines
-            }
+            let (lateStatus, _) = try await interrupted(started, once: server.stats().requests + 2)
             #expect(lateStatus == 130)
             let whole = try String(contentsOfFile: report, encoding: .utf8)
             #expect(whole.contains("Interrupted by SIGINT (Ctrl-C): every line of the input had started."), "\(whole)")
