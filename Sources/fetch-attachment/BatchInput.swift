@@ -198,8 +198,18 @@ final class FileLineSource: Sendable {
         state = Locked(State(input: ChunkedLines(limit: limit)))
     }
 
-    /// Whether the file has ended and each of its lines was taken.
-    var handedOutEveryLine: Bool { state.withLock { $0.ready.isEmpty && $0.input.atEnd } }
+    /// Whether the file has ended and each of its lines was taken: a file read to its last line
+    /// but not yet to its end is read once more (a regular file's read does not wait).
+    var handedOutEveryLine: Bool {
+        state.withLock { state in
+            while state.ready.isEmpty, !state.input.atEnd {
+                var lines: [BatchLine] = []
+                state.input.readChunk(descriptor, into: &lines)
+                state.ready.append(contentsOf: lines)
+            }
+            return state.ready.isEmpty
+        }
+    }
 
     /// The next line and its 0-based index, or `nil` at the end of the file (or after a read
     /// error, see `readError`). Reads the next chunk when no whole line is left.

@@ -30,6 +30,17 @@ final class BatchInterruption: Sendable {
     /// Whether the batch was interrupted.
     var requested: Bool { received.load(ordering: .relaxed) != 0 }
 
+    /// The first line taken but not started because the batch was interrupted (a worker that
+    /// waited for room in the reorder window when the signal came), if any.
+    private let lowestNotStarted = Atomic<Int>(.max)
+    var firstLineNotStarted: Int? {
+        let line = lowestNotStarted.load(ordering: .relaxed)
+        return line == .max ? nil : line
+    }
+
+    /// Notes that the line `index` was taken but not started.
+    func notStarted(_ index: Int) { lowestNotStarted.min(index, ordering: .relaxed) }
+
     /// The exit status of an interrupted batch: as a shell reports a process the signal ended.
     var exitStatus: Int32? { signal.map { 128 + $0 } }
 

@@ -61,9 +61,11 @@ struct BatchRunner {
         }
         progress.finish()
         let wall = started.duration(to: .now)
-        let handedOut = interruption.signal != nil && source.handedOutEveryLine
+        let handedOut = interruption.signal != nil && interruption.firstLineNotStarted == nil && source.handedOutEveryLine
+        let firstNotProcessed = min(BatchSummary.firstLineNotProcessed(records), interruption.firstLineNotStarted ?? .max)
         let summary = BatchSummary(
-            records: records, statistics: statistics, wall: wall, interruption: interruption.signal, inputHandedOut: handedOut)
+            records: records, statistics: statistics, wall: wall, interruption: interruption.signal,
+            firstLineNotProcessed: handedOut ? nil : firstNotProcessed)
         StandardStreams.error.write(summary.text + "\n")
         // Not asked once interrupted: a read may still be waiting for input, holding the reader.
         let readError = interruption.requested ? nil : source.readError
@@ -76,7 +78,7 @@ struct BatchRunner {
             do {
                 let html = report.html(
                     statistics: statistics, wall: wall,
-                    interruption: interruption.signal.map { ($0, handedOut ? nil : BatchSummary.firstLineNotProcessed(records)) })
+                    interruption: interruption.signal.map { ($0, handedOut ? nil : firstNotProcessed) })
                 try Data(html.utf8).write(to: URL(fileURLWithPath: reportPath))
                 StandardStreams.error.write("report: \(TerminalText.escaped(reportPath))\n")
             } catch {
@@ -149,6 +151,13 @@ struct BatchRunner {
                     var sliceStart = ContinuousClock.now
                     while !StandardStreams.output.failed, !interruption.requested, let (index, line) = lines.take() {
                         await emitter.waitForRoom(before: index, window: Self.reorderWindow(concurrency))
+                        // Interrupted (or stdout gone) while it waited: the line is not started,
+                        // and passed over so that the outcomes after it still print.
+                        if interruption.requested || StandardStreams.output.failed {
+                            interruption.notStarted(index)
+                            emitter.skip(index)
+                            break
+                        }
                         let outcome = await Self.outcome(of: line, process: process, limit: limit)
                         progress.advance()
                         if let outcome { emitter.add(outcome, at: index) } else { emitter.skip(index) }

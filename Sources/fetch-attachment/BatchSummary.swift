@@ -35,8 +35,9 @@ struct BatchSummary {
     var wall: Duration
     /// The signal that interrupted the batch (see `BatchInterruption`), if one did.
     var interruption: Int32? = nil
-    /// Whether every line of the input had been started when it did.
-    var inputHandedOut = false
+    /// The first line of the input that was not processed when it did (0-based); `nil` when
+    /// every line had started.
+    var firstLineNotProcessed: Int? = nil
 
     /// Said once on standard error when an address was refused: the detail itself stays the same
     /// for every address (see `FallbackReason.addressRefused`), so it cannot say which rule refused.
@@ -90,7 +91,7 @@ struct BatchSummary {
         if let interruption {
             lines.append(
                 "  interrupted by \(Self.signalName(interruption)): no payload was started after it; those in flight ended by their deadlines; "
-                    + (inputHandedOut ? "every line of the input had started" : "the input from line \(Self.firstLineNotProcessed(records) + 1) on was not processed"))
+                    + (firstLineNotProcessed.map { "the input from line \($0 + 1) on was not processed" } ?? "every line of the input had started"))
         }
         lines.append(
             "  origin requests \(statistics.originRequests) (conditional \(statistics.conditionalRequests), not modified \(statistics.notModified)), cache hits \(statistics.cacheHits), coalesced \(statistics.coalesced), bytes downloaded \(statistics.bytesDownloaded)")

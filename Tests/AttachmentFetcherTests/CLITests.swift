@@ -193,7 +193,8 @@ struct CLITests {
                 "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks"], stdin: Data(payload.utf8))
             #expect(shown.status == 0, "\(shown.stdout)")
             for line in [
-                "android notification:", "title: T", "body: B", "summary: Sub", "expanded text: B", "badge: 3", "sound: default",
+                "android notification:", "title: T", "body: B", "summary: Sub", "expanded text: B", "badge: 3",
+                "sound: the channel's (the default channel); default before Android 8",
                 "buttons: [Open → myapp://y] [Dismiss]", "tap opens: myapp://x", "picture: \(directory)/",
             ] {
                 #expect(shown.stdout.contains(line), "\(line) in \(shown.stdout)")
@@ -374,10 +375,10 @@ struct CLITests {
             /// Runs the batch `file` and sends Ctrl-C once the origin has `requests` requests in
             /// all (a batch file's outcomes are buffered, so stdout cannot tell): the exit status
             /// and the outcome lines.
-            func interrupted(_ file: String, once requests: Int) async throws -> (Int32, [String]) {
+            func interrupted(_ file: String, once requests: Int, concurrency: Int = 4) async throws -> (Int32, [String]) {
                 try await CommandRunner.withRunning(
                     "/usr/bin/env",
-                    ["--default-signal=INT", binary, "--batch", file, "--json", "--concurrency", "4", "--timeout", "\(timeout)", "--no-cache",
+                    ["--default-signal=INT", binary, "--batch", file, "--json", "--concurrency", "\(concurrency)", "--timeout", "\(timeout)", "--no-cache",
                      "--output-dir", directory + "/out", "--report", report, "--allow-private-networks"],
                     readLines: true
                 ) { program -> [String] in
@@ -405,14 +406,46 @@ struct CLITests {
             // The page says it is not the whole campaign, and where the input stopped.
             #expect(html.contains("Interrupted by SIGINT (Ctrl-C): the input from line \(count + 1) on was not processed."), "\(html)")
 
-            // Interrupted once every line has started: nothing of the input was left out.
+            // Interrupted once every line has started (each worker holding one, none having
+            // looked for another): nothing of the input was left out.
             let started = directory + "/started.jsonl"
             try Data((0..<2).map { String(decoding: Payloads.braze(url: server.url("/media/t\($0).jpg?bytes=200000&stall_after=10000")), as: UTF8.self) }
                 .joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: started))
-            let (lateStatus, _) = try await interrupted(started, once: server.stats().requests + 2)
+            let (lateStatus, _) = try await interrupted(started, once: server.stats().requests + 2, concurrency: 2)
             #expect(lateStatus == 130)
             let whole = try String(contentsOfFile: report, encoding: .utf8)
             #expect(whole.contains("Interrupted by SIGINT (Ctrl-C): every line of the input had started."), "\(whole)")
+        }
+    }
+
+    @Test("A line waiting for room in the reorder window when Ctrl-C comes is not started: its download never reaches the origin")
+    func interruptedWhileWaitingForRoom() async throws {
+        try await withServer { server, directory in
+            // Line 1 stalls; the next 16,383 (the window) need no download; the ones after wait
+            // for line 1 to be printed.
+            var lines = [String(decoding: Payloads.braze(url: server.url("/media/slow.jpg?bytes=200000&stall_after=10000")), as: UTF8.self)]
+            lines += Array(repeating: #"{"aps":{"alert":"t"}}"#, count: 16_383)
+            lines += (0..<8).map { String(decoding: Payloads.braze(url: server.url("/media/later\($0).jpg?bytes=2000")), as: UTF8.self) }
+            let campaign = directory + "/window.jsonl"
+            try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: campaign))
+            let binary = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+            let timeout = 4 * TestTiming.scale
+            let (status, printed) = try await CommandRunner.withRunning(
+                "/usr/bin/env",
+                ["--default-signal=INT", binary, "--batch", campaign, "--json", "--concurrency", "4", "--timeout", "\(timeout)", "--no-cache",
+                 "--output-dir", directory + "/out", "--allow-private-networks"],
+                readLines: true
+            ) { program -> [String] in
+                try await TestTiming.wait(atMost: .seconds(60)) { server.stats().requests >= 1 }
+                try await Task.sleep(for: .seconds(1))  // the window fills behind the stalled line
+                program.send(SIGINT)
+                var lines: [String] = []
+                while let line = await program.nextLine(within: .seconds(timeout + 20)) { lines.append(line) }
+                return lines
+            }
+            #expect(status == 130)
+            #expect(server.stats().requests == 1, "a line that waited for room was started after the signal")
+            #expect(printed.count <= 16_384)
         }
     }
 
