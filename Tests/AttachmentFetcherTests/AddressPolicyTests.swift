@@ -323,6 +323,10 @@ struct AddressPolicyTests {
         #expect(URLCredentials.redacted("http://alice:se#cret@cdn.test/x.png") == "http://***@cdn.test/x.png")
         #expect(URLCredentials.redacted("http://alice:ab/cd+e=@cdn.test/x.png") == "http://***@cdn.test/x.png")
         #expect(URLCredentials.redacted("http://alice:p?ss@cdn.test/x.png") == "http://***@cdn.test/x.png")
+        // An e-mail address as the user name, then such a password; and the path's own @ stays.
+        #expect(URLCredentials.redacted("https://me@example.com:s3cr/et@cdn.example/p.jpg") == "https://***@cdn.example/p.jpg")
+        #expect(URLCredentials.redacted("https://me@example.com:s3cr?et@cdn.example/p.jpg") == "https://***@cdn.example/p.jpg")
+        #expect(URLCredentials.redacted("https://user:ab/cd@host.example/p@2x.jpg") == "https://***@host.example/p@2x.jpg")
         // A host with a port, and an @ in the path, is a URL without credentials.
         #expect(URLCredentials.redacted("http://cdn.test:8080/a@b.jpg") == "http://cdn.test:8080/a@b.jpg")
         #expect(URLCredentials.redacted("http://[::1]:8080/a@b.jpg") == "http://[::1]:8080/a@b.jpg")
