@@ -63,11 +63,16 @@ struct CacheCommand: AsyncParsableCommand {
             do { return try AttachmentCache.outputFiles(in: directory) } catch { throw Failure(TerminalText.escaped(error.message)) }
         }
 
-        /// Removes the regular files there (with `unlinkedOnly`, those no cache entry holds);
-        /// returns how many, and the bytes that freed.
+        /// How long a file no entry holds is left before `prune` takes it: its reader may be
+        /// about to open it.
+        static let unlinkedAge = Duration.seconds(600)
+
+        /// Removes the regular files there (with `unlinkedOnly`, those no cache entry holds, for
+        /// `unlinkedAge`); returns how many, and the bytes that freed.
         static func remove(in directory: String, unlinkedOnly: Bool = false) throws -> (files: Int, bytes: Int) {
             do {
-                return try AttachmentCache.removeOutputFiles(in: directory, unlinkedOnly: unlinkedOnly)
+                return try AttachmentCache.removeOutputFiles(
+                    in: directory, unlinkedOnly: unlinkedOnly, minimumAge: unlinkedOnly ? unlinkedAge : .zero)
             } catch {
                 throw Failure(TerminalText.escaped(error.message))
             }
@@ -113,13 +118,25 @@ struct CacheCommand: AsyncParsableCommand {
             abstract: "Remove stale entries and apply the size budget now.",
             discussion: """
                 Then the files in the cache's default output directory (attachments/) whose body no \
-                entry holds any more (their one link) go too: their space is outside the budget.
+                entry holds any more (their one link, for 10 minutes) go too: their space is outside \
+                the budget.
                 """)
         @OptionGroup var options: Options
 
         func run() async throws {
             let (entries, bytes) = await (try await options.open())?.prune() ?? (0, 0)
-            let attachments = try Attachments.remove(in: options.attachmentsDirectory, unlinkedOnly: true)
+            let attachments: (files: Int, bytes: Int)
+            do {
+                attachments = try Attachments.remove(in: options.attachmentsDirectory, unlinkedOnly: true)
+            } catch {
+                // What was done is said before why the rest was not.
+                if options.json {
+                    try CacheCommand.printJSON(["removed_entries": entries, "removed_bytes": bytes])
+                } else {
+                    print("removed \(entries) entries, \(bytes) bytes")
+                }
+                throw error
+            }
             if options.json {
                 try CacheCommand.printJSON([
                     "removed_entries": entries, "removed_bytes": bytes,
@@ -149,7 +166,7 @@ struct CacheCommand: AsyncParsableCommand {
             do {
                 files = try Attachments.remove(in: options.attachmentsDirectory).files
             } catch {
-                print("removed \(removed) entries")
+                if options.json { try CacheCommand.printJSON(["removed_entries": removed]) } else { print("removed \(removed) entries") }
                 throw error
             }
             if options.json {

@@ -1,3 +1,4 @@
+import Foundation
 import SystemPackage
 
 #if canImport(Glibc)
@@ -52,17 +53,21 @@ public struct AttachmentCache: Sendable {
     /// Removes the regular files directly in `directory` (see `outputFiles(in:)`), never
     /// following a symbolic link nor entering a directory; with `unlinkedOnly`, only those that
     /// are their file's one link (no cache entry holds their body any more, so their space is
-    /// outside the cache's budget). Returns how many went, and the bytes that freed: a file's
-    /// once its last link went (several of its links may be here, and none left elsewhere).
+    /// outside the cache's budget) and whose link count has not changed for `minimumAge` (a
+    /// file a fetch has just made, of a `no-store` body or without the cache, is left to its
+    /// reader). Returns how many went, and the bytes that freed: a file's once its last link
+    /// went (several of its links may be here, and none left elsewhere).
     public static func removeOutputFiles(
-        in directory: String, unlinkedOnly: Bool = false
+        in directory: String, unlinkedOnly: Bool = false, minimumAge: Duration = .zero
     ) throws(AttachmentFetcherError) -> (files: Int, bytes: Int) {
         guard let (descriptor, names) = try Self.regularFiles(in: directory) else { return (0, 0) }
         defer { try? descriptor.close() }
         var removed = (files: 0, bytes: 0)
         // Each file's links removed here so far.
         var unlinked: [UInt64: Int] = [:]
-        for (name, status) in names where !unlinkedOnly || status.linkCount == 1 {
+        let (seconds, attoseconds) = minimumAge.components
+        let changedBefore = CacheStore.nanoseconds(Date()) - seconds * 1_000_000_000 - attoseconds / 1_000_000_000
+        for (name, status) in names where !unlinkedOnly || (status.linkCount == 1 && CacheStore.nanoseconds(status.st_ctim) < changedBefore) {
             guard (try? Syscalls.unlink(FilePath(name), in: descriptor)) != nil else { continue }
             removed.files += 1
             let inode = UInt64(status.inode.rawValue)
