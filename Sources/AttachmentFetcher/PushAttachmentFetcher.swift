@@ -252,10 +252,10 @@ public final class PushAttachmentFetcher: Sendable {
         }
     }
 
-    /// Downloads every requested attachment concurrently.
     /// How credentials in URLs are allowed, for the details that refuse them.
     static let allowCredentials = " (allow them with Configuration.allowsCredentialsInURLs; fetch-attachment --allow-url-credentials)"
 
+    /// Downloads every requested attachment concurrently.
     private func download(_ requests: [RequestedAttachment], deadline: ContinuousClock.Instant) async -> [AttachmentResult] {
         let parsed = requests.map { request in (request, urls.parse(request.url)) }
         if parsed.count == 1 {

@@ -94,8 +94,10 @@ struct OutcomePrinter {
         // A push that names no sound is silent on iOS; on Android its channel decides.
         let channel = notification.channel.map(TerminalText.escaped) ?? "the default channel"
         var sound = notification.sound.map(TerminalText.escaped) ?? (notification.platform == .android ? "the channel's (\(channel))" : "none")
-        // Braze's and Airship's Android sound keys apply before Android 8 only (a warning says so).
-        if notification.platform == .android, let named = notification.sound, outcome.vendor == .braze || outcome.vendor == .airship {
+        // These vendors' Android sound keys apply before Android 8 only (a warning says so).
+        if notification.platform == .android, let named = notification.sound,
+            [Vendor.braze, .airship, .firebase, .cleverTap].contains(where: { $0 == outcome.vendor })
+        {
             sound = "the channel's (\(channel)); \(TerminalText.escaped(named)) before Android 8"
         }
         let qualities = [notification.criticalSound == true ? "critical" : nil, notification.soundVolume.map { "volume \(PayloadValue.text(of: $0))" }]

@@ -173,7 +173,10 @@ struct ContentReferenceTests {
         let airship = try ReadPayload(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.sound":"chime"}"#)
         #expect(airship.content?.sound == "chime")
         #expect(airship.warnings.contains("Airship's com.urbanairship.sound plays only before Android 8 (API 26): from Android 8 the sound is the channel's (the default channel)"), "\(airship.warnings)")
-        // No sound named: nothing to say; FCM's own sound keys are not judged here.
+        // FCM's display and CleverTap set the sound on the notification too.
+        let fcm = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.sound2":"ding","gcm.n.android_channel_id":"orders","google.message_id":"0:1"}"#)
+        #expect(fcm.warnings.contains("FCM's gcm.n.sound2 / gcm.n.sound plays only before Android 8 (API 26): from Android 8 the sound is the channel's (orders)"), "\(fcm.warnings)")
+        // No sound named: nothing to say.
         let quiet = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","ab_nc":"promos"}"#)
         #expect(!quiet.warnings.contains { $0.contains("Android 8") })
     }

@@ -101,8 +101,8 @@ struct ContentReader {
 
     /// The warning for an Android sound key that `NotificationCompat`'s `setSound` applies:
     /// from Android 8 (API 26) a notification plays its channel's sound, whatever the builder
-    /// was given (Braze's `sd`, `BrazeNotificationUtils.setSoundIfPresentAndSupported`, and
-    /// Airship's `com.urbanairship.sound`).
+    /// was given: Braze's `sd` (`BrazeNotificationUtils.setSoundIfPresentAndSupported`),
+    /// Airship's `com.urbanairship.sound`, FCM's `sound2`/`sound` and CleverTap's `wzrk_sound`.
     static func soundBeforeChannels(_ key: String, channel: String?) -> String {
         "\(key) plays only before Android 8 (API 26): from Android 8 the sound is the channel's (\(channel ?? "the default channel"))"
     }

@@ -36,6 +36,7 @@ extension ContentReader {
         content.imageURL = text(key("image"))
         content.channel = text(key("android_channel_id"))
         content.sound = text(key("sound2")) ?? text(key("sound"))
+        if content.sound != nil { warnings.append(Self.soundBeforeChannels("FCM's \(key("sound2")) / \(key("sound"))", channel: content.channel)) }
         if let count = integer(payload[key("notification_count")], at: key("notification_count")) {
             content.badge = .set(count)
         }
@@ -88,6 +89,7 @@ extension ContentReader {
         content.bodyLocArgs = strings(bodyArgs.0, at: bodyArgs.1)
         content.channel = textValue("channel_id")
         content.sound = textValue("sound")
+        if content.sound != nil { warnings.append(Self.soundBeforeChannels("FCM's android.notification.sound", channel: content.channel)) }
         content.threadID = textValue("tag")
         let count = value("notification_count")
         if let count = integer(count.0, at: count.1) { content.badge = .set(count) }
@@ -98,8 +100,8 @@ extension ContentReader {
         // that is another image than Android's, say so (iOS's verdict is on it when iOS is judged).
         if let apns = object(message["apns"], at: "\(prefix)apns") { _ = object(apns["fcm_options"], at: "\(prefix)apns.fcm_options") }
         if let (url, path) = Self.firebaseHTTPv1iOSImage(payload), url != content.imageURL {
-            let android = content.imageURL.map { "the Android picture (\(URLCredentials.redacted($0)))" } ?? "no Android picture"
-            warnings.append("iPhones attach \(path) (\(URLCredentials.redacted(url))), not \(android)")
+            let android = content.imageURL.map { ", not the Android picture (\(URLCredentials.redacted($0)))" } ?? "; Android shows no picture"
+            warnings.append("iPhones attach \(path) (\(URLCredentials.redacted(url)))\(android)")
         }
     }
 
