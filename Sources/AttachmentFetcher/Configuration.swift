@@ -233,6 +233,10 @@ extension PushAttachmentFetcher {
             }
             if let cache {
                 guard !cache.directory.isEmpty else { throw .invalidConfiguration("the cache directory is empty") }
+                // Its lock file and entries would sit among the attachments, which are the user's.
+                guard FilePath.absolute(cache.directory) != FilePath.absolute(outputDirectory) else {
+                    throw .invalidConfiguration("the cache directory is the output directory: give the cache a directory of its own")
+                }
                 guard cache.maximumBytes > 0 else { throw .invalidConfiguration("the cache budget must be positive") }
                 guard cache.defaultFreshness >= .zero, cache.failureMemory >= .zero else {
                     throw .invalidConfiguration("cache durations must not be negative")

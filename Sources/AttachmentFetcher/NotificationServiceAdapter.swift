@@ -35,10 +35,18 @@ public final class NotificationServiceAdapter: Sendable {
         didReceive(payload, withContentHandler: contentHandler, afterRegistering: { _ in })
     }
 
+    /// The same against an instant rather than the fetcher's timeout: the deadline the
+    /// extension was given (`serviceExtensionTimeWillExpire` still ends it sooner).
+    public func didReceive(
+        _ payload: Data, deadline: ContinuousClock.Instant, withContentHandler contentHandler: @escaping ContentHandler
+    ) {
+        didReceive(payload, deadline: deadline, withContentHandler: contentHandler, afterRegistering: { _ in })
+    }
+
     /// The same, with `afterRegistering` given the processing task once the request is
     /// registered (tests expire the request there).
     func didReceive(
-        _ payload: Data, withContentHandler contentHandler: @escaping ContentHandler,
+        _ payload: Data, deadline: ContinuousClock.Instant? = nil, withContentHandler contentHandler: @escaping ContentHandler,
         afterRegistering: (Task<Void, Never>) -> Void
     ) {
         serviceExtensionTimeWillExpire()
@@ -48,7 +56,7 @@ public final class NotificationServiceAdapter: Sendable {
         // registered: `deliver` takes the same lock.
         let task = pending.withLock { state in
             let task = Task { [fetcher] in
-                let outcome = await fetcher.process(payload)
+                let outcome = if let deadline { await fetcher.process(payload, deadline: deadline) } else { await fetcher.process(payload) }
                 if !self.deliver(outcome, for: request) {
                     // Time expired while the file was being made: the original content was shown.
                     for attachment in outcome.attachments { try? Syscalls.unlink(FilePath(attachment.path)) }

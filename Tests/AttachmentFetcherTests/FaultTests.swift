@@ -116,6 +116,14 @@ struct FaultTests {
             (error as? AttachmentFetcherError)?.message.contains("userAgent holds a control character") == true
         }
         configuration.userAgent = "AttachmentFetcher/1.0"
+        // The cache's lock file and entries among the user's attachments.
+        configuration.cache = .init(directory: directory + "/./")
+        #expect {
+            try PushAttachmentFetcher(configuration: configuration)
+        } throws: { error in
+            (error as? AttachmentFetcherError)?.message == "the cache directory is the output directory: give the cache a directory of its own"
+        }
+        configuration.cache = nil
         configuration.outputDirectory = "/proc/attachment-fetcher-cannot-be-here"
         do {
             _ = try PushAttachmentFetcher(configuration: configuration)

@@ -31,6 +31,24 @@ struct NotificationServiceAdapterTests {
         }
     }
 
+    @Test("didReceive against an instant ends a stalled download then, with the original content and what the push shows")
+    func deadlineInstant() async throws {
+        try await Fixture.with(timeout: .seconds(30) * TestTiming.scale) { fixture in
+            let adapter = NotificationServiceAdapter(fetcher: fixture.fetcher)
+            let delivered = AsyncStream<Outcome>.makeStream()
+            adapter.didReceive(fixture.braze("/media/x.jpg?bytes=400000&stall_after=1000"), deadline: .now.advanced(by: .milliseconds(500))) {
+                delivered.continuation.yield($0)
+                delivered.continuation.finish()
+            }
+            var outcomes: [Outcome] = []
+            for await outcome in delivered.stream { outcomes.append(outcome) }
+            #expect(outcomes.count == 1)
+            #expect(outcomes.first?.reason == .deadline)
+            #expect((outcomes.first?.elapsed ?? .zero) < .seconds(10) * TestTiming.scale)
+            #expect(outcomes.first?.notification?.title == "T")
+        }
+    }
+
     /// A file made after the time expired is never shown, so it is removed: here a cache hit,
     /// which completes whether or not its task was cancelled, after the expiry.
     @Test("A file made after the expiry is removed: the original content was shown")
