@@ -118,9 +118,7 @@ extension ContentReader {
             content.priority = min(2, max(-2, value))
         }
         content.sound = text("com.urbanairship.sound")
-        if content.sound != nil {
-            warnings.append(Self.soundBeforeChannels("Airship's com.urbanairship.sound", channel: content.channel))
-        }
+        warnSoundBeforeChannels("Airship's com.urbanairship.sound")
         content.campaignID = text("com.urbanairship.push.PUSH_ID")
         setExtras(from: payload) { $0.hasPrefix(Self.airshipPrefix) || $0 == "_uamid" || Self.isFCMKey($0) }
     }

@@ -72,10 +72,8 @@ extension ContentReader {
         content.expandedText = text("ab_bs")
         if let count = integer(payload["ab_bc"], at: "ab_bc") { content.badge = .set(count) }
         content.channel = text("ab_nc")
-        if let sound = text("sd") {
-            content.sound = sound == "d" ? "default" : sound
-            warnings.append(Self.soundBeforeChannels("Braze's sd", channel: content.channel))
-        }
+        if let sound = text("sd") { content.sound = sound == "d" ? "default" : sound }
+        warnSoundBeforeChannels("Braze's sd")
         content.priority = integer(payload["p"], at: "p").map { min(2, max(-2, $0)) }
         content.category = text("ab_ct")
         content.largeIconURL = text("ab_li")

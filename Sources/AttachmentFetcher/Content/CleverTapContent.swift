@@ -45,7 +45,7 @@ extension ContentReader {
                 let stripped = [".mp3", ".ogg", ".wav"].first { name.hasSuffix($0) }.map { String(name.dropLast($0.count)) }
                 content.sound = stripped ?? name
             }
-            if content.sound != nil { warnings.append(Self.soundBeforeChannels("CleverTap's wzrk_sound", channel: content.channel)) }
+            warnSoundBeforeChannels("CleverTap's wzrk_sound")
         }
         if let count = integer(payload["wzrk_bc"], at: "wzrk_bc"), count >= 0 { content.badge = .set(count) }
         content.campaignID = text("wzrk_id")

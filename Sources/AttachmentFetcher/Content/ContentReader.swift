@@ -103,8 +103,11 @@ struct ContentReader {
     /// from Android 8 (API 26) a notification plays its channel's sound, whatever the builder
     /// was given: Braze's `sd` (`BrazeNotificationUtils.setSoundIfPresentAndSupported`),
     /// Airship's `com.urbanairship.sound`, FCM's `sound2`/`sound` and CleverTap's `wzrk_sound`.
-    static func soundBeforeChannels(_ key: String, channel: String?) -> String {
-        "\(key) plays only before Android 8 (API 26): from Android 8 the sound is the channel's (\(channel ?? "the default channel"))"
+    /// Added when the content names a sound, which `key` set (called after the channel is read).
+    mutating func warnSoundBeforeChannels(_ key: String) {
+        guard content.sound != nil else { return }
+        warnings.append(
+            "\(key) plays only before Android 8 (API 26): from Android 8 the sound is the channel's (\(content.channel ?? "the default channel"))")
     }
 
     /// The first of `candidates` that is a non-empty string: a picture named by one of several

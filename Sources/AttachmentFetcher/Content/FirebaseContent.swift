@@ -36,7 +36,7 @@ extension ContentReader {
         content.imageURL = text(key("image"))
         content.channel = text(key("android_channel_id"))
         content.sound = text(key("sound2")) ?? text(key("sound"))
-        if content.sound != nil { warnings.append(Self.soundBeforeChannels("FCM's \(key("sound2")) / \(key("sound"))", channel: content.channel)) }
+        warnSoundBeforeChannels("FCM's \(key("sound2")) / \(key("sound"))")
         if let count = integer(payload[key("notification_count")], at: key("notification_count")) {
             content.badge = .set(count)
         }
@@ -89,7 +89,7 @@ extension ContentReader {
         content.bodyLocArgs = strings(bodyArgs.0, at: bodyArgs.1)
         content.channel = textValue("channel_id")
         content.sound = textValue("sound")
-        if content.sound != nil { warnings.append(Self.soundBeforeChannels("FCM's android.notification.sound", channel: content.channel)) }
+        warnSoundBeforeChannels("FCM's android.notification.sound")
         content.threadID = textValue("tag")
         let count = value("notification_count")
         if let count = integer(count.0, at: count.1) { content.badge = .set(count) }

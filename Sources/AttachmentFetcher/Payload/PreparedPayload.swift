@@ -43,7 +43,8 @@ struct PreparedPayload: Sendable {
                     case .string: "a string"
                     case .number: "a number"
                     case .bool(let flag): flag ? "true" : "false"
-                    case .null, .object: "null"
+                    case .null: "null"
+                    case .object: "an object"  // not reached: an object is read above
                     }
                 next = .original(.invalidPayload, "the payload is not a JSON object: its top level is \(what)")
                 return
