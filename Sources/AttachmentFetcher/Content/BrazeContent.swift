@@ -71,7 +71,8 @@ extension ContentReader {
         content.expandedTitle = text("ab_bt")
         content.expandedText = text("ab_bs")
         if let count = integer(payload["ab_bc"], at: "ab_bc") { content.badge = .set(count) }
-        content.channel = text("ab_nc")
+        // A blank channel id is none: the SDK falls back to its default channel.
+        content.channel = text("ab_nc").flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
         if let sound = text("sd") { content.sound = sound == "d" ? "default" : sound }
         warnSoundBeforeChannels("Braze's sd")
         content.priority = integer(payload["p"], at: "p").map { min(2, max(-2, $0)) }

@@ -1,13 +1,13 @@
 /// CleverTap. iOS: the APNs layer; tap target `wzrk_dl`; campaign `wzrk_id`; extras are the
 /// top-level keys but `aps` and CleverTap's (`wzrk_*`, `W$*`, `ct_*`).
 ///
-/// Android (`wzrk_pn`): title `nt`, body `nm`, summary (subText) `wzrk_st`, expanded text `wzrk_nms` (with
-/// a picture, the body when absent), picture
+/// Android (`wzrk_pn`): title `nt`, body `nm`, summary (subText) `wzrk_st`, expanded text `wzrk_nms` (only
+/// with a picture, the body when absent), picture
 /// `wzrk_bp` (an http(s) URL), large icon `ico`, tap target `wzrk_dl`, channel `wzrk_cid`,
 /// priority `pr` (`high`, `max`), sound `wzrk_sound` (`true` = default, else a name without
 /// `.mp3` / `.ogg` / `.wav`), count `wzrk_bc` (sets the badge), buttons the JSON-in-string
 /// `wzrk_acts` (`id`, `l`, `dl`), campaign `wzrk_id`. Shown only with a non-empty `nm` and
-/// without `wzrk_pn_s: true`.
+/// without `wzrk_pn_s` `"true"` (in any case; another value does not silence it).
 extension ContentReader {
     static func isCleverTapKey(_ key: String) -> Bool {
         key.hasPrefix("wzrk_") || key.hasPrefix("W$") || key.hasPrefix("ct_")
@@ -23,13 +23,15 @@ extension ContentReader {
     mutating func readCleverTapAndroid() {
         content.title = text("nt")
         content.body = text("nm")
-        let silent = flag(payload["wzrk_pn_s"], at: "wzrk_pn_s") ?? false
+        // The SDK's `equalsIgnoreCase("true")`: any other value ("1", "yes") leaves the push shown.
+        let silent = payload["wzrk_pn_s"].map { $0 == .bool(true) || $0.string?.lowercased() == "true" } ?? false
         content.visible = content.body != nil && !silent
         // `setSubText`: Android's summary line, as Braze's `s` and MoEngage's `gcm_subtext`.
         content.summary = text("wzrk_st")
         content.imageURL = Self.cleverTapAndroidPicture(payload)
-        // The expanded big picture's line; the body when not given.
-        content.expandedText = text("wzrk_nms") ?? (content.imageURL == nil ? nil : content.body)
+        // The expanded big picture's line, the body when not given; without a picture the expanded
+        // view is the body's own (BigTextStyle), whatever `wzrk_nms` says.
+        content.expandedText = content.imageURL == nil ? nil : text("wzrk_nms") ?? content.body
         content.largeIconURL = text("ico")
         content.openURL = text("wzrk_dl")
         content.channel = text("wzrk_cid")

@@ -3,7 +3,8 @@ import Foundation
 /// Iterable. iOS: the APNs layer; `itbl` gives the tap target (`defaultAction` of type
 /// `openUrl`; without a `defaultAction`, the legacy top-level `url`), the buttons
 /// (`actionButtons`: `identifier`, `title`, an `openUrl` action's `data`; none of them when
-/// `aps.category` is set, whose buttons iOS shows instead) and the campaign (`campaignId`);
+/// `aps.category` is set, whose buttons iOS shows instead, or without a `messageId`, which names
+/// the category the extension makes of them) and the campaign (`campaignId`);
 /// extras are the top-level keys but `aps` and `itbl` [U].
 ///
 /// Android: title `title`, body `body`, sound `sound` (of an `https` URL, its file's name), and
@@ -58,7 +59,14 @@ extension ContentReader {
             }
         }
         if content.platform == .ios {
-            // The extension registers a category of the buttons only when `aps.category` is not set.
+            // The extension registers a category of the buttons, named after `itbl.messageId` (a
+            // string), only when `aps.category` is not set: without that id there is none.
+            if content.category == nil, !buttons.isEmpty, itbl["messageId"]?.string?.isEmpty != false {
+                let these = buttons.count == 1 ? "the 1 button" : "the \(buttons.count) buttons"
+                warnings.append(
+                    "itbl.messageId is missing: the Iterable extension names the buttons' category after it, so \(these) in itbl.actionButtons are not shown")
+                buttons = []
+            }
             keepButtonsUnlessCategory(buttons, from: "itbl.actionButtons", madeByExtension: true)
         } else {
             content.buttons = buttons

@@ -1,15 +1,16 @@
 /// OneSignal. iOS: the APNs layer (or, in the legacy minified form with no `aps.alert`, the
 /// alert `m`, badge `b`, sound `s` and buttons `o`); its data is `os_data` (extras: the
 /// top-level keys but `aps` and `os_data`) or the legacy `custom` (extras: `custom.a`); tap
-/// target `u`; `badge_inc` increments the badge; buttons `buttons` (or `os_data.buttons`, an
-/// array or `{o: [...]}`, or `actionbuttons`), each `{i, n}`, the id defaulting to the text;
-/// notification id `i`. With `aps.category` set, the buttons are that category's, not the
+/// target `u`; `badge_inc` increments the badge; buttons `os_data.buttons` (an array or
+/// `{o: [...]}`), else the top-level `buttons`, else `actionbuttons` (in the minified form `o`
+/// alone), each `{i, n}`, the id defaulting to the text; notification id `i`. With `aps.category` set, the buttons are that category's, not the
 /// payload's (a warning says so).
 ///
 /// Android: title `title`, body `alert`, picture `bicon`, large icon `licon`, sound `sound`
 /// (`"null"` or `"nil"`: none), priority `pri` (1–10), group `grp`, channel `oth_chnl` else
 /// `chnl.id` (the background image `bg_img` is a warning), buttons the JSON-in-string `o`, and
-/// the JSON-in-string `custom` (`i`, `u`, extras `a`). Shown only with a non-empty `alert`.
+/// the JSON-in-string `custom` (`i`, `u`, extras `a`). Shown only with a non-empty `alert`, and
+/// not at all when it is an in-app message preview (`custom.a.os_in_app_message_preview_id`).
 extension ContentReader {
     mutating func readOneSignalIOS() {
         readAPNs()
@@ -38,10 +39,13 @@ extension ContentReader {
         {
             content.badge = .increment(increment)
         }
+        // As the SDK's parser: the minified form's buttons are `o`; otherwise `os_data.buttons` (a
+        // list, or `{o: list}`), else the legacy top-level `buttons` (in the `os_data` format an extra
+        // when `os_data` has its own), else `actionbuttons`.
         var buttons: [NotificationContent.Button] = []
-        var buttonsPath = "buttons"
-        if let list = payload["buttons"] {
-            buttons = oneSignalButtons(list, at: "buttons")
+        var buttonsPath = "o"
+        if minified {
+            buttons = oneSignalButtons(payload["o"], at: buttonsPath)
         } else if let list = data?["buttons"] {
             if case .object(let wrapped) = list {
                 buttonsPath = "\(path).buttons.o"
@@ -50,11 +54,11 @@ extension ContentReader {
                 buttonsPath = "\(path).buttons"
                 buttons = oneSignalButtons(list, at: buttonsPath)
             }
+        } else if let list = payload["buttons"] {
+            buttonsPath = "buttons"
+            buttons = oneSignalButtons(list, at: buttonsPath)
         } else if let list = data?["actionbuttons"] ?? payload["actionbuttons"] {
             buttonsPath = "actionbuttons"
-            buttons = oneSignalButtons(list, at: buttonsPath)
-        } else if let list = payload["o"] {
-            buttonsPath = "o"
             buttons = oneSignalButtons(list, at: buttonsPath)
         }
         // The extension makes a category of the buttons only when `aps.category` is not set.
@@ -84,8 +88,9 @@ extension ContentReader {
         content.sound = text("sound").flatMap { ["null", "nil"].contains($0) ? nil : $0 }
         content.threadID = text("grp")
         if let priority = integer(payload["pri"], at: "pri") {
-            // OneSignal's 1–10 scale as NotificationCompat's −2…2 (9–10 max, 7–8 high, 5–6 default…).
-            content.priority = min(2, max(-2, (priority - 1) / 2 - 2))
+            // OneSignal's 1–10 scale as NotificationCompat's −2…2 (9–10 max, 7–8 high, 5–6 default…);
+            // a value outside 1–10 counts as the nearest end (and cannot overflow the sum).
+            content.priority = (min(10, max(1, priority)) - 1) / 2 - 2
         }
         // `oth_chnl` (a channel the app made) wins, where the device has it; else `chnl`.
         content.channel = text("oth_chnl") ?? text(object(payload["chnl"], at: "chnl")?["id"], at: "chnl.id")
@@ -95,7 +100,10 @@ extension ContentReader {
         let custom = object(payload["custom"], at: "custom")
         content.openURL = text(custom?["u"], at: "custom.u")
         content.campaignID = identifier(custom?["i"], at: "custom.i")
-        setExtras(from: object(custom?["a"], at: "custom.a") ?? [:]) { _ in false }
+        let additional = object(custom?["a"], at: "custom.a") ?? [:]
+        setExtras(from: additional) { _ in false }
+        // An in-app message preview is shown as an in-app message, not as a notification.
+        if additional["os_in_app_message_preview_id"] != nil { content.visible = false }
         content.buttons = oneSignalButtons(payload["o"], at: "o")
     }
 }

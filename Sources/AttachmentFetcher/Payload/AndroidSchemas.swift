@@ -110,14 +110,19 @@ struct CustomerIOAndroidSchema: VendorSchema {
     }
 }
 
-/// OneSignal (`custom`, a JSON string holding the notification id `i`).
+/// OneSignal (`custom`, a JSON string holding the notification id `i`). Internal: an in-app
+/// message preview (`custom.a.os_in_app_message_preview_id`), which the SDK shows as an in-app
+/// message, not as a notification.
 struct OneSignalAndroidSchema: VendorSchema {
     var vendor: Vendor { .oneSignal }
 
     func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard let custom = payload["custom"] else { return nil }
         var reader = ContentReader(payload, platform: .android)
-        guard reader.object(custom, at: "custom")?["i"] != nil else { return nil }
+        guard let fields = reader.object(custom, at: "custom"), fields["i"] != nil else { return nil }
+        if case .object(let additional)? = fields["a"], additional["os_in_app_message_preview_id"] != nil {
+            return .internalPush("OneSignal in-app message preview")
+        }
         return AndroidSchemas.picture(payload["bicon"]?.string)
     }
 }

@@ -1,0 +1,72 @@
+@testable import AttachmentFetcher
+import Foundation
+import Testing
+
+/// Rules of the vendors' SDKs that decide what a payload shows beyond its documented examples:
+/// which of two keys wins, which value silences a push, what an out-of-range value does.
+@Suite("Vendor SDK rules: precedence, silencing values, out-of-range numbers", .timeLimit(.minutes(1)))
+struct VendorSDKRuleTests {
+    @Test("OneSignal Android: pri of any size maps onto −2…2 (Int.min trapped and ended the whole batch)")
+    func oneSignalPriorityExtremes() throws {
+        for (pri, expected) in [("-9223372036854775808", -2), ("9223372036854775807", 2), ("0", -2), ("11", 2), ("6", 0)] {
+            let read = try ReadPayload(#"{"title":"T","alert":"B","pri":"\#(pri)","custom":"{\"i\":\"n\"}"}"#)
+            #expect(read.content?.priority == expected, "pri \(pri)")
+        }
+    }
+
+    @Test("OneSignal iOS: os_data.buttons win over a top-level buttons list, which is then an extra")
+    func oneSignalOSDataButtons() throws {
+        let read = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":[{"i":"a","n":"A"}]},"buttons":[{"i":"z","n":"Z"}]}"#)
+        #expect(read.content?.buttons == [Button(id: "a", title: "A")])
+        #expect(read.content?.extras["buttons"] != nil)
+    }
+
+    @Test("OneSignal iOS: the minified `o` buttons are read only in the minified form (m and no aps.alert)")
+    func oneSignalMinifiedButtonsOnly() throws {
+        let alert = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"custom":{"i":"n1"},"o":[{"i":"ok","n":"OK"}]}"#)
+        #expect(alert.content?.buttons == [])
+        let minified = try ReadPayload(#"{"aps":{"content-available":1},"m":{"title":"T","body":"B"},"o":[{"i":"ok","n":"OK"}],"custom":{"i":"n1"}}"#)
+        #expect(minified.content?.buttons == [Button(id: "ok", title: "OK")])
+    }
+
+    @Test("OneSignal Android: an in-app message preview (custom.a.os_in_app_message_preview_id) is not shown and fetches nothing")
+    func oneSignalInAppPreview() throws {
+        let read = try ReadPayload(#"{"title":"Preview","alert":"IAM preview","bicon":"https://cdn.example.com/a.jpg","custom":"{\"i\":\"n\",\"a\":{\"os_in_app_message_preview_id\":\"iam-1\"}}"}"#)
+        #expect(read.vendor == .oneSignal && read.isInternal && read.content?.visible == false)
+        #expect(read.pictureURLs.isEmpty)
+    }
+
+    @Test("Iterable iOS: the extension names its button category after itbl.messageId; without one there are no buttons")
+    func iterableButtonsNeedMessageID() throws {
+        let without = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"itbl":{"campaignId":5,"templateId":6,"actionButtons":[{"identifier":"open","title":"Open"}]}}"#)
+        #expect(without.content?.buttons == [])
+        #expect(without.warnings.contains { $0.contains("itbl.messageId") }, "\(without.warnings)")
+        let with = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"itbl":{"campaignId":5,"templateId":6,"messageId":"m","actionButtons":[{"identifier":"open","title":"Open"}]}}"#)
+        #expect(with.content?.buttons == [Button(id: "open", title: "Open")])
+        #expect(with.warnings.isEmpty, "\(with.warnings)")
+    }
+
+    @Test("CleverTap Android: only wzrk_pn_s equal to \"true\" (any case) silences the push")
+    func cleverTapSilentFlag() throws {
+        for (value, visible) in [("1", true), ("yes", true), ("false", true), ("true", false), ("TRUE", false)] {
+            let read = try ReadPayload(#"{"wzrk_pn":"true","wzrk_pn_s":"\#(value)","nt":"T","nm":"B"}"#)
+            #expect(read.content?.visible == visible, "wzrk_pn_s \(value)")
+        }
+    }
+
+    @Test("CleverTap Android: wzrk_nms is the big picture's summary; without a picture the expanded view is the body's")
+    func cleverTapSummaryNeedsPicture() throws {
+        let plain = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"Short body","wzrk_nms":"Picture caption"}"#)
+        #expect(plain.content?.expandedText == nil)
+        let notAPicture = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"Short body","wzrk_nms":"Picture caption","wzrk_bp":"ftp://x/a.jpg"}"#)
+        #expect(notAPicture.content?.expandedText == nil)
+        let picture = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"Short body","wzrk_nms":"Picture caption","wzrk_bp":"https://cdn.example.com/a.jpg"}"#)
+        #expect(picture.content?.expandedText == "Picture caption")
+    }
+
+    @Test("Braze Android: a blank ab_nc is no channel (the SDK falls back to its default channel)")
+    func brazeBlankChannel() throws {
+        let read = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","ab_nc":"   "}"#)
+        #expect(read.content?.channel == nil)
+    }
+}
