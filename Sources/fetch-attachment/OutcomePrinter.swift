@@ -88,7 +88,8 @@ struct OutcomePrinter {
         }
         switch notification.badge {
         case .set(let count)?: lines.append("    badge: \(count)")
-        case .increment(let delta)?: lines.append("    badge: \(delta < 0 ? "" : "+")\(delta)")
+        // A change of the count the app keeps (OneSignal's badge_inc), which a bare "-1" would hide.
+        case .increment(let delta)?: lines.append("    badge: the app's count \(delta < 0 ? "" : "+")\(delta)")
         case nil: break
         }
         // A push that names no sound is silent on iOS; on Android its channel decides.

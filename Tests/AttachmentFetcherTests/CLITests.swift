@@ -210,6 +210,11 @@ struct CLITests {
                 "fetch-attachment", ["--no-cache", "--output-dir", directory],
                 stdin: Data(#"{"aps":{"alert":"B","mutable-content":1,"sound":{"critical":1,"name":"alarm.caf","volume":0.8}},"ab":{}}"#.utf8))
             #expect(critical.stdout.contains("    sound: alarm.caf (critical, volume 0.8)\n"), "\(critical.stdout)")
+            // OneSignal's badge_inc changes the app's count: it reads as a change, not as a count.
+            let increment = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory],
+                stdin: Data(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","badge_inc":-1}}"#.utf8))
+            #expect(increment.stdout.contains("    badge: the app's count -1\n"), "\(increment.stdout)")
             // Without mutable-content the file is fetched, but an iPhone shows it not: the
             // original content stands, as with --platform ios, and the exit status says so.
             let noExtension = try await CommandRunner.run(
