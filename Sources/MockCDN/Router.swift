@@ -187,7 +187,10 @@ enum Router {
         let truncateAfter = try int("truncate_after")
         let statusCode = try int("status", min: 100)
         let redirects = try int("redirects")
-        let redirectTo = try headerValue("redirect_to")
+        // `then_redirect_to`: where this exact URL redirects from its second request on (served as
+        // `redirect_to`, or as media, the first time): a redirect whose target changes.
+        let laterTarget = try request.earlierRequests > 0 ? headerValue("then_redirect_to") : nil
+        let redirectTo = try laterTarget ?? headerValue("redirect_to")
         let contentType = try headerValue("content_type")
         let cacheControl = try headerValue("cache_control")
         let etagParam = try headerValue("etag")
@@ -198,6 +201,8 @@ enum Router {
         if let target = redirectTo {
             plan = htmlPage(status: .found)
             plan.headers.add(name: "Location", value: target)
+            // A redirect is cacheable only with explicit freshness: `cache_control` gives it some.
+            if let cacheControl { plan.headers.add(name: "Cache-Control", value: cacheControl) }
         } else if let hops = redirects, hops >= 1 {
             plan = htmlPage(status: .found)
             let host = request.headers.first(name: "Host") ?? fallbackHost

@@ -184,6 +184,50 @@ struct CacheTests {
         }
     }
 
+    @Test("A body reached through a redirect is kept only as long as the redirect allows: a 302 without freshness of its own is asked again, and follows its new target")
+    func redirectFreshness() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            // The target says max-age=300; the 302 in front of it says nothing, so it is not
+            // cacheable (RFC 9111: 302, 303 and 307 only with explicit freshness), and its
+            // target changes: the second payload must get the new one, not the old body.
+            let first = fixture.server.url("/media/spring.jpg?bytes=2000")
+            let second = fixture.server.url("/media/summer.jpg?bytes=3000")
+            let query = "redirect_to=\(Self.escaped(first))&then_redirect_to=\(Self.escaped(second))"
+            let rotating = "/media/latest.jpg?bytes=1&\(query)"
+            #expect(await fixture.fetch(rotating).attachments.first?.bytes == 2000)
+            #expect(await fixture.fetch(rotating).attachments.first?.bytes == 3000)
+            #expect(fixture.server.stats().requestsPerURL[rotating] == 2)
+
+            // A 302 with freshness of its own is kept that long; one that says no-store keeps its
+            // target's body out of the cache, whatever the target says.
+            for (cacheControl, requests) in [("max-age%3D300", 1), ("no-store", 2)] {
+                let redirect = "/media/kept.jpg?bytes=1&cache_control=\(cacheControl)&redirect_to=\(Self.escaped(first))"
+                #expect(await fixture.fetch(redirect).status == .attached)
+                #expect(await fixture.fetch(redirect).status == .attached)
+                #expect(fixture.server.stats().requestsPerURL[redirect] == requests, "\(cacheControl)")
+            }
+        }
+    }
+
+    @Test("A conditional request that a redirect carries to another target gets no 304 served: the body is fetched again whole")
+    func revalidationThroughRedirect() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            // Served directly the first time (no-cache: stored, revalidated on every use, ETag "v1");
+            // from then on the URL redirects to another body whose ETag is also "v1", so the
+            // conditional request's If-None-Match, carried across the redirect, is answered 304 there.
+            let elsewhere = fixture.server.url("/media/other.jpg?bytes=3000&etag=v1")
+            let moved = "/media/moved.jpg?bytes=2000&etag=v1&cache_control=no-cache&then_redirect_to=\(Self.escaped(elsewhere))"
+            #expect(await fixture.fetch(moved).attachments.first?.bytes == 2000)
+            let again = await fixture.fetch(moved)
+            #expect(again.status == .attached && again.attachments.first?.bytes == 3000, "\(again.detail ?? "")")
+        }
+    }
+
+    /// `url` as one query parameter's value.
+    private static func escaped(_ url: String) -> String {
+        url.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+    }
+
     @Test("A failed shared transfer fails every waiter with its reason; the next payload tries again")
     func sharedFailure() async throws {
         try await Fixture.with(cached: true, configure: { $0.cache?.failureMemory = .zero }) { fixture in

@@ -39,4 +39,21 @@ struct HTTPHeaderTests {
         }
         #expect(differing == [])
     }
+
+    @Test(
+        "A body behind redirects is fresh no longer than each redirect allows, and keeps no validators",
+        arguments: [
+            (301, "", Duration.seconds(600)), (308, "", .seconds(600)),
+            (302, "", .zero), (303, "", .zero), (307, "", .zero), (300, "", .zero),
+            (302, "Cache-Control: max-age=60\r\n", .seconds(60)), (301, "Cache-Control: max-age=9000\r\n", .seconds(600)),
+        ])
+    func redirectBounds(status: Int, headers: String, lifetime: Duration) {
+        let target = HTTPFreshness(headers: HTTPHeader.parse("Cache-Control: max-age=600\r\nETag: \"a\"\r\nLast-Modified: x\r\n"))
+        let bounded = target.bounded(by: [RedirectResponse(status: status, headerBlock: headers)])
+        #expect(bounded.lifetime == lifetime && !bounded.noStore)
+        #expect(bounded.etag == nil && bounded.lastModified == nil)
+        #expect(target.bounded(by: []) == target)
+        let privateRedirect = target.bounded(by: [RedirectResponse(status: 301, headerBlock: ""), RedirectResponse(status: 302, headerBlock: "Cache-Control: no-store\r\n")])
+        #expect(privateRedirect.noStore)
+    }
 }

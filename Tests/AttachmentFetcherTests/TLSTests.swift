@@ -150,8 +150,9 @@ struct SchemeRedirectTests {
                 $0.trustedCertificatesFile = certificate.certificatePath
                 $0.platforms = [.ios, .android]
             }) { fixture in
+                // Each redirect is fresh for 300 s of its own (a 302 without freshness is asked again).
                 func via(_ server: MockCDNServer, to target: String) -> String {
-                    server.url("/media/hop.jpg?redirect_to=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
+                    server.url("/media/hop.jpg?cache_control=max-age%3D300&redirect_to=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
                 }
                 let toPlain = via(secure, to: fixture.server.url("/media/plain.jpg?bytes=2000"))
                 let toSecure = via(fixture.server, to: secure.url("/media/secure.jpg?bytes=2100"))

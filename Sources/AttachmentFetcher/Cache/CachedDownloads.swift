@@ -172,10 +172,13 @@ final class CachedDownloads: Sendable {
         switch result {
         case .failure(let failure):
             return .failure(failure)
-        case .success(.notModified(let headerBlock)):
+        case .success(.notModified(let headerBlock, let redirected)):
             guard let stale else {
                 return .failure(TransferFailure(reason: .httpStatus, detail: "HTTP 304 to an unconditional request"))
             }
+            // The URL now redirects, and its target answered the validators the redirect carried
+            // there: they were the stored body's, not the target's. Fetched again, whole.
+            if redirected { return await download(key: key, url: url, revalidating: nil, deadline: deadline) }
             notModified.add(1, ordering: .relaxed)
             let freshness = HTTPFreshness(headers: HTTPHeader.parse(headerBlock))
             let descriptor = staleDescriptor
@@ -189,7 +192,7 @@ final class CachedDownloads: Sendable {
                 }
             }
         case .success(.file(let body)):
-            let freshness = HTTPFreshness(headers: HTTPHeader.parse(body.headerBlock))
+            let freshness = HTTPFreshness(headers: HTTPHeader.parse(body.headerBlock)).bounded(by: body.redirects)
             if freshness.noStore || body.byteCount > store.configuration.maximumBytes {
                 // Not kept: the payloads waiting now link the temporary file, removed with its last user.
                 return .success(SharedSource(body: body))

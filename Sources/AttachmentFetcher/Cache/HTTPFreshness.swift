@@ -50,6 +50,27 @@ struct HTTPFreshness: Sendable, Hashable {
         }
     }
 
+    /// The freshness of a body reached through `redirects`, which the cache keeps under the URL
+    /// asked for: this (the final response's), bounded by each redirect's own. RFC 9111 §4.2.2
+    /// lets a 301 or 308 be fresh by heuristic, a 302, 303 or 307 only by explicit freshness, so
+    /// such a redirect that gives none leaves the body already stale; a `no-store` on any of them
+    /// keeps it out. Nor does the entry keep validators: they are the target's, and the target a
+    /// redirect leads to may change, so a conditional request could be answered 304 for a body
+    /// that is no longer the one the URL leads to.
+    func bounded(by redirects: [RedirectResponse], now: Date = Date()) -> HTTPFreshness {
+        guard !redirects.isEmpty else { return self }
+        var bounded = self
+        bounded.etag = nil
+        bounded.lastModified = nil
+        for redirect in redirects {
+            let own = HTTPFreshness(headers: HTTPHeader.parse(redirect.headerBlock), now: now)
+            if own.noStore { bounded.noStore = true }
+            guard let limit = own.lifetime ?? ([301, 308].contains(redirect.status) ? nil : .zero) else { continue }
+            bounded.lifetime = min(bounded.lifetime ?? limit, limit)
+        }
+        return bounded
+    }
+
     /// The longest lifetime a response is given: 2^31 s (68 years), the value RFC 9111 §1.2.2
     /// gives a delta-seconds too large to represent, so that no sum or product of it overflows.
     static let longestDelta = 1 << 31

@@ -99,6 +99,7 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
             DownloadedFile(
                 path: temporaryPath, media: media, byteCount: sink.bytesReceived,
                 effectiveURL: easy.effectiveURL ?? owner.ticket.request.url, headerBlock: sink.headerBlock,
-                redirectSchemes: sink.redirectSchemes, downloadTime: easy.totalTime, sha256: sink.digest, descriptor: handedOn))
+                redirectSchemes: sink.redirectSchemes, redirects: sink.redirects, downloadTime: easy.totalTime, sha256: sink.digest,
+                descriptor: handedOn))
     }
 }

@@ -77,6 +77,11 @@ final class CurlResponseSink {
     private(set) var redirectSchemes: RedirectSchemes = []
     /// The latest response's `Location` target, until the next response shows it was followed.
     private var pendingRedirect: RedirectSchemes = []
+    /// The redirects followed so far, each with its own header block (its caching headers bound
+    /// how long the cache may keep the body under the URL asked for).
+    private(set) var redirects: [RedirectResponse] = []
+    /// The latest response's status code (0 before the first status line).
+    private var status = 0
 
     /// The latest response's header lines, as text.
     var headerBlock: String { String(decoding: headerBytes, as: UTF8.self) }
@@ -108,6 +113,8 @@ final class CurlResponseSink {
         contentEncoded = false
         redirectSchemes = []
         pendingRedirect = []
+        redirects = []
+        status = 0
         window.reset()
         headerBytes.removeAll(keepingCapacity: true)
     }
@@ -132,6 +139,11 @@ final class CurlResponseSink {
 
     fileprivate func consumeHeaderLine(_ line: UnsafeRawBufferPointer) {
         if line.starts(with: "HTTP/".utf8) {
+            // A new response after a 3xx: libcurl followed that redirect.
+            if RedirectResponse.isRedirect(status) {
+                redirects.append(RedirectResponse(status: status, headerBlock: headerBlock))
+            }
+            status = Self.statusCode(of: line)
             headerBytes.removeAll(keepingCapacity: true)
             contentEncoded = false
             redirectSchemes.formUnion(pendingRedirect)
@@ -144,6 +156,12 @@ final class CurlResponseSink {
                 pendingRedirect = RedirectSchemes.target(ofLocation: line.dropFirst(location.count))
             }
         }
+    }
+
+    /// The status code of a status line ("HTTP/1.1 302 Found"); 0 when it has none.
+    private static func statusCode(of line: UnsafeRawBufferPointer) -> Int {
+        let digits = line.drop { $0 != 0x20 }.dropFirst().prefix { (0x30...0x39).contains($0) }
+        return digits.count == 3 ? digits.reduce(0) { $0 * 10 + Int($1 - 0x30) } : 0
     }
 
     /// Whether a header line is `Content-Encoding` with a coding other than `identity`.

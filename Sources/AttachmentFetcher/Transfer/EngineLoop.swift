@@ -171,7 +171,8 @@ final class EngineLoop: @unchecked Sendable {
         case .fail(let failure):
             settle(transfer, .failure(failure))
         case .finishNotModified:
-            settle(transfer, .success(.notModified(transfer.active?.sink.headerBlock ?? "")))
+            let sink = transfer.active?.sink
+            settle(transfer, .success(.notModified(sink?.headerBlock ?? "", redirected: sink?.redirects.isEmpty == false)))
         case .finishBody(let media):
             guard let active = transfer.active else { break }
             let placed = active.finishedBody(media: media).flatMap(transfer.ticket.request.place)

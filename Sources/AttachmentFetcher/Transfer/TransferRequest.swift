@@ -36,6 +36,8 @@ struct DownloadedFile: Sendable {
     var headerBlock: String
     /// The schemes the redirects on the way led to (platforms differ on a change of scheme).
     var redirectSchemes: RedirectSchemes = []
+    /// The redirects followed on the way, in order (only the cache reads them).
+    var redirects: [RedirectResponse] = []
     /// How long the origin took to deliver it (libcurl's total time: name lookup, connection,
     /// redirects and body), when known: a cache entry keeps it only when it was at least
     /// `CacheEntryMetadata.slowDownload`. Android SDKs give a picture a time of their own.
@@ -47,12 +49,23 @@ struct DownloadedFile: Sendable {
     var descriptor: FileDescriptor? = nil
 }
 
+/// A redirect a transfer followed: its status and its header lines, unparsed.
+struct RedirectResponse: Sendable, Hashable {
+    /// Whether a response of this status, followed by another response, was a redirect that
+    /// libcurl followed (`CURLOPT_FOLLOWLOCATION`): a 3xx but 304.
+    static func isRedirect(_ status: Int) -> Bool { (300...399).contains(status) && status != 304 }
+
+    var status: Int
+    var headerBlock: String
+}
+
 /// What a finished transfer produced.
 enum TransferResponse: Sendable {
     /// A validated body, placed by the request's `place`.
     case file(DownloadedFile)
-    /// `304 Not Modified` to a conditional request: no body, the header block of the 304.
-    case notModified(String)
+    /// `304 Not Modified` to a conditional request: no body, the header block of the 304, and
+    /// whether it came after redirects (from a target the validators may not belong to).
+    case notModified(String, redirected: Bool)
 }
 
 /// How a transfer ended.
