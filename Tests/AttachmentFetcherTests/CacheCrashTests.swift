@@ -75,6 +75,38 @@ struct CacheCrashTests {
         return result?.status == 0
     }
 
+    /// Whether this machine lets us mount a tmpfs in a mount namespace of our own.
+    static func canMount() async -> Bool {
+        let result = try? await CommandRunner.run(
+            "/usr/bin/unshare", ["-rm", "/bin/sh", "-c", "mount -t tmpfs tmpfs /mnt"], timeout: .seconds(30))
+        return result?.status == 0
+    }
+
+    @Test(
+        "An output directory on another file system than the cache gets copies: a miss, its waiters and a later hit",
+        .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
+    func outputOnAnotherFileSystem() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let cache = try #require(fixture.cacheDirectory)
+            let program = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+            let output = fixture.directory + "/elsewhere"
+            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+            let lines = ["/media/far.jpg?bytes=30000&delay_ms=300", "/media/far.jpg?bytes=30000&delay_ms=300", "/media/near.png?bytes=4000&cache_control=no-store"]
+                .map { String(decoding: fixture.braze($0), as: UTF8.self) }.joined(separator: "\n") + "\n"
+            // The tmpfs is mounted in a namespace of the test's own; two runs, the second all hits.
+            let script = #"mount -t tmpfs tmpfs "$1" && "$0" --batch - --json --cache-dir "$2" --output-dir "$1" --allow-private-networks < "$3" && "$0" --batch - --json --cache-dir "$2" --output-dir "$1" --allow-private-networks < "$3" && ls "$1" | wc -l"#
+            let input = fixture.directory + "/campaign.jsonl"
+            try Data(lines.utf8).write(to: URL(fileURLWithPath: input))
+            let result = try await CommandRunner.run(
+                "/usr/bin/unshare", ["-rm", "/bin/sh", "-c", script, program, output, cache, input], stdin: Data(), timeout: .seconds(60))
+            let outputLines = result.stdout.split(separator: "\n")
+            #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+            #expect(outputLines.count == 7 && outputLines.dropLast().allSatisfy { $0.contains(#""status":"attached""#) }, "\(result.stdout)")
+            #expect(outputLines.last == "6", "\(result.stdout)")
+            #expect(fixture.server.stats().requestsPerURL.values.reduce(0, +) == 3, "\(fixture.server.stats().requestsPerURL)")
+        }
+    }
+
     @Test(
         "Two processes in different PID namespaces on one cache do not delete each other's downloads",
         .enabled("unshare --pid is refused here") { await CacheCrashTests.canUnshare() })

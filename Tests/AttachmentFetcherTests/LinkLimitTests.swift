@@ -30,7 +30,7 @@ struct LinkLimitTests {
                 group.addTask {
                     await BlockingIO.run {
                         AttachmentFiles.link(source, in: output, namedAfter: url, reseed: {
-                            AttachmentFiles.copy(body, to: body, temporaryDirectory: temporary).map { true }.get(or: false)
+                            AttachmentFiles.copy(body, to: body).map { true }.get(or: false)
                         })
                     }
                 }

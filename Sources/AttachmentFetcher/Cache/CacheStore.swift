@@ -276,7 +276,7 @@ final class CacheStore: Sendable {
             }
         }
         guard let descriptor else { return nil }
-        return AttachmentFiles.link(descriptor, at: path, temporaryDirectory: temporaryDirectory).map { placed }
+        return AttachmentFiles.link(descriptor, at: path).map { placed }
     }
 
     private enum LinkAttempt {
@@ -307,7 +307,7 @@ final class CacheStore: Sendable {
         guard let source = try? Syscalls.open(entry.key.name, in: entries, flags: O_RDONLY | O_NOFOLLOW) else { return nil }
         let result: Result<Void, TransferFailure>?
         if (try? Syscalls.status(of: source)).map({ UInt64($0.inode.rawValue) }) == entry.inode {
-            result = AttachmentFiles.copy(from: source, to: path, temporaryDirectory: temporaryDirectory)
+            result = AttachmentFiles.copy(from: source, to: path)
         } else {
             result = nil
         }
@@ -333,7 +333,7 @@ final class CacheStore: Sendable {
             return load(entry.key, keepingOpen: false)?.entry
         }
         let name = TemporaryFiles.path(in: temporaryDirectory)
-        guard case .success = AttachmentFiles.copy(from: source, to: name, temporaryDirectory: temporaryDirectory) else { return nil }
+        guard case .success = AttachmentFiles.copy(from: source, to: name) else { return nil }
         do {
             let copy = try Syscalls.open(FilePath(name), flags: O_RDONLY | O_NOFOLLOW)
             defer { try? copy.close() }

@@ -225,7 +225,7 @@ final class CachedDownloads: Sendable {
             var placed = source.file
             placed.path = path
             placed.descriptor = nil
-            result = AttachmentFiles.link(descriptor, at: path, temporaryDirectory: outputDirectory).map { placed }
+            result = AttachmentFiles.link(descriptor, at: path).map { placed }
         } else {
             result = AttachmentFiles.link(source.file, in: outputDirectory, namedAfter: url)
         }

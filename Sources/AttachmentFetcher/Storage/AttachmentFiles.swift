@@ -63,7 +63,7 @@ enum AttachmentFiles {
         guard let error, needsCopy(error) else {
             return .failure(TransferFailure(reason: .storage, detail: "cannot link \(source.path) to \(path): \(error.map { "\($0)" } ?? "")"))
         }
-        return copy(source.path, to: path, temporaryDirectory: directory).map { placed }
+        return copy(source.path, to: path).map { placed }
     }
 
     /// Whether a failed `link` calls for a copy: another file system, one without hard links,
@@ -72,9 +72,10 @@ enum AttachmentFiles {
         [.improperLink, .notPermitted, .tooManyLinks, .notSupported, .notSupportedOnSocket].contains(error)
     }
 
-    /// Copies `source` to `destination` through a temporary file in `temporaryDirectory` (on the
-    /// destination's file system), so that `destination` appears whole or not at all.
-    static func copy(_ source: String, to destination: String, temporaryDirectory: String) -> Result<Void, TransferFailure> {
+    /// Copies `source` to `destination` through a temporary file in `destination`'s own directory
+    /// (so on its file system, whichever the source's), so that `destination` appears whole or
+    /// not at all.
+    static func copy(_ source: String, to destination: String) -> Result<Void, TransferFailure> {
         let input: FileDescriptor
         do {
             input = try Syscalls.open(FilePath(source), flags: O_RDONLY | O_NOFOLLOW)
@@ -82,43 +83,70 @@ enum AttachmentFiles {
             return .failure(TemporaryFiles.failure(error, "cannot open \(source)"))
         }
         defer { try? input.close() }
-        return copy(from: input, to: destination, temporaryDirectory: temporaryDirectory)
+        return copy(from: input, to: destination)
     }
 
-    /// Copies the open file `input` (from its first byte) to `destination`, as `copy` does. A
-    /// cache entry removed while its waiters held it open is served this way.
-    static func copy(from input: FileDescriptor, to destination: String, temporaryDirectory: String) -> Result<Void, TransferFailure> {
-        let temporary = TemporaryFiles.path(in: temporaryDirectory)
+    /// Copies the open file `input` (from its first byte) to `destination`, as `copy` does. The
+    /// copy streams into a nameless file (`O_TMPFILE`) in `destination`'s directory, named only
+    /// once whole, so that a crash leaves nothing there; a file system without `O_TMPFILE` gets a
+    /// named temporary file, locked by its writer, renamed into place. A cache entry removed
+    /// while its waiters held it open, or one on another file system than the output directory,
+    /// is served this way.
+    static func copy(from input: FileDescriptor, to destination: String) -> Result<Void, TransferFailure> {
+        let directory = FilePath(destination).removingLastComponent().string
+        let output: FileDescriptor
+        let temporary: String
+        switch TemporaryFiles.create(in: directory.isEmpty ? "." : directory, anonymous: true, permissions: 0o644) {
+        case .success(let created): (output, temporary) = created
+        case .failure(let failure): return .failure(TransferFailure(reason: failure.reason, detail: "cannot copy to \(destination): \(failure.detail)"))
+        }
+        let anonymous = TemporaryFiles.isAnonymous(temporary)
+        let written = Result { () throws -> Void in
+            try input.forEachChunk(ofSize: 1 << 16) { piece in
+                _ = try output.writeAll(piece)
+                return true
+            }
+            try name(output, anonymous ? nil : temporary, as: destination)
+        }
+        try? output.close()
+        if case .failure(let error) = written {
+            if !anonymous { TemporaryFiles.remove(temporary) }
+            return .failure(TemporaryFiles.failure((error as? Errno) ?? .ioError, "cannot copy to \(destination)"))
+        }
+        return .success(())
+    }
+
+    /// Gives the copy `output` the name `destination`: the named temporary file `temporary`
+    /// renamed, or the nameless file linked (and, when `destination` exists, as in a reseed,
+    /// linked under a temporary name renamed over it).
+    private static func name(_ output: FileDescriptor, _ temporary: String?, as destination: String) throws(Errno) {
+        if let temporary {
+            try Syscalls.rename(FilePath(temporary), in: nil, to: FilePath(destination), in: nil)
+            return
+        }
         do {
-            let output = try Syscalls.open(FilePath(temporary), flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, permissions: 0o644)
+            try Syscalls.link(output, as: FilePath(destination), in: nil)
+        } catch where error == .fileExists {
+            let named = TemporaryFiles.path(in: FilePath(destination).removingLastComponent().string)
+            try Syscalls.link(output, as: FilePath(named), in: nil)
             do {
-                try input.forEachChunk(ofSize: 1 << 16) { piece in
-                    _ = try output.writeAll(piece)
-                    return true
-                }
-                try output.close()
+                try Syscalls.rename(FilePath(named), in: nil, to: FilePath(destination), in: nil)
             } catch {
-                try? output.close()
+                TemporaryFiles.remove(named)
                 throw error
             }
-            try Syscalls.rename(FilePath(temporary), in: nil, to: FilePath(destination), in: nil)
-            return .success(())
-        } catch {
-            TemporaryFiles.remove(temporary)
-            let errno = (error as? Errno) ?? .ioError
-            return .failure(TemporaryFiles.failure(errno, "cannot copy to \(destination)"))
         }
     }
 
     /// Names the open file `descriptor` (a nameless body, or an entry held open) at `path`
     /// with a hard link, or copies it where a link is impossible (another file system, or every
     /// other name of the file gone).
-    static func link(_ descriptor: FileDescriptor, at path: String, temporaryDirectory: String) -> Result<Void, TransferFailure> {
+    static func link(_ descriptor: FileDescriptor, at path: String) -> Result<Void, TransferFailure> {
         do {
             try Syscalls.link(descriptor, as: FilePath(path), in: nil)
             return .success(())
         } catch where needsCopy(error) || error == .noSuchFileOrDirectory {
-            return copy(from: descriptor, to: path, temporaryDirectory: temporaryDirectory)
+            return copy(from: descriptor, to: path)
         } catch {
             return .failure(TransferFailure(reason: .storage, detail: "cannot link to \(path): \(error)"))
         }
