@@ -58,7 +58,9 @@ public final class PushAttachmentFetcher: Sendable {
         configuration.outputDirectory = try Self.prepareDirectory(configuration.outputDirectory)
         TemporaryFiles.removeOrphans(in: configuration.outputDirectory)
         let store = try configuration.cache.map { cache throws(AttachmentFetcherError) in
-            try CacheStore(configuration: cache, classifier: classifier, clock: cacheClock)
+            try CacheStore(
+                configuration: cache, classifier: classifier, clock: cacheClock,
+                largestBody: MediaKind.allCases.map(configuration.sizeLimits.limit(for:)).max() ?? .max)
         }
         configuration.cache = store?.configuration
         self.configuration = configuration

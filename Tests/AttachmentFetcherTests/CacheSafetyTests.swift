@@ -62,6 +62,32 @@ struct CacheSafetyTests {
         }
     }
 
+    @Test("A planted entry larger than any body the cache keeps is dropped unread, not hashed for seconds past the payload's deadline")
+    func plantedHugeEntry() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let path = "/media/huge.jpg?bytes=20000"
+            let name = try #require(fixture.cacheDirectory) + "/entries/" + (try key(fixture, path))
+            // 16 GiB, sparse: a JPEG's first bytes, then nothing; metadata claiming exactly that,
+            // with a modification time that differs, which asked for the whole body to be hashed
+            // (about 40 s here), far past the payload's 10 s.
+            let head = SyntheticMedia.body(extension: "jpg", size: 4096)
+            try Data(head).write(to: URL(fileURLWithPath: name))
+            let file = try FileDescriptor.open(FilePath(name), .readWrite)
+            let size = 16 << 30
+            #expect(ftruncate(file.rawValue, off_t(size)) == 0)
+            let metadata = CacheEntryMetadata(
+                size: size, sha256: String(repeating: "0", count: 64), modified: 0, freshUntil: Date().addingTimeInterval(3600),
+                etag: nil, lastModified: nil)
+            try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
+            try file.close()
+
+            let outcome = await fixture.fetcher.process(fixture.braze(path), timeout: .seconds(10))
+            #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
+            #expect(outcome.attachments.first?.bytes == 20000)
+            #expect(fixture.server.stats().requests == 1)
+        }
+    }
+
     @Test("A body fetched under wider rules is served only to fetchers with the same policy, proxy, resolutions, CAs, credentials and redirects")
     func policyScopedEntries() async throws {
         try await Fixture.with(cached: true) { fixture in

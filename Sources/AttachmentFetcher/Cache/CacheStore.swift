@@ -41,6 +41,9 @@ final class CacheStore: Sendable {
     let lockFile: FileDescriptor?
     private let classifier: MediaClassifier?
     private let sniffBytes: Int
+    /// The largest body this process would accept (its largest size limit): a larger entry is
+    /// never hashed nor served here.
+    private let largestBody: Int
     let state = Locked(StoreState())
     let evictor = Evictor()
 
@@ -75,9 +78,10 @@ final class CacheStore: Sendable {
     /// processes left, and indexes the entries.
     init(
         configuration: PushAttachmentFetcher.Configuration.Cache, classifier: MediaClassifier? = nil, clock: CacheClock = .system,
-        sniffBytes: Int = 4096, verifiedCapacity: Int = 4096
+        sniffBytes: Int = 4096, verifiedCapacity: Int = 4096, largestBody: Int = .max
     ) throws(AttachmentFetcherError) {
         self.verifiedCapacity = max(2, verifiedCapacity)
+        self.largestBody = largestBody
         var configuration = configuration
         configuration.directory = FilePath.absolute(configuration.directory).string
         self.configuration = configuration
@@ -192,6 +196,14 @@ final class CacheStore: Sendable {
             remove(key)
             return nil
         }
+        // Larger than the budget: no body this cache keeps (a planted one would be hashed whole,
+        // for seconds, before any deadline is looked at). Larger than this process accepts: another
+        // process's, maybe, and no use here.
+        guard metadata.size <= configuration.maximumBytes else {
+            remove(key)
+            return nil
+        }
+        guard metadata.size <= largestBody else { return nil }
         let modified = Self.nanoseconds(status.st_mtim)
         let known = state.withLock { $0.verified[key] }
         if modified != metadata.modified, Self.sha256(of: file) != metadata.sha256 {
