@@ -23,6 +23,9 @@ public final class PushAttachmentFetcher: Sendable {
     private let engine: TransferEngine
     /// The cache, when configured (its counters go into `statistics`).
     let cache: CachedDownloads?
+    /// Why this fetcher cannot share its downloads with other processes using its cache (its
+    /// lock file cannot be opened for writing, as in a cache another user made), if it cannot.
+    package var cacheLockProblem: String? { cache?.store.lockFileProblem }
     /// Direct, or through the cache.
     private let downloader: any AttachmentDownloader
     /// The nameless files made ahead for bodies (see `PreparedFiles`), closed by `shutdown()`.
@@ -65,6 +68,9 @@ public final class PushAttachmentFetcher: Sendable {
         configuration.cache = store?.configuration
         self.configuration = configuration
         self.logger = logger
+        if let problem = store?.lockFileProblem {
+            logger.warning("downloads are not shared with other processes using this cache", metadata: ["problem": "\(problem)"])
+        }
         engine = try TransferEngine(
             configuration: .init(
                 sizeLimits: configuration.sizeLimits,

@@ -51,7 +51,8 @@ struct BatchRunner {
                 return try await withPushAttachmentFetcher(
                     configuration: configuration, logger: options.logger()
                 ) { fetcher -> ([BatchRecord], PushAttachmentFetcher.Statistics, BatchInterruption) in
-                    (await processAll { await fetcher.process($0) }, fetcher.statistics, interruption)
+                    if let problem = fetcher.cacheLockProblem { StandardStreams.error.write(BatchSummary.cacheLockNote(problem) + "\n") }
+                    return (await processAll { await fetcher.process($0) }, fetcher.statistics, interruption)
                 }
             } catch let error as AttachmentFetcherError {
                 // No fetcher (the output or cache directory cannot be used): as for one payload,

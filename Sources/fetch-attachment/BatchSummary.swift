@@ -50,6 +50,11 @@ struct BatchSummary {
 
     /// Said once on standard error when a network failure's detail was hidden by the address
     /// policy (see `FallbackReason.network`).
+    /// Said once when the cache's lock file cannot be used: each process then downloads alone.
+    static func cacheLockNote(_ problem: String) -> String {
+        "  note: \(TerminalText.escaped(problem)): downloads are not shared with other processes using this cache"
+    }
+
     static let hiddenNetworkDetailHint =
         "  hint: network: while the address policy is in force, a network failure says only '\(FallbackReason.uniformNetworkDetail)', so that payloads cannot probe ports; to see libcurl's reason for a payload you trust, run it again with --allow-private-networks"
 

@@ -84,7 +84,8 @@ struct FetchCommand: AsyncParsableCommand {
         } else {
             do {
                 outcome = try await withPushAttachmentFetcher(configuration: configuration, logger: options.logger()) { fetcher in
-                    await fetcher.process(bytes)
+                    if let problem = fetcher.cacheLockProblem { StandardStreams.error.write(BatchSummary.cacheLockNote(problem) + "\n") }
+                    return await fetcher.process(bytes)
                 }
             } catch let error as AttachmentFetcherError {
                 outcome = PayloadInput.unusableOutcome(error, payload: bytes)

@@ -255,10 +255,16 @@ struct CacheSafetyTests {
         configuration.cache = .init(directory: cache)
         configuration.addressPolicy.allowsPrivateNetworks = true
         let fetcher = try PushAttachmentFetcher(configuration: configuration)
+        #expect(fetcher.cacheLockProblem?.contains(cache + "/lock") == true, "\(fetcher.cacheLockProblem ?? "")")
         let outcome = await fetcher.process(Payloads.braze(url: server.url("/media/u.png?bytes=3000")), timeout: .seconds(10) * TestTiming.scale)
         await fetcher.shutdown()
+        // The command line says so: each process downloads alone.
+        let command = try await CommandRunner.run(
+            "fetch-attachment", ["--cache-dir", cache, "--output-dir", root + "/out", "--allow-private-networks"],
+            stdin: Payloads.braze(url: server.url("/media/v.png?bytes=3000")))
         try await server.shutdown()
         #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
+        #expect(command.status == 0 && command.stderr.contains("downloads are not shared with other processes using this cache"), "\(command.stderr)")
     }
 
     @Test("A lock that fails for a reason other than contention is a storage failure at once, not a wait")
