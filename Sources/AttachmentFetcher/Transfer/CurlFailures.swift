@@ -70,7 +70,10 @@ struct CurlFailures {
             return policy.ceilingExceeded
         case .writeError:
             if let error = transfer.sink.writeFailure {
-                return TransferFailure(reason: .storage, detail: "cannot write \(transfer.temporaryPath): \(error)")
+                // A nameless file's path (/proc/self/fd/N) would say nothing: its directory does.
+                let file = TemporaryFiles.isAnonymous(transfer.temporaryPath)
+                    ? "the body in \(transfer.owner.ticket.request.temporaryDirectory)" : transfer.temporaryPath
+                return TransferFailure(reason: .storage, detail: "cannot write \(file): \(error)")
             }
             return TransferFailure(reason: .network, detail: message)
         case .operationTimedOut:
