@@ -69,4 +69,13 @@ struct VendorSDKRuleTests {
         let read = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","ab_nc":"   "}"#)
         #expect(read.content?.channel == nil)
     }
+
+    @Test("Airship iOS: the media attachment's content replaces an alert's texts, but makes none where aps has no alert")
+    func airshipContentNeedsAlert() throws {
+        let read = try ReadPayload(#"{"aps":{"mutable-content":1},"_":"s","com.urbanairship.media_attachment":{"url":"https://cdn.example.com/a.jpg","content":{"title":"T2","body":"B2"}}}"#)
+        #expect(read.content?.visible == false && read.content?.title == nil && read.content?.body == nil)
+        #expect(read.warnings.contains { $0.contains("aps has none") }, "\(read.warnings)")
+        let alert = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"_":"s","com.urbanairship.media_attachment":{"url":"https://cdn.example.com/a.jpg","content":{"title":"T2","body":"B2"}}}"#)
+        #expect(alert.content?.title == "T2" && alert.content?.body == "B2" && alert.content?.visible == true)
+    }
 }

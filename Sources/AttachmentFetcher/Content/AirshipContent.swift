@@ -35,10 +35,16 @@ extension ContentReader {
         if let override = object(media["content"], at: "\(key).content"),
             extensionMakes("\(key).content replaces the alert's texts", instead: "the alert stands as aps gives it")
         {
-            if override["title"] != nil { content.title = text(override["title"], at: "\(key).content.title") }
-            if override["subtitle"] != nil { content.subtitle = text(override["subtitle"], at: "\(key).content.subtitle") }
-            if override["body"] != nil { content.body = text(override["body"], at: "\(key).content.body") }
-            content.visible = content.hasText
+            // iOS runs a service extension only for a push that shows an alert: with no text in
+            // aps, nothing is shown and nothing replaced.
+            if !content.hasText {
+                warnings.append("\(key).content replaces an alert's texts, but aps has none: iOS runs no service extension and shows nothing")
+            } else {
+                if override["title"] != nil { content.title = text(override["title"], at: "\(key).content.title") }
+                if override["subtitle"] != nil { content.subtitle = text(override["subtitle"], at: "\(key).content.subtitle") }
+                if override["body"] != nil { content.body = text(override["body"], at: "\(key).content.body") }
+                content.visible = content.hasText
+            }
         }
         content.thumbnailID = text(media["thumbnail_id"], at: "\(key).thumbnail_id")
         guard let options = object(media["options"], at: "\(key).options") else { return }
