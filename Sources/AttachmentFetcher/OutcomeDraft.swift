@@ -80,6 +80,10 @@ struct OutcomeDraft {
                     }
                 }
             }
+            if let url = attachment.url, url.needsEncodingBeforeIOS17, judges.contains(where: { $0.platform == .ios }) {
+                draft.warnings.append(
+                    "\(URLCredentials.redacted(url.payloadSpelling)) holds characters a URL may not (a space, non-ASCII…): apps linked before iOS 17 read no URL there and show no attachment; iOS 17 and later encode them as \(reported)")
+            }
             switch attachment.result {
             case .success(let file):
                 var accepting: [Platform] = []

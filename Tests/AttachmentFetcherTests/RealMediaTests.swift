@@ -177,6 +177,18 @@ struct URLNormalisationTests {
         #expect(url.payloadSpelling == input)
     }
 
+    @Test(
+        "A spelling only iOS 17 and later encode is told apart from a valid URL, which every iOS reads",
+        arguments: [
+            ("http://cdn.example/a b.png", true), ("http://cdn.example/caf\u{E9}.png", true), ("http://B\u{FC}cher.example/x.png", true),
+            ("http://cdn.example/x.png?c=|", true), ("http://cdn.example/100%.png", true), ("http://cdn.example/%zz.png", true),
+            ("http://cdn.example/caf%C3%A9.png", false), ("HTTPS://CDN.Example:443/A.PNG", false),
+            ("http://cdn.example:8080/x.png?a=1&b=%2F;c#top", false), ("http://[::1]:8080/~u/a_b-c.png", false),
+        ])
+    func spellingBeforeIOS17(input: String, needsEncoding: Bool) throws {
+        #expect(try AttachmentURL.parse(input).get().needsEncodingBeforeIOS17 == needsEncoding)
+    }
+
     @Test("What is not an http(s) URL with a host stays invalid-url", arguments: ["", "/relative.png", "ftp://cdn.example/x.png", "http://"])
     func invalid(input: String) {
         guard case .failure(let failure) = AttachmentURL.parse(input) else {
@@ -199,6 +211,9 @@ struct URLNormalisationTests {
                     for spelling in [fixture.server.url(path), fixture.server.url(path).replacingOccurrences(of: "http://", with: "HTTP://")] {
                         let outcome = await fixture.fetcher.process(Payloads.braze(url: spelling))
                         let attachment = outcome.attachments.first
+                        // Only the raw spellings are what apps linked before iOS 17 cannot read.
+                        let raw = path.contains(" ") || path.contains("\u{E9}")
+                        #expect(outcome.warnings.contains { $0.contains("before iOS 17") } == raw, "\(spelling): \(outcome.warnings)")
                         // The cache says when a failure was remembered rather than fetched again.
                         let detail = outcome.detail?.replacingOccurrences(of: " (a recent failure, not retried yet)", with: "")
                         lines.append(

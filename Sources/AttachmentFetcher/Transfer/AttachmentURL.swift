@@ -59,6 +59,24 @@ struct AttachmentURL: Sendable, Hashable {
 extension AttachmentURL {
     /// The normalised URL as outcomes show it: credentials replaced by `***`.
     var reported: String { hasCredentials ? URLCredentials.redacted(string) : string }
+
+    /// Whether the payload spells the URL with characters a URL may not hold (a space, non-ASCII,
+    /// `"<>\^`{|}`, a `%` not followed by two hex digits), which only apps linked on iOS 17 or
+    /// later encode: before, `URL(string:)` is `nil` and no attachment shows.
+    var needsEncodingBeforeIOS17: Bool {
+        let bytes = Array(payloadSpelling.utf8)
+        for (index, byte) in bytes.enumerated() {
+            switch byte {
+            case 0x21, 0x23...0x3B, 0x3D, 0x3F...0x5B, 0x5D, 0x5F, 0x61...0x7A, 0x7E:
+                if byte == UInt8(ascii: "%") {
+                    let hex = bytes.dropFirst(index + 1).prefix(2)
+                    guard hex.count == 2, hex.allSatisfy({ Character(UnicodeScalar($0)).isHexDigit }) else { return true }
+                }
+            default: return true
+            }
+        }
+        return false
+    }
 }
 
 extension BoundedMemo where Value == AttachmentURL {
