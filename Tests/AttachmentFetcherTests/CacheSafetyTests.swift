@@ -291,6 +291,27 @@ struct CacheSafetyTests {
         }
     }
 
+    @Test("A cache directory, entries/ or tmp/ that is a symbolic link is refused, and the error says so")
+    func symbolicLinkDirectories() throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let elsewhere = root + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        for (cache, link) in [(root + "/linked", root + "/linked"), (root + "/real", root + "/real/entries"), (root + "/real2", root + "/real2/tmp")] {
+            try FileManager.default.createDirectory(atPath: cache == link ? root : cache, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: elsewhere)
+            var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out")
+            configuration.cache = .init(directory: cache)
+            do {
+                _ = try PushAttachmentFetcher(configuration: configuration)
+                Issue.record("\(link) was followed")
+            } catch {
+                #expect("\(error)".contains("is a symbolic link, which the cache does not follow"), "\(error)")
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
+    }
+
     @Test("A cache directory other users may write, or another user owns, is refused unless allowed")
     func sharedDirectory() async throws {
         let root = try makeTemporaryDirectory()

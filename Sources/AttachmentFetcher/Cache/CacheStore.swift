@@ -152,6 +152,13 @@ final class CacheStore: Sendable {
         } catch let error as AttachmentFetcherError {
             throw error
         } catch {
+            // O_NOFOLLOW | O_DIRECTORY answers a symbolic link with ENOTDIR: say what it is.
+            if let errno = error as? Errno, errno == .notDirectory,
+                (try? parent.map { try Syscalls.status(of: FilePath(name), in: $0) } ?? Syscalls.status(of: FilePath(name), followingLink: false))?.type
+                    == .symbolicLink
+            {
+                throw .outputDirectoryUnusable("the cache directory \(path) is a symbolic link, which the cache does not follow")
+            }
             throw .outputDirectoryUnusable("cannot open the cache directory \(path): \(error)")
         }
     }
