@@ -267,6 +267,25 @@ struct CacheSafetyTests {
         #expect(command.status == 0 && command.stderr.contains("downloads are not shared with other processes using this cache"), "\(command.stderr)")
     }
 
+    @Test("A payload whose deadline passes while another process holds its URL's download says so")
+    func heldByAnotherProcess() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let path = "/media/held.png?bytes=3000"
+            // A second store on the same directory holds the key's lock, as another process would
+            // (the locks belong to an open file, not to the process).
+            let other = try CacheStore(configuration: try #require(fixture.fetcher.configuration.cache))
+            let url = try AttachmentURL.parse(fixture.server.url(path)).get()
+            let held = try #require(try other.lock(CacheKey(url, scope: fixture.fetcher.configuration.cacheScope)).get())
+            // Long enough for the leader's first try of the lock, which in a run of the whole suite
+            // can start seconds late on a busy cooperative pool.
+            let outcome = await fixture.fetcher.process(fixture.braze(path), timeout: .seconds(8) * TestTiming.scale)
+            held.unlock()
+            #expect(outcome.reason == .deadline, "\(outcome.reason?.code ?? "attached")")
+            #expect(outcome.detail == "the deadline passed while another process held this URL's download", "\(outcome.detail ?? "")")
+            #expect(fixture.server.stats().requests == 0)
+        }
+    }
+
     @Test("A lock that fails for a reason other than contention is a storage failure at once, not a wait")
     func failingLock() async throws {
         try await Fixture.with(cached: true) { fixture in

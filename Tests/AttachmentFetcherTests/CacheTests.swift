@@ -250,7 +250,7 @@ struct CacheTests {
         ) { fixture in
             // Long enough for both requests to reach the origin, however loaded the machine;
             // far shorter than the transfer budget.
-            let short = Duration.seconds(1) * TestTiming.scale
+            let short = Duration.seconds(3) * TestTiming.scale
             let stalls = (0..<2).map { fixture.braze("/media/abandoned-\($0).jpg?bytes=100000&stall_after=1000") }
             let given = await processAll(stalls, through: fixture.fetcher, timeout: short)
             #expect(given.allSatisfy { $0.reason == .deadline })

@@ -265,7 +265,8 @@ struct PlatformRulesTests {
             let fcm = await fixture.fetcher.process(Self.fcm(slow))
             #expect(fcm.status == .original)
             #expect(fcm.reason == .deadline)
-            #expect(fcm.detail?.hasPrefix("the picture took 5.") == true, "\(fcm.detail ?? "")")
+            // 5.3 s, or more on a loaded machine: the figure is the measured time.
+            #expect(fcm.detail?.hasPrefix("the picture took ") == true, "\(fcm.detail ?? "")")
             #expect(fcm.detail?.hasSuffix(" s to download from here; FCM shows the notification without it after 5 s") == true, "\(fcm.detail ?? "")")
             #expect(fcm.verdicts.first?.reason == .deadline)
             #expect(fixture.filesLeft().isEmpty)
@@ -273,7 +274,7 @@ struct PlatformRulesTests {
             let airship = Data(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.style":"{\"type\":\"big_picture\",\"big_picture\":\"\#(slow)\"}"}"#.utf8)
             let shown = await fixture.fetcher.process(airship)
             #expect(shown.status == .attached, "\(shown.detail ?? "")")
-            #expect(shown.warnings.contains { $0.hasPrefix("\(slow) took 5.") && $0.hasSuffix(" s to download from here; Airship shows the notification without its picture after 7 s, so slower networks may miss it") }, "\(shown.warnings)")
+            #expect(shown.warnings.contains { $0.hasPrefix("\(slow) took ") && $0.hasSuffix(" s to download from here; Airship shows the notification without its picture after 7 s, so slower networks may miss it") }, "\(shown.warnings)")
             // Another process on the same cache reads the time from the entry: no request.
             let second = try fixture.anotherFetcher()
             let again = await second.process(Self.fcm(slow))

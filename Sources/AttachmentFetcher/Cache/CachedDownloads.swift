@@ -80,7 +80,9 @@ final class CachedDownloads: Sendable {
             coalesced.add(1, ordering: .relaxed)
         }
         guard let result = await shared.wait(until: deadline) else {
-            return .failure(TransferFailure(reason: .deadline, detail: "the deadline passed before the download finished"))
+            let detail = shared.isHeldElsewhere
+                ? "the deadline passed while another process held this URL's download" : "the deadline passed before the download finished"
+            return .failure(TransferFailure(reason: .deadline, detail: detail))
         }
         switch result {
         case .success(let source): return materialize(source, for: url, deadline: deadline)
@@ -91,7 +93,7 @@ final class CachedDownloads: Sendable {
     // MARK: The shared transfer
 
     private func lead(_ shared: SharedDownload, key: CacheKey, url: AttachmentURL) async {
-        let result = await fetch(key: key, url: url, deadline: shared.transferDeadline)
+        let result = await fetch(key: key, url: url, deadline: shared.transferDeadline, shared: shared)
         if case .failure(let failure) = result, !Task.isCancelled, Self.isRemembered(failure),
             store.configuration.failureMemory > .zero
         {
@@ -116,7 +118,7 @@ final class CachedDownloads: Sendable {
     /// process, as a hit's look-up makes it) are made here, in the leader's task, as a hit's
     /// `link` is: on a miss a trip through `BlockingIO` cost more than both.
     private func fetch(
-        key: CacheKey, url: AttachmentURL, deadline: ContinuousClock.Instant
+        key: CacheKey, url: AttachmentURL, deadline: ContinuousClock.Instant, shared: SharedDownload
     ) async -> Result<SharedSource, TransferFailure> {
         let store = self.store
         var pause = Duration.milliseconds(2)
@@ -135,6 +137,7 @@ final class CachedDownloads: Sendable {
                 return .success(SharedSource(entry: found.entry, descriptor: found.descriptor, store: store))
             }
             if let lock {
+                shared.noteHeldElsewhere(false)
                 // A stale entry stays open while it is revalidated: a 304 serves it from there,
                 // whether or not its name is still there.
                 let result = await download(key: key, url: url, revalidating: found, deadline: deadline)
@@ -142,6 +145,8 @@ final class CachedDownloads: Sendable {
                 return result
             }
             try? found?.descriptor?.close()
+            // Another process downloads this URL: a payload whose deadline passes meanwhile says so.
+            shared.noteHeldElsewhere(true)
             try? await Task.sleep(for: pause)
             pause = min(pause * 2, .milliseconds(50))
         }
@@ -334,6 +339,8 @@ final class SharedDownload: Sendable {
         /// Only a leave before the result lowers it, so at 0 the download is abandoned.
         var joined = 1
         var cancel: (@Sendable () -> Void)?
+        /// Whether the leader found the key locked by another process (and polls the cache).
+        var heldElsewhere = false
 
         var abandoned: Bool { joined == 0 }
     }
@@ -343,6 +350,12 @@ final class SharedDownload: Sendable {
     init(transferDeadline: ContinuousClock.Instant) {
         self.transferDeadline = transferDeadline
     }
+
+    /// Whether another process held the key's lock when the leader last tried it.
+    var isHeldElsewhere: Bool { state.withLock { $0.heldElsewhere } }
+
+    /// Records whether another process holds the key's lock.
+    func noteHeldElsewhere(_ held: Bool) { state.withLock { $0.heldElsewhere = held } }
 
     /// Counts one more waiting payload; `false` once the download is abandoned (its payload
     /// must start another).
