@@ -348,7 +348,8 @@ struct ContentReferenceTests {
 
         let wrapped = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":{"o":[{"i":"fav","n":"Favorite"}]}}}"#)
         #expect(wrapped.content?.buttons == [Button(id: "fav", title: "Favorite")])
-        let actionButtons = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"custom":{"i":"n"},"actionbuttons":[{"n":"Later"}]}"#)
+        // actionbuttons is read in the os_data format only (OSNotification.m's parseOSDataPayload).
+        let actionButtons = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n"},"actionbuttons":[{"n":"Later"}]}"#)
         #expect(actionButtons.content?.buttons == [Button(id: "Later", title: "Later")])
 
         let landing = try ReadPayload(#"{"aps":{"alert":"x"},"_":"s","com.urbanairship.metadata":"m","^p":"https://example.com/page"}"#)

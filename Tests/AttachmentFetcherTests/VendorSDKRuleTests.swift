@@ -14,11 +14,21 @@ struct VendorSDKRuleTests {
         }
     }
 
-    @Test("OneSignal iOS: os_data.buttons win over a top-level buttons list, which is then an extra")
+    @Test("OneSignal iOS, as OSNotification.m parses: os_data.buttons or else actionbuttons in the os_data format (a top-level buttons list is an extra there), the top-level buttons in the original one")
     func oneSignalOSDataButtons() throws {
         let read = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":[{"i":"a","n":"A"}]},"buttons":[{"i":"z","n":"Z"}]}"#)
         #expect(read.content?.buttons == [Button(id: "a", title: "A")])
         #expect(read.content?.extras["buttons"] != nil)
+        let topLevel = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n"},"buttons":[{"i":"z","n":"Z"}]}"#)
+        #expect(topLevel.content?.buttons == [])
+        let action = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n"},"actionbuttons":[{"n":"Later"}]}"#)
+        #expect(action.content?.buttons == [Button(id: "Later", title: "Later")])
+        let original = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"custom":{"i":"n","buttons":[{"i":"c","n":"C"}]},"buttons":[{"i":"z","n":"Z"},{"i":"untitled"}]}"#)
+        #expect(original.content?.buttons == [Button(id: "z", title: "Z")])
+        // The minified form inside os_data: m, b and o under os_data.buttons when aps has no alert.
+        let minified = try ReadPayload(#"{"aps":{"content-available":1},"os_data":{"i":"n","buttons":{"m":{"title":"T","body":"B"},"b":2,"o":[{"i":"ok","n":"OK"}]}}}"#)
+        #expect(minified.content?.title == "T" && minified.content?.body == "B" && minified.content?.badge == .set(2))
+        #expect(minified.content?.buttons == [Button(id: "ok", title: "OK")])
     }
 
     @Test("OneSignal iOS: the minified `o` buttons are read only in the minified form (m and no aps.alert)")

@@ -1,9 +1,10 @@
 /// OneSignal. iOS: the APNs layer (or, in the legacy minified form with no `aps.alert`, the
 /// alert `m`, badge `b`, sound `s` and buttons `o`); its data is `os_data` (extras: the
 /// top-level keys but `aps` and `os_data`) or the legacy `custom` (extras: `custom.a`); tap
-/// target `u`; `badge_inc` increments the badge; buttons `os_data.buttons` (an array or
-/// `{o: [...]}`), else the top-level `buttons`, else `actionbuttons` (in the minified form `o`
-/// alone), each `{i, n}`, the id defaulting to the text; notification id `i`. With `aps.category` set, the buttons are that category's, not the
+/// target `u`; `badge_inc` increments the badge; buttons, each `{i, n}` (the id defaulting to the
+/// text, one without text skipped): in the `os_data` format `os_data.buttons` (an array or
+/// `{o: [...]}`), else the top-level `actionbuttons`; in the original format the top-level
+/// `buttons`; in the minified form `o`; notification id `i`. With `aps.category` set, the buttons are that category's, not the
 /// payload's (a warning says so).
 ///
 /// Android: title `title`, body `alert`, picture `bicon`, large icon `licon`, sound `sound`
@@ -14,22 +15,34 @@
 extension ContentReader {
     mutating func readOneSignalIOS() {
         readAPNs()
+        // As the SDK's parser (`OSNotification.m`): the `os_data` format when `os_data` is an
+        // object, else the original one with `custom`.
+        let osData: JSONObject?
+        if case .object(let object) = payload["os_data"] { osData = object } else { osData = nil }
         let data: JSONObject?
-        if payload["os_data"] != nil {
-            data = object(payload["os_data"], at: "os_data")
+        if let osData {
+            data = osData
             setExtras(from: payload) { $0 == "aps" || $0 == "os_data" }
         } else {
             data = object(payload["custom"], at: "custom")
             setExtras(from: object(data?["a"], at: "custom.a") ?? [:]) { _ in false }
         }
-        let path = payload["os_data"] != nil ? "os_data" : "custom"
-        // The legacy minified form (no `aps.alert`) is shown by the SDK itself; the rest by iOS, and
-        // what the extension does happens only when iOS runs it.
-        let minified = payload[path: ["aps", "alert"]] == nil && payload["m"] != nil
-        if minified {
-            readAlert(payload["m"], at: "m")
-            if let badge = integer(payload["b"], at: "b") { content.badge = .set(badge) }
-            if payload["s"] != nil { readSound(payload["s"], at: "s") }
+        let path = osData != nil ? "os_data" : "custom"
+        // The minified form, shown by the SDK itself (no `aps.alert`): `m`, `b`, `s` and `o` at the
+        // top level, or, in the `os_data` format, inside `os_data.buttons`. The rest is shown by
+        // iOS, and what the extension does happens only when iOS runs it.
+        let alertless = payload[path: ["aps", "alert"]] == nil
+        let minifiedKeys: (fields: JSONObject, path: String)?
+        if let osData {
+            if alertless, case .object(let fields)? = osData["buttons"] { minifiedKeys = (fields, "os_data.buttons.") } else { minifiedKeys = nil }
+        } else {
+            minifiedKeys = alertless && payload["m"] != nil ? (payload, "") : nil
+        }
+        let minified = minifiedKeys != nil
+        if let (fields, prefix) = minifiedKeys {
+            readAlert(fields["m"], at: prefix + "m")
+            if let badge = integer(fields["b"], at: prefix + "b") { content.badge = .set(badge) }
+            if fields["s"] != nil { readSound(fields["s"], at: prefix + "s") }
         }
         content.openURL = text(data?["u"], at: "\(path).u")
         content.campaignID = identifier(data?["i"], at: "\(path).i")
@@ -39,40 +52,42 @@ extension ContentReader {
         {
             content.badge = .increment(increment)
         }
-        // As the SDK's parser: the minified form's buttons are `o`; otherwise `os_data.buttons` (a
-        // list, or `{o: list}`), else the legacy top-level `buttons` (in the `os_data` format an extra
-        // when `os_data` has its own), else `actionbuttons`.
+        // The buttons: the minified form's `o`; in the `os_data` format `os_data.buttons` (a list,
+        // or `{o: list}`), else the top-level `actionbuttons`; in the original format the
+        // top-level `buttons` alone.
         var buttons: [NotificationContent.Button] = []
-        var buttonsPath = "o"
-        if minified {
-            buttons = oneSignalButtons(payload["o"], at: buttonsPath)
-        } else if let list = data?["buttons"] {
-            if case .object(let wrapped) = list {
-                buttonsPath = "\(path).buttons.o"
+        var buttonsPath = "buttons"
+        if let (fields, prefix) = minifiedKeys {
+            buttonsPath = prefix + "o"
+            buttons = oneSignalButtons(fields["o"], at: buttonsPath)
+        } else if let osData {
+            if case .array? = osData["buttons"] {
+                buttonsPath = "os_data.buttons"
+                buttons = oneSignalButtons(osData["buttons"], at: buttonsPath)
+            } else if case .object(let wrapped)? = osData["buttons"], case .array? = wrapped["o"] {
+                buttonsPath = "os_data.buttons.o"
                 buttons = oneSignalButtons(wrapped["o"], at: buttonsPath)
-            } else {
-                buttonsPath = "\(path).buttons"
-                buttons = oneSignalButtons(list, at: buttonsPath)
+            } else if case .array? = payload["actionbuttons"] {
+                buttonsPath = "actionbuttons"
+                buttons = oneSignalButtons(payload["actionbuttons"], at: buttonsPath)
             }
-        } else if let list = payload["buttons"] {
-            buttonsPath = "buttons"
-            buttons = oneSignalButtons(list, at: buttonsPath)
-        } else if let list = data?["actionbuttons"] ?? payload["actionbuttons"] {
-            buttonsPath = "actionbuttons"
-            buttons = oneSignalButtons(list, at: buttonsPath)
+        } else if payload["buttons"] != nil {
+            buttons = oneSignalButtons(payload["buttons"], at: buttonsPath)
         }
         // The extension makes a category of the buttons only when `aps.category` is not set.
         keepButtonsUnlessCategory(buttons, from: buttonsPath, madeByExtension: !minified)
     }
 
-    /// `[{i: id, n: text}]`, the id defaulting to the text (OneSignal has no per-button URL).
-    private mutating func oneSignalButtons(_ value: JSONValue?, at path: String) -> [NotificationContent.Button] {
+    /// `[{i: id, n: text}]`, the id defaulting to the text (OneSignal has no per-button URL). The
+    /// iOS SDK skips a button without its text (`requiringText`); Android's skips only one with
+    /// neither.
+    private mutating func oneSignalButtons(_ value: JSONValue?, at path: String, requiringText: Bool = true) -> [NotificationContent.Button] {
         guard let list = array(value, at: path) else { return [] }
         var buttons: [NotificationContent.Button] = []
         for (index, entry) in list.enumerated() {
             guard let button = object(entry, at: "\(path)[\(index)]") else { continue }
             let title = text(button["n"], at: "\(path)[\(index)].n")
-            guard let id = identifier(button["i"], at: "\(path)[\(index)].i") ?? title else { continue }
+            guard title != nil || !requiringText, let id = identifier(button["i"], at: "\(path)[\(index)].i") ?? title else { continue }
             buttons.append(.init(id: id, title: title))
         }
         return buttons
@@ -104,6 +119,6 @@ extension ContentReader {
         setExtras(from: additional) { _ in false }
         // An in-app message preview is shown as an in-app message, not as a notification.
         if additional["os_in_app_message_preview_id"] != nil { content.visible = false }
-        content.buttons = oneSignalButtons(payload["o"], at: "o")
+        content.buttons = oneSignalButtons(payload["o"], at: "o", requiringText: false)
     }
 }
