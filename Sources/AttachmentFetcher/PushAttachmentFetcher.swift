@@ -26,6 +26,9 @@ public final class PushAttachmentFetcher: Sendable {
     /// Why this fetcher cannot share its downloads with other processes using its cache (its
     /// lock file cannot be opened for writing, as in a cache another user made), if it cannot.
     package var cacheLockProblem: String? { cache?.store.lockFileProblem }
+    /// Why this fetcher adds nothing to its cache (its directories are not writable by this
+    /// process's user), if it does not: it serves the entries there all the same.
+    package var cacheStoreProblem: String? { cache?.store.storeProblem }
     /// Direct, or through the cache.
     private let downloader: any AttachmentDownloader
     /// The nameless files made ahead for bodies (see `PreparedFiles`), closed by `shutdown()`.
@@ -71,6 +74,9 @@ public final class PushAttachmentFetcher: Sendable {
         if let problem = store?.lockFileProblem {
             logger.warning("downloads are not shared with other processes using this cache", metadata: ["problem": "\(problem)"])
         }
+        if let problem = store?.storeProblem {
+            logger.warning("the cache's entries are served, and no download is added to them", metadata: ["problem": "\(problem)"])
+        }
         engine = try TransferEngine(
             configuration: .init(
                 sizeLimits: configuration.sizeLimits,
@@ -88,7 +94,10 @@ public final class PushAttachmentFetcher: Sendable {
         // `tmp` (private until committed read-only), or in the output directory (an attachment's 0644).
         let prepared = FileDescriptorBudget.preparedFiles(forConcurrency: configuration.connectionPool.maximumConcurrentTransfers)
         if let store {
-            preparedFiles = PreparedFiles(directory: store.temporaryDirectory, capacity: prepared)
+            // A cache this process cannot add to (another user's) takes its bodies in the output directory.
+            preparedFiles = store.storeProblem == nil
+                ? PreparedFiles(directory: store.temporaryDirectory, capacity: prepared)
+                : PreparedFiles(directory: configuration.outputDirectory, capacity: prepared, permissions: 0o644)
             let cache = CachedDownloads(
                 store: store, engine: engine, outputDirectory: configuration.outputDirectory,
                 transferBudget: configuration.timeout, preparedFiles: preparedFiles, keyScope: configuration.cacheScope)

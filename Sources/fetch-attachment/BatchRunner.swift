@@ -51,7 +51,7 @@ struct BatchRunner {
                 return try await withPushAttachmentFetcher(
                     configuration: configuration, logger: options.logger()
                 ) { fetcher -> ([BatchRecord], PushAttachmentFetcher.Statistics, BatchInterruption) in
-                    if let problem = fetcher.cacheLockProblem { StandardStreams.error.write(BatchSummary.cacheLockNote(problem) + "\n") }
+                    BatchSummary.writeCacheNotes(for: fetcher)
                     return (await processAll { await fetcher.process($0) }, fetcher.statistics, interruption)
                 }
             } catch let error as AttachmentFetcherError {

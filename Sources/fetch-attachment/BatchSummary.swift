@@ -48,13 +48,19 @@ struct BatchSummary {
     static let prettyPrintedHint =
         "  hint: invalid-payload: --batch reads one JSON payload per line (JSON Lines), and a line here is just a brace or bracket: the input looks pretty-printed; write each payload on one line (jq -c . FILE)"
 
-    /// Said once on standard error when a network failure's detail was hidden by the address
-    /// policy (see `FallbackReason.network`).
-    /// Said once when the cache's lock file cannot be used: each process then downloads alone.
-    static func cacheLockNote(_ problem: String) -> String {
-        "  note: \(TerminalText.escaped(problem)): downloads are not shared with other processes using this cache"
+    /// Said once when the cache's lock file cannot be used: each process then downloads alone;
+    /// and when its directories are not writable: its entries are served, nothing is added.
+    static func writeCacheNotes(for fetcher: PushAttachmentFetcher) {
+        if let lock = fetcher.cacheLockProblem {
+            StandardStreams.error.write("  note: \(TerminalText.escaped(lock)): downloads are not shared with other processes using this cache\n")
+        }
+        if let store = fetcher.cacheStoreProblem {
+            StandardStreams.error.write("  note: \(TerminalText.escaped(store)): this cache's entries are served, and no download is added to them\n")
+        }
     }
 
+    /// Said once on standard error when a network failure's detail was hidden by the address
+    /// policy (see `FallbackReason.network`).
     static let hiddenNetworkDetailHint =
         "  hint: network: while the address policy is in force, a network failure says only '\(FallbackReason.uniformNetworkDetail)', so that payloads cannot probe ports; to see libcurl's reason for a payload you trust, run it again with --allow-private-networks"
 

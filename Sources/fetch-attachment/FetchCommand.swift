@@ -84,7 +84,7 @@ struct FetchCommand: AsyncParsableCommand {
         } else {
             do {
                 outcome = try await withPushAttachmentFetcher(configuration: configuration, logger: options.logger()) { fetcher in
-                    if let problem = fetcher.cacheLockProblem { StandardStreams.error.write(BatchSummary.cacheLockNote(problem) + "\n") }
+                    BatchSummary.writeCacheNotes(for: fetcher)
                     return await fetcher.process(bytes)
                 }
             } catch let error as AttachmentFetcherError {

@@ -331,6 +331,48 @@ struct CacheSafetyTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
     }
 
+    /// Whether this process may run the command-line tool as another user (root, with setpriv).
+    static func canRunAsNobody() async -> Bool {
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return false }
+        let program = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+        let result = try? await CommandRunner.run(
+            "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", program, "--version"], timeout: .seconds(30))
+        return result?.status == 0
+    }
+
+    @Test(
+        "Another user's processes on a shared cache serve its entries and download what is missing into their output directory, saying so",
+        .enabled("not root, or setpriv cannot run the tool as another user") { await CacheSafetyTests.canRunAsNobody() })
+    func anotherUsersCache() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let program = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+            let root = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            let cache = root + "/cache", output = root + "/theirs"
+            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+            chmod(root, 0o755)
+            chmod(output, 0o777)
+            let stored = Payloads.braze(url: fixture.server.url("/media/stored.jpg?bytes=3000"))
+            let missing = Payloads.braze(url: fixture.server.url("/media/missing.jpg?bytes=4000"))
+            // This user's run makes the cache and stores one entry.
+            let own = try await CommandRunner.run(
+                "fetch-attachment", ["--cache-dir", cache, "--output-dir", root + "/mine", "--allow-private-networks"], stdin: stored)
+            #expect(own.status == 0, "\(own.stderr)")
+            for (payload, name) in [(stored, "stored"), (missing, "missing")] {
+                let theirs = try await CommandRunner.run(
+                    "/usr/bin/setpriv",
+                    ["--reuid=65534", "--regid=65534", "--clear-groups", program, "--cache-dir", cache, "--allow-shared-cache-dir",
+                     "--output-dir", output, "--allow-private-networks"],
+                    stdin: payload)
+                #expect(theirs.status == 0, "\(name): \(theirs.stdout)\(theirs.stderr)")
+                #expect(theirs.stderr.contains("this cache's entries are served, and no download is added to them"), "\(theirs.stderr)")
+            }
+            #expect(fixture.server.stats().requestsPerPath["/media/stored.jpg"] == 1)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/entries").count == 1)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: output).count == 2)
+        }
+    }
+
     @Test("A cache directory other users may write, or another user owns, is refused unless allowed")
     func sharedDirectory() async throws {
         let root = try makeTemporaryDirectory()

@@ -49,11 +49,18 @@ struct HTTPHeaderTests {
         ])
     func redirectBounds(status: Int, headers: String, lifetime: Duration) {
         let target = HTTPFreshness(headers: HTTPHeader.parse("Cache-Control: max-age=600\r\nETag: \"a\"\r\nLast-Modified: x\r\n"))
-        let bounded = target.bounded(by: [RedirectResponse(status: status, headerBlock: headers)])
+        let bounded = target.bounded(by: [RedirectResponse(status: status, headerBlock: headers)], defaultLifetime: .seconds(900))
         #expect(bounded.lifetime == lifetime && !bounded.noStore)
         #expect(bounded.etag == nil && bounded.lastModified == nil)
-        #expect(target.bounded(by: []) == target)
-        let privateRedirect = target.bounded(by: [RedirectResponse(status: 301, headerBlock: ""), RedirectResponse(status: 302, headerBlock: "Cache-Control: no-store\r\n")])
+        #expect(target.bounded(by: [], defaultLifetime: .seconds(900)) == target)
+        let privateRedirect = target.bounded(
+            by: [RedirectResponse(status: 301, headerBlock: ""), RedirectResponse(status: 302, headerBlock: "Cache-Control: no-store\r\n")],
+            defaultLifetime: .seconds(900))
         #expect(privateRedirect.noStore)
+        // A target that says nothing gets the default; a redirect's longer max-age does not stretch it.
+        let silent = HTTPFreshness(headers: [])
+        let year = [RedirectResponse(status: 302, headerBlock: "Cache-Control: max-age=31536000\r\n")]
+        #expect(silent.bounded(by: year, defaultLifetime: .seconds(900)).lifetime == .seconds(900))
+        #expect(silent.bounded(by: [RedirectResponse(status: 301, headerBlock: "")], defaultLifetime: .seconds(900)).lifetime == nil)
     }
 }

@@ -34,6 +34,10 @@ final class CacheStore: Sendable {
     /// Why the lock file could not be used, when it could not: downloads then go on without
     /// cross-process locks.
     let lockFileProblem: String?
+    /// Why this process cannot add entries (`entries/` or `tmp/` not writable by its user, as in
+    /// a cache another user made), if it cannot: it serves the entries there, and downloads what
+    /// is missing into the output directory, keeping none of it.
+    let storeProblem: String?
 
     let root: FileDescriptor
     let entries: FileDescriptor
@@ -115,6 +119,14 @@ final class CacheStore: Sendable {
             problem = "cannot open \(directory)/lock: \(error)"
         }
         lockFileProblem = problem
+        storeProblem = [entriesDirectory, temporaryDirectory].lazy.compactMap { path in
+            do {
+                try Syscalls.checkAccess(FilePath(path), W_OK | X_OK)
+                return nil
+            } catch {
+                return "cannot write in \(path): \(error)"
+            }
+        }.first
         removeOrphans(minimumAge: TemporaryFiles.orphanAge)
         let index = scan()
         state.withLock { $0.setIndex(index) }

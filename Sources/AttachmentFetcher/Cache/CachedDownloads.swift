@@ -34,7 +34,8 @@ final class CachedDownloads: Sendable {
     private let keyScope: String
 
     /// Downloads through `store` with `engine`, bodies streaming into `preparedFiles`, which must
-    /// make its files in the store's `tmp`; keys scoped by `keyScope`.
+    /// make its files in `bodyDirectory` (the store's `tmp`, or the output directory when this
+    /// process cannot add entries: `store.storeProblem`); keys scoped by `keyScope`.
     init(
         store: CacheStore, engine: TransferEngine, outputDirectory: String, transferBudget: Duration,
         preparedFiles: PreparedFiles, keyScope: String
@@ -45,7 +46,11 @@ final class CachedDownloads: Sendable {
         self.outputDirectory = outputDirectory
         self.transferBudget = transferBudget
         self.preparedFiles = preparedFiles
+        bodyDirectory = store.storeProblem == nil ? store.temporaryDirectory : outputDirectory
     }
+
+    /// Where bodies stream: the store's `tmp`, or the output directory when no entry can be added.
+    private let bodyDirectory: String
 
     /// The attachment for `url` as a file of its own in the output directory, by `deadline`.
     func download(_ url: AttachmentURL, deadline: ContinuousClock.Instant) async -> Result<DownloadedFile, TransferFailure> {
@@ -171,7 +176,7 @@ final class CachedDownloads: Sendable {
         let result = await engine.download(
             TransferRequest(
                 url: url.string, headers: headers, hostKey: url.hostKey, deadline: deadline,
-                temporaryDirectory: store.temporaryDirectory, place: { .success($0) }, hashesBody: true,
+                temporaryDirectory: bodyDirectory, place: { .success($0) }, hashesBody: true,
                 preparedFiles: preparedFiles))
         let store = self.store
         switch result {
@@ -197,8 +202,11 @@ final class CachedDownloads: Sendable {
                 }
             }
         case .success(.file(let body)):
-            let freshness = HTTPFreshness(headers: HTTPHeader.parse(body.headerBlock)).bounded(by: body.redirects)
-            if freshness.noStore || body.byteCount > store.configuration.maximumBytes {
+            let freshness = HTTPFreshness(headers: HTTPHeader.parse(body.headerBlock)).bounded(by: body.redirects, defaultLifetime: store.configuration.defaultFreshness)
+            // A body stale at once with nothing to revalidate it by (behind a redirect without
+            // freshness of its own, say) would only be downloaded again: not kept either.
+            let reusable = freshness.lifetime != .zero || freshness.etag != nil || freshness.lastModified != nil
+            if freshness.noStore || !reusable || body.byteCount > store.configuration.maximumBytes || store.storeProblem != nil {
                 // Not kept: the payloads waiting now link the temporary file, removed with its last user.
                 return .success(SharedSource(body: body))
             }

@@ -57,7 +57,9 @@ struct HTTPFreshness: Sendable, Hashable {
     /// keeps it out. Nor does the entry keep validators: they are the target's, and the target a
     /// redirect leads to may change, so a conditional request could be answered 304 for a body
     /// that is no longer the one the URL leads to.
-    func bounded(by redirects: [RedirectResponse], now: Date = Date()) -> HTTPFreshness {
+    /// `defaultLifetime` is what the body is given when no response says: a redirect's own
+    /// freshness shortens it, never lengthens it.
+    func bounded(by redirects: [RedirectResponse], defaultLifetime: Duration, now: Date = Date()) -> HTTPFreshness {
         guard !redirects.isEmpty else { return self }
         var bounded = self
         bounded.etag = nil
@@ -66,7 +68,7 @@ struct HTTPFreshness: Sendable, Hashable {
             let own = HTTPFreshness(headers: HTTPHeader.parse(redirect.headerBlock), now: now)
             if own.noStore { bounded.noStore = true }
             guard let limit = own.lifetime ?? ([301, 308].contains(redirect.status) ? nil : .zero) else { continue }
-            bounded.lifetime = min(bounded.lifetime ?? limit, limit)
+            bounded.lifetime = min(bounded.lifetime ?? defaultLifetime, limit)
         }
         return bounded
     }

@@ -77,8 +77,8 @@ final class CurlResponseSink {
     private(set) var redirectSchemes: RedirectSchemes = []
     /// The latest response's `Location` target, until the next response shows it was followed.
     private var pendingRedirect: RedirectSchemes = []
-    /// The redirects followed so far, each with its own header block (its caching headers bound
-    /// how long the cache may keep the body under the URL asked for).
+    /// The redirects followed so far, each with its caching header lines (they bound how long
+    /// the cache may keep the body under the URL asked for).
     private(set) var redirects: [RedirectResponse] = []
     /// The latest response's status code (0 before the first status line).
     private var status = 0
@@ -141,7 +141,7 @@ final class CurlResponseSink {
         if line.starts(with: "HTTP/".utf8) {
             // A new response after a 3xx: libcurl followed that redirect.
             if RedirectResponse.isRedirect(status) {
-                redirects.append(RedirectResponse(status: status, headerBlock: headerBlock))
+                redirects.append(RedirectResponse(status: status, headerBlock: Self.cachingLines(of: headerBytes)))
             }
             status = Self.statusCode(of: line)
             headerBytes.removeAll(keepingCapacity: true)
@@ -156,6 +156,22 @@ final class CurlResponseSink {
                 pendingRedirect = RedirectSchemes.target(ofLocation: line.dropFirst(location.count))
             }
         }
+    }
+
+    /// The lines of a header block that say how long a response may be kept (`Cache-Control`,
+    /// `Expires`, `Age`), at most 4 KiB of them: all a redirect's block is kept for, so that a
+    /// chain of redirects with large headers costs a transfer little memory.
+    private static func cachingLines(of block: [UInt8]) -> String {
+        let names = ["cache-control:", "expires:", "age:"].map { Array($0.utf8) }
+        var kept: [UInt8] = []
+        for line in block.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            guard names.contains(where: { name in line.count > name.count && zip(line, name).allSatisfy { $0 | 0x20 == $1 } }),
+                kept.count + line.count < 4096
+            else { continue }
+            kept.append(contentsOf: line)
+            kept.append(UInt8(ascii: "\n"))
+        }
+        return String(decoding: kept, as: UTF8.self)
     }
 
     /// The status code of a status line ("HTTP/1.1 302 Found"); 0 when it has none.

@@ -49,7 +49,8 @@ struct DownloadedFile: Sendable {
     var descriptor: FileDescriptor? = nil
 }
 
-/// A redirect a transfer followed: its status and its header lines, unparsed.
+/// A redirect a transfer followed: its status and its caching header lines (`Cache-Control`,
+/// `Expires`, `Age`), unparsed.
 struct RedirectResponse: Sendable, Hashable {
     /// Whether a response of this status, followed by another response, was a redirect that
     /// libcurl followed (`CURLOPT_FOLLOWLOCATION`): a 3xx but 304.
