@@ -64,7 +64,7 @@ extension ContentReader {
             if content.category == nil, !buttons.isEmpty, itbl["messageId"]?.string?.isEmpty != false {
                 let these = buttons.count == 1 ? "the 1 button" : "the \(buttons.count) buttons"
                 warnings.append(
-                    "itbl.messageId is missing: the Iterable extension names the buttons' category after it, so \(these) in itbl.actionButtons are not shown")
+                    "itbl.messageId is not a non-empty string: the Iterable extension names the buttons' category after it, so \(these) in itbl.actionButtons are not shown")
                 buttons = []
             }
             keepButtonsUnlessCategory(buttons, from: "itbl.actionButtons", madeByExtension: true)

@@ -127,7 +127,8 @@ enum AttachmentFiles {
         do {
             try Syscalls.link(output, as: FilePath(destination), in: nil)
         } catch where error == .fileExists {
-            let named = TemporaryFiles.path(in: FilePath(destination).removingLastComponent().string)
+            let directory = FilePath(destination).removingLastComponent().string
+            let named = TemporaryFiles.path(in: directory.isEmpty ? "." : directory)
             try Syscalls.link(output, as: FilePath(named), in: nil)
             do {
                 try Syscalls.rename(FilePath(named), in: nil, to: FilePath(destination), in: nil)
