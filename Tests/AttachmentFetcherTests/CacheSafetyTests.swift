@@ -81,7 +81,7 @@ struct CacheSafetyTests {
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
             try file.close()
 
-            let outcome = await fixture.fetcher.process(fixture.braze(path), timeout: .seconds(10))
+            let outcome = await fixture.fetcher.process(fixture.braze(path), timeout: .seconds(10) * TestTiming.scale)
             #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
             #expect(outcome.attachments.first?.bytes == 20000)
             #expect(fixture.server.stats().requests == 1)

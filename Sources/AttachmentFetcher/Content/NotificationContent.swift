@@ -69,102 +69,314 @@ public struct NotificationContent: Sendable, Hashable {
         }
     }
 
+    /// The stored fields, behind one reference, copied on write: a notification travels through
+    /// each payload's chain of async calls and into its outcome, and inline its ~500 bytes were
+    /// copied into every frame of that chain (see docs/performance.md, Memory).
+    struct Fields: Sendable, Hashable {
+        var platform: Platform
+        var visible: Bool
+        var title: String?
+        var subtitle: String?
+        var body: String?
+        var badge: Badge?
+        var sound: String?
+        var criticalSound: Bool?
+        var soundVolume: Double?
+        var category: String?
+        var threadID: String?
+        var openURL: String?
+        var openInWebview: Bool
+        var buttons: [Button]
+        var extras: [String: PayloadValue]
+        var campaignID: String?
+        var serviceExtension: Bool?
+        var titleLocKey: String?
+        var titleLocArgs: [String]?
+        var subtitleLocKey: String?
+        var subtitleLocArgs: [String]?
+        var bodyLocKey: String?
+        var bodyLocArgs: [String]?
+        var interruptionLevel: String?
+        var relevanceScore: Double?
+        var channel: String?
+        var priority: Int?
+        var summary: String?
+        var expandedTitle: String?
+        var expandedText: String?
+        var largeIconURL: String?
+        var imageURL: String?
+        var inlineImage: Bool?
+        var thumbnailID: String?
+        var crop: Crop?
+        var time: Double?
+        var hidden: Bool?
+    }
+
+    private final class Storage: @unchecked Sendable {
+        /// Mutated only through a uniquely referenced storage (`fields`' `_modify`), as
+        /// `Array`'s buffer is: never while another value shares it.
+        var fields: Fields
+
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var storage: Storage
+
+    private var fields: Fields {
+        get { storage.fields }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+            yield &storage.fields
+        }
+    }
+
     /// The payload's shape.
-    public var platform: Platform
+    public var platform: Platform {
+        get { fields.platform }
+        set { fields.platform = newValue }
+    }
     /// Whether the device shows anything: `false` for silent and internal pushes, and where the
     /// vendor's own rule says the push is not displayed.
-    public var visible: Bool
+    public var visible: Bool {
+        get { fields.visible }
+        set { fields.visible = newValue }
+    }
     /// The title (after Airship's `content` override).
-    public var title: String?
+    public var title: String? {
+        get { fields.title }
+        set { fields.title = newValue }
+    }
     /// The subtitle (iOS).
-    public var subtitle: String?
+    public var subtitle: String? {
+        get { fields.subtitle }
+        set { fields.subtitle = newValue }
+    }
     /// The body text.
-    public var body: String?
+    public var body: String? {
+        get { fields.body }
+        set { fields.body = newValue }
+    }
     /// What happens to the badge; `nil` leaves it as it is.
-    public var badge: Badge?
+    public var badge: Badge? {
+        get { fields.badge }
+        set { fields.badge = newValue }
+    }
     /// `"default"`, a sound's name (a critical sound's name too), or `nil` when the push names
     /// none: iOS then plays no sound, and Android (8 and later) the sound of the notification's
     /// channel (`channel`, else the vendor SDK's default channel, which plays the default sound).
-    public var sound: String?
+    public var sound: String? {
+        get { fields.sound }
+        set { fields.sound = newValue }
+    }
     /// `true` when `aps.sound` is a critical alert's (`{"critical": 1, …}`): it plays through Do
     /// Not Disturb and the ring/silent switch, if the app holds Apple's critical-alerts
     /// entitlement and the user allowed critical alerts; otherwise iOS plays it as any other
     /// sound. `nil` for every other sound.
-    public var criticalSound: Bool?
+    public var criticalSound: Bool? {
+        get { fields.criticalSound }
+        set { fields.criticalSound = newValue }
+    }
     /// A critical sound's `volume`, 0 (silent) to 1 (full), as the payload gives it.
-    public var soundVolume: Double?
+    public var soundVolume: Double? {
+        get { fields.soundVolume }
+        set { fields.soundVolume = newValue }
+    }
     /// The notification category (iOS) or Android category / button group.
-    public var category: String?
+    public var category: String? {
+        get { fields.category }
+        set { fields.category = newValue }
+    }
     /// iOS's `thread-id`; on Android the vendor's group key.
-    public var threadID: String?
+    public var threadID: String? {
+        get { fields.threadID }
+        set { fields.threadID = newValue }
+    }
     /// What a tap opens; `nil` opens the app.
-    public var openURL: String?
+    public var openURL: String? {
+        get { fields.openURL }
+        set { fields.openURL = newValue }
+    }
     /// Whether `openURL` opens in an in-app web view.
-    public var openInWebview: Bool
+    public var openInWebview: Bool {
+        get { fields.openInWebview }
+        set { fields.openInWebview = newValue }
+    }
     /// The action buttons, left to right.
-    public var buttons: [Button]
+    public var buttons: [Button] {
+        get { fields.buttons }
+        set { fields.buttons = newValue }
+    }
     /// The vendor's custom key-value pairs, with the vendor's own keys removed.
-    public var extras: [String: PayloadValue]
+    public var extras: [String: PayloadValue] {
+        get { fields.extras }
+        set { fields.extras = newValue }
+    }
     /// The vendor's campaign, send or notification id.
-    public var campaignID: String?
+    public var campaignID: String? {
+        get { fields.campaignID }
+        set { fields.campaignID = newValue }
+    }
 
     /// iOS: whether iOS runs the app's notification service extension for this push
     /// (`aps.mutable-content` is 1). Without it iOS shows no attachment, and what the vendor's
     /// extension would change (OneSignal's `badge_inc` and buttons, Iterable's buttons, Airship's
     /// `content`) is not in this notification. `nil` on Android, which shows a push without one.
-    public var serviceExtension: Bool?
+    public var serviceExtension: Bool? {
+        get { fields.serviceExtension }
+        set { fields.serviceExtension = newValue }
+    }
 
     /// The title's localisation key (APNs `title-loc-key`, FCM `title_loc_key`).
-    public var titleLocKey: String?
+    public var titleLocKey: String? {
+        get { fields.titleLocKey }
+        set { fields.titleLocKey = newValue }
+    }
     /// The title's localisation arguments.
-    public var titleLocArgs: [String]?
+    public var titleLocArgs: [String]? {
+        get { fields.titleLocArgs }
+        set { fields.titleLocArgs = newValue }
+    }
     /// The subtitle's localisation key (APNs `subtitle-loc-key`).
-    public var subtitleLocKey: String?
+    public var subtitleLocKey: String? {
+        get { fields.subtitleLocKey }
+        set { fields.subtitleLocKey = newValue }
+    }
     /// The subtitle's localisation arguments.
-    public var subtitleLocArgs: [String]?
+    public var subtitleLocArgs: [String]? {
+        get { fields.subtitleLocArgs }
+        set { fields.subtitleLocArgs = newValue }
+    }
     /// The body's localisation key (APNs `loc-key`, FCM `body_loc_key`).
-    public var bodyLocKey: String?
+    public var bodyLocKey: String? {
+        get { fields.bodyLocKey }
+        set { fields.bodyLocKey = newValue }
+    }
     /// The body's localisation arguments.
-    public var bodyLocArgs: [String]?
+    public var bodyLocArgs: [String]? {
+        get { fields.bodyLocArgs }
+        set { fields.bodyLocArgs = newValue }
+    }
     /// iOS's `interruption-level` (`passive`, `active`, `time-sensitive`, `critical`).
-    public var interruptionLevel: String?
+    public var interruptionLevel: String? {
+        get { fields.interruptionLevel }
+        set { fields.interruptionLevel = newValue }
+    }
     /// iOS's `relevance-score` (0–1).
-    public var relevanceScore: Double?
+    public var relevanceScore: Double? {
+        get { fields.relevanceScore }
+        set { fields.relevanceScore = newValue }
+    }
     /// The Android notification channel id.
-    public var channel: String?
+    public var channel: String? {
+        get { fields.channel }
+        set { fields.channel = newValue }
+    }
     /// Android's notification priority, normalised to NotificationCompat's −2 (min) … 2 (max).
-    public var priority: Int?
+    public var priority: Int? {
+        get { fields.priority }
+        set { fields.priority = newValue }
+    }
     /// Android's summary line (subText), in the header.
-    public var summary: String?
+    public var summary: String? {
+        get { fields.summary }
+        set { fields.summary = newValue }
+    }
     /// Android's title when the notification is expanded (the big style's content title: Braze
     /// `ab_bt`, Airship's style `title`); `nil` keeps `title`.
-    public var expandedTitle: String?
+    public var expandedTitle: String? {
+        get { fields.expandedTitle }
+        set { fields.expandedTitle = newValue }
+    }
     /// Android's line under the title when the notification is expanded (the big style's summary
     /// text: Braze `ab_bs`, else the body with a picture and no `s`; Airship's style `summary`;
     /// CleverTap `wzrk_nms`, else the body with a picture); `nil` when the payload sets none.
-    public var expandedText: String?
+    public var expandedText: String? {
+        get { fields.expandedText }
+        set { fields.expandedText = newValue }
+    }
     /// The URL of Android's large icon.
-    public var largeIconURL: String?
+    public var largeIconURL: String? {
+        get { fields.largeIconURL }
+        set { fields.largeIconURL = newValue }
+    }
     /// The URL of Android's big picture (the payload's attachment on Android).
-    public var imageURL: String?
+    public var imageURL: String? {
+        get { fields.imageURL }
+        set { fields.imageURL = newValue }
+    }
     /// Braze's inline-image style on Android: `true` when the payload has the key `ab_iip`, whatever
     /// its value (the receiver checks only that it is there).
-    public var inlineImage: Bool?
+    public var inlineImage: Bool? {
+        get { fields.inlineImage }
+        set { fields.inlineImage = newValue }
+    }
     /// Airship: the id of the attachment shown as the thumbnail.
-    public var thumbnailID: String?
+    public var thumbnailID: String? {
+        get { fields.thumbnailID }
+        set { fields.thumbnailID = newValue }
+    }
     /// Airship: the thumbnail's crop.
-    public var crop: Crop?
+    public var crop: Crop? {
+        get { fields.crop }
+        set { fields.crop = newValue }
+    }
     /// Airship: the moment (seconds) of a video or animation shown as the thumbnail.
-    public var time: Double?
+    public var time: Double? {
+        get { fields.time }
+        set { fields.time = newValue }
+    }
     /// Airship: whether the thumbnail is hidden.
-    public var hidden: Bool?
+    public var hidden: Bool? {
+        get { fields.hidden }
+        set { fields.hidden = newValue }
+    }
 
     /// An empty notification of `platform`: nothing to show, no badge, no buttons.
     public init(platform: Platform, visible: Bool = false) {
-        self.platform = platform
-        self.visible = visible
-        openInWebview = false
-        buttons = []
-        extras = [:]
+        storage = Storage(
+            Fields(
+                platform: platform,
+                visible: visible,
+                title: nil,
+                subtitle: nil,
+                body: nil,
+                badge: nil,
+                sound: nil,
+                criticalSound: nil,
+                soundVolume: nil,
+                category: nil,
+                threadID: nil,
+                openURL: nil,
+                openInWebview: false,
+                buttons: [],
+                extras: [:],
+                campaignID: nil,
+                serviceExtension: nil,
+                titleLocKey: nil,
+                titleLocArgs: nil,
+                subtitleLocKey: nil,
+                subtitleLocArgs: nil,
+                bodyLocKey: nil,
+                bodyLocArgs: nil,
+                interruptionLevel: nil,
+                relevanceScore: nil,
+                channel: nil,
+                priority: nil,
+                summary: nil,
+                expandedTitle: nil,
+                expandedText: nil,
+                largeIconURL: nil,
+                imageURL: nil,
+                inlineImage: nil,
+                thumbnailID: nil,
+                crop: nil,
+                time: nil,
+                hidden: nil))
     }
+
+    public static func == (left: NotificationContent, right: NotificationContent) -> Bool {
+        left.storage === right.storage || left.storage.fields == right.storage.fields
+    }
+
+    public func hash(into hasher: inout Hasher) { storage.fields.hash(into: &hasher) }
 }
