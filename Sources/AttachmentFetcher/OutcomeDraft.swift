@@ -94,7 +94,16 @@ struct OutcomeDraft {
                     draft.warnings.append(
                         "\(reported) redirects to plain http: App Transport Security refuses that hop unless the app allows arbitrary loads or its domain")
                 }
+                // Firebase's iOS extension names the file after the name URLSession suggests for
+                // the response; without an image extension there, iOS attaches nothing.
+                let unnamed = draft.vendor == .firebase && judges.contains { $0.platform == .ios } && file.hasUnsuffixedName
                 for judge in judges {
+                    if unnamed, judge.platform == .ios {
+                        let refusal = PlatformRules.unsuffixedNameRefusal
+                        firstRefusal = firstRefusal ?? refusal
+                        if refusals[.ios] == nil { refusals[.ios] = refusal }
+                        continue
+                    }
                     if changedScheme, let refusal = PlatformRules.schemeChangeRefusal(on: judge.platform, from: scheme) {
                         firstRefusal = firstRefusal ?? refusal
                         if refusals[judge.platform] == nil { refusals[judge.platform] = refusal }

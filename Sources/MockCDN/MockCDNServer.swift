@@ -7,7 +7,7 @@ import NIOConcurrencyHelpers
 /// Given a certificate (``TLS``) it serves HTTPS instead and offers HTTP/2 by ALPN, as CDNs do: each HTTP/2
 /// stream is served like one HTTP/1.1 request, faults included (a reset then resets the stream).
 ///
-/// Routes: `GET|HEAD /media/NAME.EXT?bytes=N` with the optional query parameters `delay_ms`, `rate`,
+/// Routes: `GET|HEAD /media/NAME.EXT?bytes=N` (or `/media/NAME?media=EXT`) with the optional query parameters `delay_ms`, `rate`,
 /// `stall_after`, `stall_ms`, `reset_after`, `truncate_after`, `fault_once`, `status`, `content_type`, `chunked`,
 /// `redirects`, `redirect_to`, `then_redirect_to`, `cache_control`, `no_cache_headers`, `expires`, `no_validators` and `etag`;
 /// `GET /_stats` (JSON of ``MockCDNStats``) and `POST /_stats/reset`; anything else is a 404.

@@ -145,10 +145,15 @@ enum Router {
             return htmlPage(status: .notFound, detail: "No route for \(request.path)")
         }
         let name = request.path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        guard let dot = name.lastIndex(of: ".") else {
+        // A name without an extension (a CDN's opaque id) serves the media its `media` parameter names.
+        let ext: String
+        if let dot = name.lastIndex(of: ".") {
+            ext = name[name.index(after: dot)...].lowercased()
+        } else if let named = QueryString.parameters(request.query)["media"] {
+            ext = named.lowercased()
+        } else {
             return htmlPage(status: .notFound, detail: "No extension in \(request.path)")
         }
-        let ext = name[name.index(after: dot)...].lowercased()
         guard let trueContentType = SyntheticMedia.contentType(forExtension: ext) else {
             return htmlPage(status: .notFound, detail: "Unsupported extension .\(ext)")
         }

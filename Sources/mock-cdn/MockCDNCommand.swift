@@ -24,6 +24,7 @@ struct MockCDNCommand: AsyncParsableCommand {
         discussion: """
             Prints the bound port as the first line on stdout. With --tls-cert and --tls-key it serves \
             HTTPS and offers HTTP/2 (h2) and HTTP/1.1 by ALPN. Routes: GET/HEAD /media/NAME.EXT?bytes=N \
+            (or /media/NAME?media=EXT) \
             (+ delay_ms, rate, stall_after, stall_ms, reset_after, truncate_after, fault_once, status, content_type, \
             chunked, redirects, redirect_to, then_redirect_to, cache_control, no_cache_headers, expires, no_validators, etag), \
             GET /_stats, POST /_stats/reset.

@@ -26,6 +26,9 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// How long the download took, kept when it was at least `slowDownload` (so that a hit is
     /// judged by Android SDKs' picture times as the download was); `nil` otherwise.
     var downloadTime: Duration? = nil
+    /// Whether the file name URLSession would suggest for the response has no image extension
+    /// (see `SuggestedFileName`): Firebase's iOS extension then attaches nothing.
+    var unsuffixedName = false
 
     /// The shortest download time an entry keeps: below it no Android SDK's picture time is
     /// near (the shortest is 5 s, and a warning starts at half of it).
@@ -40,8 +43,8 @@ struct CacheEntryMetadata: Sendable, Hashable {
 
     /// The attribute's bytes: version, size, modification time, freshness (milliseconds since
     /// 1970), the digest, then each validator as a 16-bit length and its UTF-8 bytes, then a
-    /// flags byte (1: `changedScheme`; 2: the download time follows, in milliseconds, 32 bits)
-    /// only when a flag is set, so that the attribute of an entry without flags reads the same
+    /// flags byte (1: `changedScheme`; 2: the download time follows, in milliseconds, 32 bits;
+    /// 4: `unsuffixedName`) only when a flag is set, so that the attribute of an entry without flags reads the same
     /// in every release of the format.
     func encoded() -> [UInt8] {
         var bytes: [UInt8] = [Self.version]
@@ -62,7 +65,7 @@ struct CacheEntryMetadata: Sendable, Hashable {
             bytes.append(contentsOf: utf8)
         }
         let slow = Self.kept(downloadTime)
-        let flags: UInt8 = (changedScheme ? 1 : 0) | (slow != nil ? 2 : 0)
+        let flags: UInt8 = (changedScheme ? 1 : 0) | (slow != nil ? 2 : 0) | (unsuffixedName ? 4 : 0)
         if flags != 0 { bytes.append(flags) }
         if let slow {
             let kept = min(slow, .seconds(4_000_000))  // UInt32's milliseconds, and no overflow on the way
@@ -96,7 +99,7 @@ struct CacheEntryMetadata: Sendable, Hashable {
         if offset < bytes.count {
             flags = bytes[offset]
             offset += 1
-            guard flags != 0, flags & ~3 == 0 else { return nil }
+            guard flags != 0, flags & ~7 == 0 else { return nil }
         }
         var downloadTime: Duration?
         if flags & 2 != 0 {
@@ -109,7 +112,7 @@ struct CacheEntryMetadata: Sendable, Hashable {
         return CacheEntryMetadata(
             size: Int(size), sha256: digest, modified: Int64(bitPattern: modified),
             freshUntil: Date(timeIntervalSince1970: Double(Int64(bitPattern: fresh)) / 1000), etag: texts[0], lastModified: texts[1],
-            changedScheme: flags & 1 != 0, downloadTime: downloadTime)
+            changedScheme: flags & 1 != 0, downloadTime: downloadTime, unsuffixedName: flags & 4 != 0)
     }
 }
 
@@ -135,7 +138,7 @@ struct CachedEntry: Sendable, Hashable {
         DownloadedFile(
             path: bodyPath, media: media, byteCount: metadata.size, effectiveURL: key.normalizedURL, headerBlock: "",
             redirectSchemes: metadata.changedScheme ? RedirectSchemes.scheme(of: key.normalizedURL).other : [],
-            downloadTime: metadata.downloadTime)
+            downloadTime: metadata.downloadTime, unsuffixedName: metadata.unsuffixedName)
     }
 }
 

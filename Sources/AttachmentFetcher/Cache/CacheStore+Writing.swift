@@ -31,7 +31,7 @@ extension CacheStore {
                 size: body.byteCount, sha256: digest, modified: Self.nanoseconds(status.st_mtim),
                 freshUntil: now.addingTimeInterval(lifetime(freshness)), etag: freshness.etag, lastModified: freshness.lastModified,
                 changedScheme: body.redirectSchemes.changesScheme(from: key.normalizedURL),
-                downloadTime: CacheEntryMetadata.kept(body.downloadTime))
+                downloadTime: CacheEntryMetadata.kept(body.downloadTime), unsuffixedName: body.hasUnsuffixedName)
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
             try Syscalls.setPermissions(of: file, 0o444)
             let name = key.name

@@ -42,11 +42,22 @@ struct DownloadedFile: Sendable {
     /// redirects and body), when known: a cache entry keeps it only when it was at least
     /// `CacheEntryMetadata.slowDownload`. Android SDKs give a picture a time of their own.
     var downloadTime: Duration? = nil
+    /// Whether the file name URLSession would suggest has no image extension (see
+    /// `SuggestedFileName`), when known without the headers (a cache entry keeps it);
+    /// `hasUnsuffixedName` works it out from them otherwise.
+    var unsuffixedName: Bool? = nil
     /// The body's SHA-256, computed as it streamed, when the request asked for it (`hashesBody`).
     var sha256: [UInt8]? = nil
     /// The body, still open for reading and writing, when the request asked for a nameless file
     /// (`anonymousBody`): its receiver names it (`Syscalls.link`) or closes it, which removes it.
     var descriptor: FileDescriptor? = nil
+}
+
+extension DownloadedFile {
+    /// Whether the file name URLSession would suggest for this body has no image extension.
+    var hasUnsuffixedName: Bool {
+        unsuffixedName ?? SuggestedFileName.lacksImageExtension(url: effectiveURL, headers: HTTPHeader.parse(headerBlock))
+    }
 }
 
 /// A redirect a transfer followed: its status and its caching header lines (`Cache-Control`,

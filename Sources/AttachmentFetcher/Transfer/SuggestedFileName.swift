@@ -1,0 +1,46 @@
+import Foundation
+
+/// What the file name URLSession suggests for a response (`URLResponse.suggestedFilename`) says of
+/// its type. That name is the `Content-Disposition` filename, else the URL's last path component,
+/// with, "in most cases", the extension of its `Content-Type` appended. Firebase's iOS extension
+/// names the attachment after it alone (`FIRMessagingExtensionHelper.m`: `"." +
+/// suggestedFilename.pathExtension`), and iOS takes an attachment's type from its extension.
+enum SuggestedFileName {
+    /// Whether the suggested name surely has no image extension: neither the
+    /// `Content-Disposition` filename nor, without one, the URL's last path component has an
+    /// extension, and the `Content-Type` is not an image's (whose extension would be appended).
+    /// A name with some extension is not judged: which extension URLSession would keep is not
+    /// documented.
+    static func lacksImageExtension(url: String, headers: [HTTPHeader]) -> Bool {
+        let disposition = headers.last { $0.name == "content-disposition" }.flatMap { filename(in: $0.value) }
+        let name = disposition ?? URLComponents(string: url)?.path.split(separator: "/").last.map(String.init) ?? ""
+        if let dot = name.lastIndex(of: "."), name.index(after: dot) != name.endIndex { return false }
+        let type = headers.last { $0.name == "content-type" }?.value.lowercased() ?? ""
+        return !type.hasPrefix("image/")
+    }
+
+    /// The `filename` (or RFC 5987 `filename*`) parameter of a `Content-Disposition` value,
+    /// unquoted, its path dropped; `nil` when it names none.
+    static func filename(in value: String) -> String? {
+        var found: String?
+        for parameter in value.split(separator: ";").dropFirst() {
+            let parts = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2 else { continue }
+            switch parts[0].lowercased() {
+            case "filename*":
+                // charset'language'percent-encoded: it wins over `filename`.
+                let encoded = parts[1].split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false).last.map(String.init) ?? ""
+                return lastComponent(encoded.removingPercentEncoding ?? encoded)
+            case "filename":
+                found = lastComponent(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")))
+            default: break
+            }
+        }
+        return found
+    }
+
+    private static func lastComponent(_ name: String) -> String? {
+        let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        return last.isEmpty ? nil : last
+    }
+}

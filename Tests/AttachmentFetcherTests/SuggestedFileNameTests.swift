@@ -1,0 +1,59 @@
+@testable import AttachmentFetcher
+import Foundation
+import Testing
+
+/// Firebase's iOS extension names an attachment after the file name URLSession suggests for the
+/// response (`FIRMessagingExtensionHelper.m`), and iOS attaches no file without a type in its name.
+@Suite("Firebase iOS: the suggested file name decides whether iPhones attach", .timeLimit(.minutes(1)))
+struct SuggestedFileNameTests {
+    @Test(
+        "A suggested name surely without an image extension is told apart from one that has some",
+        arguments: [
+            ("https://cdn.example/banner", "Content-Type: application/octet-stream\r\n", true),
+            ("https://cdn.example/banner", "", true),
+            ("https://cdn.example/", "Content-Type: text/plain\r\n", true),
+            ("https://cdn.example/banner", "Content-Type: image/jpeg\r\n", false),
+            ("https://cdn.example/banner.jpg", "Content-Type: application/octet-stream\r\n", false),
+            ("https://cdn.example/banner", "Content-Disposition: attachment; filename=\"banner.txt\"\r\nContent-Type: application/octet-stream\r\n", false),
+            ("https://cdn.example/banner.jpg", "Content-Disposition: inline; filename=\"banner\"\r\nContent-Type: application/octet-stream\r\n", true),
+            ("https://cdn.example/banner", "Content-Disposition: inline; filename*=UTF-8''caf%C3%A9.png\r\n", false),
+            ("https://cdn.example/img?id=7.png", "Content-Type: binary/octet-stream\r\n", true),
+        ])
+    func lacksImageExtension(url: String, headers: String, lacks: Bool) {
+        #expect(SuggestedFileName.lacksImageExtension(url: url, headers: HTTPHeader.parse(headers)) == lacks)
+    }
+
+    @Test("An entry keeps the flag, and reads back as written")
+    func metadataFlag() {
+        var metadata = CacheEntryMetadata(
+            size: 10, sha256: String(repeating: "ab", count: 32), modified: 1, freshUntil: Date(timeIntervalSince1970: 1_800_000_000),
+            etag: nil, lastModified: nil)
+        metadata.unsuffixedName = true
+        #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
+        #expect(CacheEntryMetadata.decode(metadata.encoded())?.unsuffixedName == true)
+    }
+
+    @Test(
+        "An extension-less image URL served as application/octet-stream: iPhones with Firebase attach nothing, as image/jpeg they do; the same from the cache",
+        arguments: [false, true])
+    func firebaseVerdict(cached: Bool) async throws {
+        try await Fixture.with(cached: cached, configure: { $0.platforms = [.ios] }) { fixture in
+            func fcm(_ path: String) -> Data {
+                Data(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"fcm_options":{"image":"\#(fixture.server.url(path))"},"gcm.message_id":"1"}"#.utf8)
+            }
+            let opaque = "/media/banner?media=jpg&bytes=3000&content_type=application/octet-stream"
+            for round in 0..<2 {
+                let refused = await fixture.fetcher.process(fcm(opaque))
+                #expect(refused.vendor == .firebase)
+                #expect(refused.status == .original && refused.reason == .unsupportedType, "round \(round): \(refused.detail ?? "")")
+                #expect(refused.detail?.contains("Firebase's iOS extension names the file") == true, "\(refused.detail ?? "")")
+                let typed = await fixture.fetcher.process(fcm("/media/typed?media=jpg&bytes=3000&content_type=image/jpeg"))
+                #expect(typed.status == .attached, "round \(round): \(typed.detail ?? "")")
+                // Other vendors name the file themselves: a Braze payload for the same URL attaches.
+                let braze = await fixture.fetcher.process(Payloads.braze(url: fixture.server.url(opaque), type: "jpg"))
+                #expect(braze.status == .attached, "round \(round): \(braze.detail ?? "")")
+            }
+            if cached { #expect(fixture.server.stats().requestsPerPath["/media/banner"] == 1) }
+        }
+    }
+}
