@@ -51,7 +51,7 @@ struct CLIHelpTests {
     func terminalHint() async throws {
         let script = "/usr/bin/script"
         guard FileManager.default.isExecutableFile(atPath: script) else { return }
-        let binary = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+        let binary = CommandRunner.fetchAttachmentPath
         // `script` gives the program a terminal as standard input; Ctrl-D ends the payload.
         let result = try await CommandRunner.run(
             script, ["-qec", "'\(binary)' --json --no-cache --output-dir /tmp/attachment-fetcher-hint-test", "/dev/null"],

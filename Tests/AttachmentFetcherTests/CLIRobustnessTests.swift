@@ -22,7 +22,7 @@ struct CLIRobustnessTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let peakFile = directory + "/peak-rss"
-        let binary = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+        let binary = CommandRunner.fetchAttachmentPath
         let result = try await CommandRunner.run(
             // The limit of virtual memory keeps a reader that does not stop from taking the
             // machine down; ThreadSanitizer cannot run under one.

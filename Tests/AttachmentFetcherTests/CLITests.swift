@@ -375,7 +375,7 @@ struct CLITests {
             let report = directory + "/report.html"
             // A signal ignored when a program starts stays ignored, as for a script's background
             // job; the test runner's children start with SIGINT ignored, so `env` restores it.
-            let binary = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+            let binary = CommandRunner.fetchAttachmentPath
             let timeout = 5 * TestTiming.scale
             /// Runs the batch `file` and sends Ctrl-C once the origin has `requests` requests in
             /// all (a batch file's outcomes are buffered, so stdout cannot tell): the exit status
@@ -433,7 +433,7 @@ struct CLITests {
             lines += (0..<8).map { String(decoding: Payloads.braze(url: server.url("/media/later\($0).jpg?bytes=2000")), as: UTF8.self) }
             let campaign = directory + "/window.jsonl"
             try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: campaign))
-            let binary = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+            let binary = CommandRunner.fetchAttachmentPath
             let timeout = 4 * TestTiming.scale
             let (status, printed) = try await CommandRunner.withRunning(
                 "/usr/bin/env",

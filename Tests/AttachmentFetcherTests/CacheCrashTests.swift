@@ -88,7 +88,7 @@ struct CacheCrashTests {
     func outputOnAnotherFileSystem() async throws {
         try await Fixture.with(cached: true) { fixture in
             let cache = try #require(fixture.cacheDirectory)
-            let program = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+            let program = CommandRunner.fetchAttachmentPath
             let output = fixture.directory + "/elsewhere"
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
             let lines = ["/media/far.jpg?bytes=30000&delay_ms=300", "/media/far.jpg?bytes=30000&delay_ms=300", "/media/near.png?bytes=4000&cache_control=no-store"]
@@ -112,7 +112,7 @@ struct CacheCrashTests {
         .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
     func fullDisk() async throws {
         try await Fixture.with(cached: true) { fixture in
-            let program = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+            let program = CommandRunner.fetchAttachmentPath
             let small = fixture.directory + "/small"
             try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
             let big = try Self.writeLine(fixture.braze("/media/big.jpg?bytes=3000000"), in: fixture.directory + "/big.json")
@@ -142,7 +142,7 @@ struct CacheCrashTests {
     func pidNamespaces() async throws {
         try await Fixture.with(cached: true) { fixture in
             let cache = try #require(fixture.cacheDirectory)
-            let program = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+            let program = CommandRunner.fetchAttachmentPath
             // The first: started after 80 other processes in its namespace, so that its pid there
             // (above 80) names no process or thread in the second's; twenty slow bodies.
             let lines = (0..<20).map { String(decoding: fixture.braze("/media/ns\($0).jpg?bytes=200000&rate=150000"), as: UTF8.self) }

@@ -334,7 +334,7 @@ struct CacheSafetyTests {
     /// Whether this process may run the command-line tool as another user (root, with setpriv).
     static func canRunAsNobody() async -> Bool {
         guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return false }
-        let program = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+        let program = CommandRunner.fetchAttachmentPath
         let result = try? await CommandRunner.run(
             "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", program, "--version"], timeout: .seconds(30))
         return result?.status == 0
@@ -345,7 +345,7 @@ struct CacheSafetyTests {
         .enabled("not root, or setpriv cannot run the tool as another user") { await CacheSafetyTests.canRunAsNobody() })
     func anotherUsersCache() async throws {
         try await Fixture.with(cached: true) { fixture in
-            let program = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+            let program = CommandRunner.fetchAttachmentPath
             let root = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: root) }
             let cache = root + "/cache", output = root + "/theirs"

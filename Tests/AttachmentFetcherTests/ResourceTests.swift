@@ -14,7 +14,7 @@ struct ResourceTests {
     private func runLimited(
         _ limit: Int, _ arguments: [String], batch: Data, in directory: String
     ) async throws -> CommandRunner.Result {
-        let executable = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+        let executable = CommandRunner.fetchAttachmentPath
         let batchPath = directory + "/batch.jsonl"
         try batch.write(to: URL(fileURLWithPath: batchPath))
         return try await CommandRunner.run(
@@ -111,7 +111,7 @@ struct ResourceTests {
             // A limit of 200 affords 22 transfers at once; the shell holds 161 of the 200
             // descriptors open across the exec, as other parts of a process might, so that the
             // fetcher runs out.
-            let executable = CommandRunner.productsDirectory.appendingPathComponent("fetch-attachment").path
+            let executable = CommandRunner.fetchAttachmentPath
             let batchPath = directory + "/batch.jsonl"
             try lines.write(to: URL(fileURLWithPath: batchPath))
             let script = "ulimit -n 200 && for i in $(seq 10 170); do eval \"exec $i</dev/null\"; done; exec \"$0\" \"$@\""

@@ -201,8 +201,9 @@ final class CachedDownloads: Sendable {
                     return .failure(failure)
                 }
             }
-        case .success(.file(let body)):
-            let freshness = HTTPFreshness(headers: HTTPHeader.parse(body.headerBlock)).bounded(by: body.redirects, defaultLifetime: store.configuration.defaultFreshness)
+        case .success(.file(var body)):
+            let headers = HTTPHeader.parse(body.headerBlock)
+            let freshness = HTTPFreshness(headers: headers).bounded(by: body.redirects, defaultLifetime: store.configuration.defaultFreshness)
             // A body stale at once with nothing to revalidate it by (behind a redirect without
             // freshness of its own, say) would only be downloaded again: not kept either.
             let reusable = freshness.lifetime != .zero || freshness.etag != nil || freshness.lastModified != nil
@@ -210,14 +211,17 @@ final class CachedDownloads: Sendable {
                 // Not kept: the payloads waiting now link the temporary file, removed with its last user.
                 return .success(SharedSource(body: body))
             }
+            // Worked out from the headers parsed here, for the entry's metadata.
+            body.unsuffixedName = SuggestedFileName.lacksImageExtension(url: body.effectiveURL, headers: headers)
+            let kept = body
             return await BlockingIO.run {
-                switch store.commit(body, key: key, freshness: freshness) {
+                switch store.commit(kept, key: key, freshness: freshness) {
                 case .success(let committed):
                     return .success(SharedSource(entry: committed.entry, descriptor: committed.descriptor, store: store))
                 case .failure:
                     // Not kept (a full disk, a file system without extended attributes): the
                     // payloads waiting now are served all the same.
-                    return .success(SharedSource(body: body))
+                    return .success(SharedSource(body: kept))
                 }
             }
         }

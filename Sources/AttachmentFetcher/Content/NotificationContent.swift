@@ -85,9 +85,9 @@ public struct NotificationContent: Sendable, Hashable {
         var category: String?
         var threadID: String?
         var openURL: String?
-        var openInWebview: Bool
-        var buttons: [Button]
-        var extras: [String: PayloadValue]
+        var openInWebview: Bool = false
+        var buttons: [Button] = []
+        var extras: [String: PayloadValue] = [:]
         var campaignID: String?
         var serviceExtension: Bool?
         var titleLocKey: String?
@@ -333,45 +333,7 @@ public struct NotificationContent: Sendable, Hashable {
 
     /// An empty notification of `platform`: nothing to show, no badge, no buttons.
     public init(platform: Platform, visible: Bool = false) {
-        storage = Storage(
-            Fields(
-                platform: platform,
-                visible: visible,
-                title: nil,
-                subtitle: nil,
-                body: nil,
-                badge: nil,
-                sound: nil,
-                criticalSound: nil,
-                soundVolume: nil,
-                category: nil,
-                threadID: nil,
-                openURL: nil,
-                openInWebview: false,
-                buttons: [],
-                extras: [:],
-                campaignID: nil,
-                serviceExtension: nil,
-                titleLocKey: nil,
-                titleLocArgs: nil,
-                subtitleLocKey: nil,
-                subtitleLocArgs: nil,
-                bodyLocKey: nil,
-                bodyLocArgs: nil,
-                interruptionLevel: nil,
-                relevanceScore: nil,
-                channel: nil,
-                priority: nil,
-                summary: nil,
-                expandedTitle: nil,
-                expandedText: nil,
-                largeIconURL: nil,
-                imageURL: nil,
-                inlineImage: nil,
-                thumbnailID: nil,
-                crop: nil,
-                time: nil,
-                hidden: nil))
+        storage = Storage(Fields(platform: platform, visible: visible))
     }
 
     public static func == (left: NotificationContent, right: NotificationContent) -> Bool {

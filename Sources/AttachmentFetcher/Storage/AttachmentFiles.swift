@@ -93,10 +93,11 @@ enum AttachmentFiles {
     /// while its waiters held it open, or one on another file system than the output directory,
     /// is served this way.
     static func copy(from input: FileDescriptor, to destination: String) -> Result<Void, TransferFailure> {
-        let directory = FilePath(destination).removingLastComponent().string
+        let parent = FilePath(destination).removingLastComponent().string
+        let directory = parent.isEmpty ? "." : parent
         let output: FileDescriptor
         let temporary: String
-        switch TemporaryFiles.create(in: directory.isEmpty ? "." : directory, anonymous: true, permissions: 0o644) {
+        switch TemporaryFiles.create(in: directory, anonymous: true, permissions: 0o644) {
         case .success(let created): (output, temporary) = created
         case .failure(let failure): return .failure(TransferFailure(reason: failure.reason, detail: "cannot copy to \(destination): \(failure.detail)"))
         }
@@ -106,7 +107,7 @@ enum AttachmentFiles {
                 _ = try output.writeAll(piece)
                 return true
             }
-            try name(output, anonymous ? nil : temporary, as: destination)
+            try name(output, anonymous ? nil : temporary, as: destination, in: directory)
         }
         try? output.close()
         if case .failure(let error) = written {
@@ -116,10 +117,10 @@ enum AttachmentFiles {
         return .success(())
     }
 
-    /// Gives the copy `output` the name `destination`: the named temporary file `temporary`
-    /// renamed, or the nameless file linked (and, when `destination` exists, as in a reseed,
-    /// linked under a temporary name renamed over it).
-    private static func name(_ output: FileDescriptor, _ temporary: String?, as destination: String) throws(Errno) {
+    /// Gives the copy `output` the name `destination` (in `directory`): the named temporary file
+    /// `temporary` renamed, or the nameless file linked (and, when `destination` exists, as in a
+    /// reseed, linked under a temporary name renamed over it).
+    private static func name(_ output: FileDescriptor, _ temporary: String?, as destination: String, in directory: String) throws(Errno) {
         if let temporary {
             try Syscalls.rename(FilePath(temporary), in: nil, to: FilePath(destination), in: nil)
             return
@@ -127,8 +128,7 @@ enum AttachmentFiles {
         do {
             try Syscalls.link(output, as: FilePath(destination), in: nil)
         } catch where error == .fileExists {
-            let directory = FilePath(destination).removingLastComponent().string
-            let named = TemporaryFiles.path(in: directory.isEmpty ? "." : directory)
+            let named = TemporaryFiles.path(in: directory)
             try Syscalls.link(output, as: FilePath(named), in: nil)
             do {
                 try Syscalls.rename(FilePath(named), in: nil, to: FilePath(destination), in: nil)

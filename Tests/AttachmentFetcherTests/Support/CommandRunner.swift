@@ -18,6 +18,10 @@ struct CommandRunner {
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
     }
 
+    /// The path of the `fetch-attachment` being tested, for a test that runs it through a shell
+    /// or another program (`unshare`, `setpriv`).
+    static var fetchAttachmentPath: String { productsDirectory.appendingPathComponent("fetch-attachment").path }
+
     /// The most either stream may hold before the run fails: tests print far less.
     static let outputLimit = 256 << 20
 
