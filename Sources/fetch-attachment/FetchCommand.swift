@@ -18,8 +18,8 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Process a campaign: one JSON payload per line of FILE ('-' for standard input).", valueName: "file"))
     var batch: String?
 
-    @Option(parsing: .unconditional, help: "With --batch: how many payloads are processed at once. The default comes from the open-file limit (raised to its hard limit first): (limit - 64) / 6, at most 1024, so 160 at a limit of 1024; the default shown is this machine's.")
-    var concurrency: Int = FileDescriptorBudget.concurrency()
+    @Option(parsing: .unconditional, help: "With --batch: how many payloads are processed at once. The default comes from the open-file limit (raised to its hard limit first): (limit - 64) / 6, at most 1024, so 160 at a limit of 1024; here \(FileDescriptorBudget.concurrency()).")
+    var concurrency: Int?
 
     @Option(help: ArgumentHelp("With --batch: write a self-contained HTML campaign report to FILE.", valueName: "file"))
     var report: String?
@@ -47,8 +47,12 @@ struct FetchCommand: AsyncParsableCommand {
         if let report, let problem = PathCheck.writeProblem(report) {
             throw ValidationError("cannot write the report \(TerminalText.escaped(report)): \(problem)")
         }
-        guard (1...1_000_000).contains(concurrency) else {
-            throw ValidationError("--concurrency must be between 1 and 1000000")
+        if let concurrency {
+            guard (1...1_000_000).contains(concurrency) else {
+                throw ValidationError("--concurrency must be between 1 and 1000000")
+            }
+            // One payload runs alone: a concurrency given for it would be silently ignored.
+            if batch == nil { throw ValidationError("--concurrency goes with --batch") }
         }
         for path in [payload, batch].compactMap({ $0 }) where path != "-" {
             guard !PathCheck.isDirectory(path) else {
@@ -62,7 +66,7 @@ struct FetchCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let batch {
-            throw ExitCode(try await BatchRunner(options: options, concurrency: concurrency, reportPath: report).run(input: batch))
+            throw ExitCode(try await BatchRunner(options: options, concurrency: concurrency ?? FileDescriptorBudget.concurrency(), reportPath: report).run(input: batch))
         }
         let payload = self.payload ?? "-"
         if payload == "-", CommandSyscalls.isTerminal(.standardInput) {
@@ -128,6 +132,9 @@ struct FetchOptions: ParsableArguments {
     @Option(name: .customLong("max-redirects"), parsing: .unconditional, help: "How many redirects a download may follow, as URLSession does.")
     var maximumRedirects: Int = 20
 
+    @Option(name: .customLong("max-attachments"), parsing: .unconditional, help: "The most attachments one payload may fetch (distinct URLs, in payload order; default 4).")
+    var maximumAttachments: Int?
+
     @OptionGroup var cache: CacheOptions
 
     @Flag(name: .customLong("no-cache"), help: "Use no cache: every payload downloads its own copy.")
@@ -159,6 +166,9 @@ struct FetchOptions: ParsableArguments {
         }
         _ = try platforms()
         guard (0...100).contains(maximumRedirects) else { throw ValidationError("--max-redirects must be between 0 and 100") }
+        if let maximumAttachments, maximumAttachments < 1 {
+            throw ValidationError("--max-attachments must be at least 1")
+        }
         try cache.validate()
     }
 
@@ -170,6 +180,7 @@ struct FetchOptions: ParsableArguments {
         configuration.trustedCertificatesFile = cacert
         configuration.platforms = (try? platforms()) ?? []
         configuration.maximumRedirects = maximumRedirects
+        if let maximumAttachments { configuration.maximumAttachmentsPerPayload = maximumAttachments }
         network.apply(to: &configuration)
         return configuration
     }

@@ -19,9 +19,6 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Resolve HOST:PORT to ADDRESS instead of asking DNS, as curl's --resolve ('*' as HOST for every name; repeatable). The address policy still applies.", valueName: "host:port:address"))
     var resolve: [String] = []
 
-    @Option(name: .customLong("max-attachments"), parsing: .unconditional, help: "The most attachments one payload may fetch (distinct URLs, in payload order; default 4).")
-    var maximumAttachments: Int?
-
     func validate() throws {
         for network in allowedNetworks where IPNetwork(network) == nil {
             throw ValidationError("--allow-network '\(network)' is not an address or network such as 10.0.0.0/8 or fd00::/8")
@@ -29,9 +26,6 @@ struct NetworkOptions: ParsableArguments {
         if let proxy, proxy.isEmpty { throw ValidationError("--proxy must not be empty") }
         for entry in resolve where !PushAttachmentFetcher.Configuration.isResolveEntry(entry) {
             throw ValidationError("--resolve '\(entry)' is not HOST:PORT:ADDRESS")
-        }
-        if let maximumAttachments, maximumAttachments < 1 {
-            throw ValidationError("--max-attachments must be at least 1")
         }
     }
 
@@ -42,6 +36,5 @@ struct NetworkOptions: ParsableArguments {
         configuration.allowsCredentialsInURLs = allowURLCredentials
         configuration.proxy = proxy
         configuration.resolve = resolve
-        if let maximumAttachments { configuration.maximumAttachmentsPerPayload = maximumAttachments }
     }
 }

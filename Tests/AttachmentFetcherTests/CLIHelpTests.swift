@@ -13,6 +13,13 @@ struct CLIHelpTests {
         for option in ["--batch", "--output-dir", "--timeout", "--json", "--cacert", "--no-cache", "--platform", "--report", "cache", "demo"] {
             #expect(help.stdout.contains(option), "\(option) missing from --help")
         }
+        // Each option under the heading of what it is about: a payload's attachment count is not
+        // a network setting.
+        let network = try #require(help.stdout.range(of: "NETWORK:"))
+        let general = try #require(help.stdout.range(of: "\nOPTIONS:", range: network.upperBound..<help.stdout.endIndex))
+        let section = help.stdout[network.upperBound..<general.lowerBound]
+        #expect(!section.contains("--max-attachments") && help.stdout.contains("--max-attachments"))
+        #expect(section.contains("--allow-private-networks"))
         // `--deadline` is the old name of `--timeout`: still accepted, no longer shown.
         #expect(!help.stdout.contains("--deadline"))
         let version = try await CommandRunner.run("fetch-attachment", ["--version"])
@@ -27,6 +34,8 @@ struct CLIHelpTests {
             (["--deadline", "-1"], "--timeout must be a number of seconds above 0"),
             (["--timeout", "5", "--deadline", "5"], "--deadline is the old name of --timeout"),
             (["--concurrency", "-5"], "--concurrency must be between 1"),
+            (["--concurrency", "8"], "--concurrency goes with --batch"),
+            (["--max-attachments", "0"], "--max-attachments must be at least 1"),
             (["--max-redirects", "-2"], "--max-redirects must be between 0 and 100"),
             (["--platform", "windows"], "unknown platform 'windows'"),
             (["DIRECTORY"], "is a directory, not a payload file"),
