@@ -164,9 +164,9 @@ enum Router {
         }
 
         let params = QueryString.parameters(request.query)
-        func int(_ key: String, min lower: Int = 0) throws -> Int? {
+        func int(_ key: String, min lower: Int = 0, max upper: Int = .max) throws -> Int? {
             guard let raw = params[key] else { return nil }
-            guard let v = Int(raw), v >= lower else {
+            guard let v = Int(raw), v >= lower, v <= upper else {
                 throw BadRequest(message: "Invalid value for \(key): \(raw)")
             }
             return v
@@ -199,6 +199,9 @@ enum Router {
         let contentType = try headerValue("content_type")
         let cacheControl = try headerValue("cache_control")
         let etagParam = try headerValue("etag")
+        // `header_bytes`: one `X-Padding` header line of about this many bytes, for servers whose
+        // headers outgrow what a client accepts.
+        let headerBytes = try int("header_bytes", max: 4 << 20)
         let expires = params["expires"].map { raw -> Int64? in Int64(raw) }
         if case .some(.none) = expires { throw BadRequest(message: "Invalid value for expires") }
 
@@ -261,6 +264,9 @@ enum Router {
             }
         }
 
+        if let headerBytes, headerBytes > 0 {
+            plan.headers.add(name: "X-Padding", value: String(repeating: "p", count: headerBytes))
+        }
         plan.delayMs = Int64(delayMs)
         if let r = rate, r > 0 { plan.rate = r }
         let faults: [(FaultKind, Int?)] = [(.reset, resetAfter), (.truncate, truncateAfter), (.stall, stallAfter)]

@@ -33,6 +33,19 @@ struct FaultTests {
         }
     }
 
+    @Test("A header line too long for libcurl is network, and the detail says so rather than out of memory")
+    func oversizedHeader() async throws {
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetch("/media/x.jpg?bytes=3000&header_bytes=200000")
+            #expect(outcome.reason == .network)
+            #expect(outcome.detail?.contains("header") == true, "\(outcome.detail ?? "")")
+            #expect(fixture.filesLeft().isEmpty)
+            // Headers within the limit are no fault.
+            let within = await fixture.fetch("/media/x.jpg?bytes=3000&header_bytes=50000")
+            #expect(within.status == .attached, "\(within.detail ?? "")")
+        }
+    }
+
     @Test("A refused connection is network")
     func refused() async throws {
         try await Fixture.with { fixture in

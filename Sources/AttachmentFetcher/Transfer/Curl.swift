@@ -37,6 +37,7 @@ struct CurlCode: Hashable, Sendable, CustomStringConvertible {
     static let badContentEncoding = CurlCode(CURLE_BAD_CONTENT_ENCODING)
     static let couldNotConnect = CurlCode(CURLE_COULDNT_CONNECT)
     static let loginDenied = CurlCode(CURLE_LOGIN_DENIED)
+    static let outOfMemory = CurlCode(CURLE_OUT_OF_MEMORY)
 
     /// libcurl's own one-line explanation of the code.
     var description: String { String(cString: curl_easy_strerror(CURLcode(rawValue))) }

@@ -78,6 +78,12 @@ struct CurlFailures {
             return TransferFailure(reason: .network, detail: message)
         case .operationTimedOut:
             return TransferFailure(reason: .deadline, detail: message)
+        // libcurl refuses a response header line over 100 KB (`CURL_MAX_HTTP_HEADER`) with its
+        // out-of-memory code and no message of its own; memory truly running out is far rarer.
+        case .outOfMemory:
+            return TransferFailure(
+                reason: .network,
+                detail: "a response header line is longer than libcurl accepts (100 KB), or memory ran out (curl error \(code.rawValue))")
         default:
             return TransferFailure(reason: .network, detail: "\(message) (curl error \(code.rawValue))")
         }
