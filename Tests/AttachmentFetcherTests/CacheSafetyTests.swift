@@ -469,6 +469,27 @@ struct CacheSafetyTests {
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: root + "/cache")) == ["entries", "tmp", "lock"])
     }
 
+    @Test("clear counts the entries it removed: a directory planted under an entry's name is neither removed nor counted")
+    func clearCountsWhatWent() async throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let store = try CacheStore(configuration: .init(directory: root + "/cache"))
+        let url = try AttachmentURL.parse("http://127.0.0.1/x.gif").get()
+        let path = TemporaryFiles.path(in: store.temporaryDirectory)
+        let file = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite)
+        _ = try file.closeAfter { try file.writeAll(Array("GIF89a".utf8)) }
+        let body = DownloadedFile(
+            path: path, media: MediaType(mime: "image/gif", kind: .image, fileExtension: "gif"), byteCount: 6,
+            effectiveURL: url.string, headerBlock: "")
+        try store.commit(body, key: CacheKey(url), freshness: HTTPFreshness(headers: [])).get().descriptor.close()
+        let planted = root + "/cache/entries/" + String(repeating: "ab", count: 32)
+        try FileManager.default.createDirectory(atPath: planted, withIntermediateDirectories: false)
+        try Data("kept".utf8).write(to: URL(fileURLWithPath: planted + "/inside"))
+        #expect(store.clear() == 1)
+        #expect(FileManager.default.fileExists(atPath: planted + "/inside"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/cache/entries") == [String(repeating: "ab", count: 32)])
+    }
+
     @Test("Eviction under a small budget takes no entry from its waiting payloads")
     func evictionKeepsWaiters() async throws {
         try await Fixture.with(cached: true, configure: { $0.cache?.maximumBytes = 150_000 }) { fixture in

@@ -176,9 +176,8 @@ extension CacheStore {
             }
             let key = CacheKey(hex: name)
             guard let lock = tryLock(key) else { continue }
-            remove(key)
+            if remove(key) { removed += 1 }
             lock.unlock()
-            removed += 1
         }
         removeOrphans(minimumAge: 0)
         if let legacy = try? Syscalls.open("locks", in: root, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW) {

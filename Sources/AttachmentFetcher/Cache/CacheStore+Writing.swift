@@ -106,9 +106,13 @@ extension CacheStore {
     }
 
     /// Removes `key`'s entry.
-    func remove(_ key: CacheKey) {
-        try? Syscalls.unlink(key.name, in: entries)
+    /// Unlinks `key`'s entry and forgets it; `false` when nothing was unlinked (no entry, or a
+    /// directory planted under its name, which is left alone).
+    @discardableResult
+    func remove(_ key: CacheKey) -> Bool {
+        let unlinked = (try? Syscalls.unlink(key.name, in: entries)) != nil
         dropFromIndex(key)
+        return unlinked
     }
 
     func dropFromIndex(_ key: CacheKey) {
