@@ -14,6 +14,36 @@ struct VendorSDKRuleTests {
         }
     }
 
+    @Test("Braze Android: a p outside −2…2 is the default priority (BrazeNotificationUtils.getNotificationPriority), with a warning")
+    func brazePriorityOutOfRange() throws {
+        for (p, expected, warns) in [("3", 0, true), ("-3", 0, true), ("2", 2, false), ("-2", -2, false)] {
+            let read = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","p":"\#(p)"}"#)
+            #expect(read.content?.priority == expected, "p \(p)")
+            #expect(read.warnings.contains { $0.contains("p is \(p)") } == warns, "\(read.warnings)")
+        }
+    }
+
+    @Test("FCM Android: a notification_priority outside −2…2 is skipped, a negative notification_count too (NotificationParams), each with a warning")
+    func firebaseOutOfRange() throws {
+        let read = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.notification_priority":"5","gcm.n.notification_count":"-1"}"#)
+        #expect(read.content?.priority == nil)
+        #expect(read.content?.badge == nil)
+        #expect(read.warnings.contains { $0.contains("gcm.n.notification_priority is 5") }, "\(read.warnings)")
+        #expect(read.warnings.contains { $0.contains("gcm.n.notification_count is -1") }, "\(read.warnings)")
+        let within = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.notification_priority":"-2","gcm.n.notification_count":"0"}"#)
+        #expect(within.content?.priority == -2 && within.content?.badge == .set(0))
+        #expect(within.warnings.isEmpty, "\(within.warnings)")
+    }
+
+    @Test("Airship Android: a priority that is no 32-bit integer is the default, as Kotlin's toInt() fails on it; one that is clamps")
+    func airshipPriorityRange() throws {
+        for (value, expected) in [("3000000000", nil), ("high", nil), ("7", 2 as Int?), ("-2147483648", -2)] {
+            let read = try ReadPayload(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.push.PUSH_ID":"x","com.urbanairship.priority":"\#(value)"}"#)
+            #expect(read.vendor == .airship)
+            #expect(read.content?.priority == expected, "priority \(value)")
+        }
+    }
+
     @Test("OneSignal iOS, as OSNotification.m parses: os_data.buttons or else actionbuttons in the os_data format (a top-level buttons list is an extra there), the top-level buttons in the original one")
     func oneSignalOSDataButtons() throws {
         let read = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":[{"i":"a","n":"A"}]},"buttons":[{"i":"z","n":"Z"}]}"#)

@@ -119,9 +119,10 @@ extension ContentReader {
         content.category = text("com.urbanairship.interactive_type")
         airshipButtons(group: content.category, at: "com.urbanairship.interactive_type")
         content.channel = text("com.urbanairship.notification_channel")
-        // The same key also carries the delivery priority "high", which is no display priority.
-        if let priority = text("com.urbanairship.priority"), let value = Int(priority) {
-            content.priority = min(2, max(-2, value))
+        // The same key also carries the delivery priority "high", which is no display priority:
+        // `PushMessage.priority` reads it with Kotlin's 32-bit `toInt()`, 0 when that fails.
+        if let priority = text("com.urbanairship.priority"), let value = Int32(priority) {
+            content.priority = min(2, max(-2, Int(value)))
         }
         content.sound = text("com.urbanairship.sound")
         warnSoundBeforeChannels("Airship's com.urbanairship.sound")

@@ -75,7 +75,15 @@ extension ContentReader {
         content.channel = text("ab_nc").flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
         if let sound = text("sd") { content.sound = sound == "d" ? "default" : sound }
         warnSoundBeforeChannels("Braze's sd")
-        content.priority = integer(payload["p"], at: "p").map { min(2, max(-2, $0)) }
+        // `getNotificationPriority`: a value outside −2…2 is logged and the default used.
+        if let priority = integer(payload["p"], at: "p") {
+            if (-2...2).contains(priority) {
+                content.priority = priority
+            } else {
+                content.priority = 0
+                warnings.append("p is \(priority), outside −2…2: Braze's SDK gives the notification the default priority (0)")
+            }
+        }
         content.category = text("ab_ct")
         content.largeIconURL = text("ab_li")
         // The receiver asks only whether the key is there (`containsKey`), whatever its value.

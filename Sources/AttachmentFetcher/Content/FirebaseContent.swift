@@ -37,11 +37,21 @@ extension ContentReader {
         content.channel = text(key("android_channel_id"))
         content.sound = text(key("sound2")) ?? text(key("sound"))
         warnSoundBeforeChannels("FCM's \(key("sound2")) / \(key("sound"))")
+        // `NotificationParams` skips a negative count and a priority outside −2…2 (with a log line).
         if let count = integer(payload[key("notification_count")], at: key("notification_count")) {
-            content.badge = .set(count)
+            if count >= 0 {
+                content.badge = .set(count)
+            } else {
+                warnings.append("\(key("notification_count")) is \(count): the FCM SDK sets no count below 0")
+            }
         }
-        content.priority = integer(payload[key("notification_priority")], at: key("notification_priority"))
-            .map { min(2, max(-2, $0)) }
+        if let priority = integer(payload[key("notification_priority")], at: key("notification_priority")) {
+            if (-2...2).contains(priority) {
+                content.priority = priority
+            } else {
+                warnings.append("\(key("notification_priority")) is \(priority), outside −2…2: the FCM SDK skips it (the channel's importance applies)")
+            }
+        }
         content.threadID = text(key("tag"))
         content.openURL = text(key("link_android")) ?? text(key("link"))
         content.campaignID = text("google.c.a.c_id")
