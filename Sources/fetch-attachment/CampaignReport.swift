@@ -271,9 +271,9 @@ final class CampaignReport: Sendable {
     /// A notification's title, body and buttons, as its platform would show them.
     private static func sampleHTML(_ notification: NotificationContent) -> String {
         var html = "<div class=\"detail\">\(escape(notification.platform.rawValue))</div>"
-        if let title = notification.title { html += "<div><b>\(escape(title))</b></div>" }
-        if let subtitle = notification.subtitle { html += "<div>\(escape(subtitle))</div>" }
-        if let body = notification.body { html += "<div>\(escape(body))</div>" }
+        if let title = notification.shownTitle { html += "<div><b>\(escape(title.description))</b></div>" }
+        if let subtitle = notification.shownSubtitle { html += "<div>\(escape(subtitle.description))</div>" }
+        if let body = notification.shownBody { html += "<div>\(escape(body.description))</div>" }
         if !notification.buttons.isEmpty {
             html += "<div>" + notification.buttons.map { "<span class=\"button\">\(escape(OutcomePrinter.label(of: $0)))</span>" }.joined(separator: " ") + "</div>"
         }

@@ -78,9 +78,8 @@ struct OutcomePrinter {
         guard notification.visible else { return ["  \(platform) notification: shows nothing (silent or internal)"] }
         var lines = ["  \(platform) notification:"]
         for (label, text) in [
-            ("title", notification.title ?? notification.titleLocKey.map { "[\($0)]" }),
-            ("subtitle", notification.subtitle ?? notification.subtitleLocKey.map { "[\($0)]" }),
-            ("body", notification.body ?? notification.bodyLocKey.map { "[\($0)]" }), ("summary", notification.summary),
+            ("title", notification.shownTitle?.description), ("subtitle", notification.shownSubtitle?.description),
+            ("body", notification.shownBody?.description), ("summary", notification.summary),
             // Android's expanded view, with the picture.
             ("expanded title", notification.expandedTitle), ("expanded text", notification.expandedText),
         ] {

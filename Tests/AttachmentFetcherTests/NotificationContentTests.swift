@@ -175,6 +175,25 @@ struct NotificationContentTests {
         #expect(silent.vendor == .oneSignal && silent.content?.visible == false && silent.content?.extras == ["sync": .string("1")])
     }
 
+    @Test("A text with both its literal and a localisation key: iOS shows the app's string for the key (with a warning), FCM's Android SDK the literal")
+    func localisationKeyPrecedence() throws {
+        let ios = try ReadPayload(#"{"aps":{"alert":{"title":"Hi","title-loc-key":"GREETING","body":"B","loc-key":"BODY","loc-args":["Ann"]}},"ab":{}}"#)
+        let content = try #require(ios.content)
+        #expect(content.title == "Hi" && content.titleLocKey == "GREETING")
+        #expect(content.shownTitle == .localized(key: "GREETING", arguments: []))
+        #expect(content.shownBody == .localized(key: "BODY", arguments: ["Ann"]))
+        #expect(content.shownTitle?.description == "[GREETING]")
+        #expect(ios.warnings.contains { $0.contains("aps.alert.title") && $0.contains("title-loc-key 'GREETING'") }, "\(ios.warnings)")
+        #expect(ios.warnings.contains { $0.contains("aps.alert.body") && $0.contains("loc-key 'BODY'") }, "\(ios.warnings)")
+        let literalOnly = try ReadPayload(#"{"aps":{"alert":{"title":"Hi","body":"B"}},"ab":{}}"#)
+        #expect(literalOnly.content?.shownTitle == .literal("Hi") && literalOnly.warnings.isEmpty)
+        let android = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title":"Hi","gcm.n.title_loc_key":"greeting","gcm.n.body":"B"}"#)
+        #expect(android.content?.shownTitle == .literal("Hi") && android.content?.shownBody == .literal("B"))
+        #expect(android.warnings.isEmpty, "\(android.warnings)")
+        let androidKeyOnly = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title_loc_key":"greeting","gcm.n.body":"B"}"#)
+        #expect(androidKeyOnly.content?.shownTitle == .localized(key: "greeting", arguments: []))
+    }
+
     @Test("FCM: iOS fcm_options; Android device bundle, localisation, no-UI; an HTTP v1 message")
     func firebase() throws {
         let ios = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"fcm_options":{"image":"https://cdn.example.com/a.jpg"},"gcm.message_id":"1234567890","google.c.sender.id":"123","custom":"v"}"#)

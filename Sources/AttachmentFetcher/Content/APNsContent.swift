@@ -66,6 +66,14 @@ extension ContentReader {
             content.subtitleLocArgs = strings(alert["subtitle-loc-args"], at: "\(path).subtitle-loc-args")
             content.bodyLocKey = text(alert["loc-key"], at: "\(path).loc-key")
             content.bodyLocArgs = strings(alert["loc-args"], at: "\(path).loc-args")
+            for (literal, text, key, locKey) in [
+                ("title", content.title, "title-loc-key", content.titleLocKey),
+                ("subtitle", content.subtitle, "subtitle-loc-key", content.subtitleLocKey),
+                ("body", content.body, "loc-key", content.bodyLocKey),
+            ] where text != nil {
+                guard let locKey else { continue }
+                warnings.append("\(path).\(literal) is not shown: iOS shows the app's localized string for \(key) '\(locKey)' instead")
+            }
         default: warnings.append("\(path) is neither a string nor an object")
         }
         content.visible = content.hasText
