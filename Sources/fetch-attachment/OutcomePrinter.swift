@@ -123,10 +123,14 @@ struct OutcomePrinter {
             // iOS shows the buttons the app registered for the category; the payload cannot say which.
             lines.append("    buttons: the app's for category \(TerminalText.escaped(category))")
         }
+        let messageCenter = notification.messageCenterID.map {
+            $0.isEmpty ? "Message Center's inbox" : "Message Center's message \(TerminalText.escaped($0))"
+        }
         if let url = notification.openURL {
-            lines.append("    tap opens: \(TerminalText.escaped(url))\(notification.openInWebview ? " in a web view" : "")")
+            let also = messageCenter.map { ", then \($0)" } ?? ""
+            lines.append("    tap opens: \(TerminalText.escaped(url))\(notification.openInWebview ? " in a web view" : "")\(also)")
         } else {
-            lines.append("    tap opens: the app")
+            lines.append("    tap opens: \(messageCenter ?? "the app")")
         }
         // A preflight's file that another platform shows and this one refuses is not this one's.
         if let verdict = outcome.verdicts.first(where: { $0.platform == notification.platform }), verdict.status == .original,

@@ -152,6 +152,7 @@ struct NotificationOutcomeTests {
         content.crop = .init(x: 0.1, y: 0, width: 1, height: 0.5)
         content.time = 2.5
         content.hidden = false
+        content.messageCenterID = "m1"
         return content
     }()
 

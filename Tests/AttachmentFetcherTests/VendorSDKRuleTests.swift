@@ -44,6 +44,34 @@ struct VendorSDKRuleTests {
         }
     }
 
+    @Test("Airship Message Center: on Android a rich message id opens its message (beside a deep link), unless the actions do not parse; on iOS only a ^mc action does")
+    func airshipMessageCenter() throws {
+        let android = #"{"com.urbanairship.push.ALERT":"B","com.urbanairship.push.PUSH_ID":"s","_uamid":"m1"ACTIONS}"#
+        func read(_ template: String, _ actions: String) throws -> ReadPayload {
+            try ReadPayload(template.replacingOccurrences(of: "ACTIONS", with: actions))
+        }
+        let plain = try read(android, "")
+        #expect(plain.content?.messageCenterID == "m1" && plain.content?.openURL == nil)
+        #expect(plain.content?.extras["_uamid"] == nil)
+        let deepLink = try read(android, #","com.urbanairship.actions":"{\"^d\":\"myapp://x\"}""#)
+        #expect(deepLink.content?.messageCenterID == "m1" && deepLink.content?.openURL == "myapp://x")
+        let broken = try read(android, #","com.urbanairship.actions":"{bad""#)
+        #expect(broken.content?.messageCenterID == nil)
+        let inbox = try ReadPayload(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.push.PUSH_ID":"s","com.urbanairship.actions":"{\"^mc\":null}"}"#)
+        #expect(inbox.content?.messageCenterID == "")
+
+        let ios = #"{"aps":{"alert":"B"},"_":"s","_uamid":"m1"ACTIONS}"#
+        let refreshOnly = try read(ios, "")
+        #expect(refreshOnly.vendor == .airship)
+        #expect(refreshOnly.content?.messageCenterID == nil)
+        #expect(refreshOnly.content?.extras["_uamid"] == nil)
+        #expect(try read(ios, #","^mc":"auto""#).content?.messageCenterID == "m1")
+        #expect(try read(ios, #","open_mc_action":["m2"]"#).content?.messageCenterID == "m2")
+        #expect(try read(ios, #","^mc":"""#).content?.messageCenterID == "")
+        let encoded = String(decoding: try JSONEncoder().encode(try read(ios, #","^mc":"auto""#).content), as: UTF8.self)
+        #expect(encoded.contains(#""message_center_id":"m1""#))
+    }
+
     @Test("OneSignal iOS, as OSNotification.m parses: os_data.buttons or else actionbuttons in the os_data format (a top-level buttons list is an extra there), the top-level buttons in the original one")
     func oneSignalOSDataButtons() throws {
         let read = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":[{"i":"a","n":"A"}]},"buttons":[{"i":"z","n":"Z"}]}"#)

@@ -4,13 +4,15 @@
 /// `open_external_url_action` (or a wallet pass's `^w` / `wallet_action`), else a landing page
 /// `^p` (in a web view); buttons those of `aps.category` (a built-in Airship group's, else the
 /// app's), with `com.urbanairship.interactive_actions` (button id → actions); send id `_`.
-/// Extras are the top-level keys but `aps`, `_`, `com.urbanairship.*` and action names.
+/// A Message Center action (`^mc` / `open_mc_action`) names the message a tap opens. Extras are
+/// the top-level keys but `aps`, `_`, `_uamid`, `com.urbanairship.*` and action names.
 ///
 /// Android (`com.urbanairship.*`): body `com.urbanairship.push.ALERT`, title `.title`, summary
 /// `.summary`, from the JSON-in-string `.style` of type `big_picture`, `big_text` or `inbox` the
 /// expanded title `title` and the expanded text (`summary`, `big_text`, or `lines` one per line),
 /// picture that style's `big_picture` when its type is `big_picture`,
-/// tap target the JSON-in-string `.actions`, buttons those of the group `.interactive_type` (as
+/// tap target the JSON-in-string `.actions` (a rich message id `_uamid` adds Message Center's),
+/// buttons those of the group `.interactive_type` (as
 /// category), with `.interactive_actions`, channel `.notification_channel`, priority `.priority`,
 /// sound `.sound`, send id `.push.PUSH_ID`. Shown only with a non-empty ALERT.
 extension ContentReader {
@@ -22,13 +24,16 @@ extension ContentReader {
     mutating func readAirshipIOS() {
         readAPNs()
         setExtras(from: payload) {
-            $0 == "aps" || $0 == "_" || $0.hasPrefix(Self.airshipPrefix) || $0.hasPrefix("^")
+            $0 == "aps" || $0 == "_" || $0 == "_uamid" || $0.hasPrefix(Self.airshipPrefix) || $0.hasPrefix("^")
                 || Self.airshipActionNames.contains($0)
         }
         content.campaignID = text("_")
         if let target = airshipActionTarget(payload, at: "") {
             (content.openURL, content.openInWebview) = target
         }
+        // The tap runs the whole userInfo as actions: a Message Center action among them opens
+        // its message; `_uamid` alone only refreshes the inbox.
+        content.messageCenterID = airshipMessageCenter(payload, at: "")
         airshipButtons(group: content.category, at: "aps.category")
         let key = "com.urbanairship.media_attachment"
         guard let media = object(payload[key], at: key) else { return }
@@ -111,10 +116,16 @@ extension ContentReader {
                 content.expandedText = lines.isEmpty ? nil : lines.joined(separator: "\n")
             }
         }
-        if let actions = object(payload["com.urbanairship.actions"], at: "com.urbanairship.actions"),
-            let target = airshipActionTarget(actions, at: "com.urbanairship.actions")
-        {
+        let actionsPath = "com.urbanairship.actions"
+        let actions = payload[actionsPath] == nil ? [:] : object(payload[actionsPath], at: actionsPath)
+        if let actions, let target = airshipActionTarget(actions, at: actionsPath) {
             (content.openURL, content.openInWebview) = target
+        }
+        // `PushMessage.actions` adds Message Center's action for a rich message id over the
+        // payload's own; actions that do not parse are none at all.
+        if let actions {
+            let richMessage = text("_uamid")
+            content.messageCenterID = richMessage ?? airshipMessageCenter(actions, at: actionsPath)
         }
         content.category = text("com.urbanairship.interactive_type")
         airshipButtons(group: content.category, at: "com.urbanairship.interactive_type")
@@ -128,6 +139,24 @@ extension ContentReader {
         warnSoundBeforeChannels("Airship's com.urbanairship.sound")
         content.campaignID = text("com.urbanairship.push.PUSH_ID")
         setExtras(from: payload) { $0.hasPrefix(Self.airshipPrefix) || $0 == "_uamid" || Self.isFCMKey($0) }
+    }
+
+    /// The message that Message Center's action in `actions` (`^mc` / `open_mc_action`) opens:
+    /// its value, a list's first, `"auto"` the push's `_uamid`; an empty string (or none to
+    /// name) for the inbox; `nil` without the action.
+    private mutating func airshipMessageCenter(_ actions: JSONObject, at path: String) -> String? {
+        guard let (name, value) = [("^mc", actions["^mc"]), ("open_mc_action", actions["open_mc_action"])]
+            .first(where: { $0.1 != nil }).map({ ($0.0, $0.1!) })
+        else { return nil }
+        let at = path.isEmpty ? name : "\(path).\(name)"
+        var id: String?
+        switch value {
+        case .array(let items): id = items.first.flatMap { text($0, at: "\(at)[0]") }
+        case .null: id = nil
+        default: id = text(value, at: at)
+        }
+        guard let id, !id.isEmpty else { return "" }
+        return id == "auto" ? text("_uamid") ?? "" : id
     }
 
     /// Airship Android's picture: the `big_picture` of a `big_picture` style.

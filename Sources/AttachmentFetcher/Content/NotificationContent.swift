@@ -110,6 +110,7 @@ public struct NotificationContent: Sendable, Hashable {
         var crop: Crop?
         var time: Double?
         var hidden: Bool?
+        var messageCenterID: String?
     }
 
     private final class Storage: @unchecked Sendable {
@@ -329,6 +330,14 @@ public struct NotificationContent: Sendable, Hashable {
     public var hidden: Bool? {
         get { fields.hidden }
         set { fields.hidden = newValue }
+    }
+    /// Airship: the Message Center message a tap opens, besides ``openURL``; an empty string
+    /// for the Message Center's inbox. On Android a rich message id (`_uamid`) opens its message
+    /// (the SDK adds the `^mc` action to whatever the payload's actions are); on iOS only a
+    /// top-level `^mc` / `open_mc_action` action does (`"auto"`: the push's `_uamid`).
+    public var messageCenterID: String? {
+        get { fields.messageCenterID }
+        set { fields.messageCenterID = newValue }
     }
 
     /// An empty notification of `platform`: nothing to show, no badge, no buttons.

@@ -12,6 +12,7 @@ extension NotificationContent: Encodable {
         case channel, priority, summary, largeIconURL = "large_icon_url", imageURL = "image_url"
         case expandedTitle = "expanded_title", expandedText = "expanded_text"
         case inlineImage = "inline_image", thumbnailID = "thumbnail_id", crop, time, hidden
+        case messageCenterID = "message_center_id"
     }
 
     /// The `"notification"` object of the CLI's JSON: the contract's fields always (`null` when
@@ -55,6 +56,7 @@ extension NotificationContent: Encodable {
         try container.encodeIfPresent(crop, forKey: .crop)
         try container.encodeIfPresent(time.map(PayloadValue.number), forKey: .time)
         try container.encodeIfPresent(hidden, forKey: .hidden)
+        try container.encodeIfPresent(messageCenterID, forKey: .messageCenterID)
     }
 }
 
@@ -143,6 +145,7 @@ extension NotificationContent {
         if let inlineImage { object.flag("inline_image", inlineImage, &buffer) }
         object.optionalField("interruption_level", interruptionLevel, &buffer)
         object.optionalField("large_icon_url", largeIconURL, &buffer)
+        object.optionalField("message_center_id", messageCenterID, &buffer)
         object.flag("open_in_webview", openInWebview, &buffer)
         object.field("open_url", openURL, &buffer)
         object.field("platform", platform.rawValue, &buffer)

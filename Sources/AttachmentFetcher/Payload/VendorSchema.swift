@@ -94,7 +94,7 @@ enum VendorSchemas {
     }
 
     /// iOS pushes whose vendor shows only in keys other than the attachment's: Braze's empty
-    /// `ab`, Airship's send id `_` beside its keys, CleverTap's `wzrk_*` keys, FCM's message and
+    /// `ab`, Airship's send id `_` beside its keys or a rich message id (`_uamid`), CleverTap's `wzrk_*` keys, FCM's message and
     /// sender ids. None names an attachment; Airship's remote-data refresh, Braze's test-trigger
     /// fetch and CleverTap's test payloads are internal.
     static func iOSMarkers(_ payload: JSONObject) -> (Vendor, PayloadRecognition)? {
@@ -104,7 +104,7 @@ enum VendorSchemas {
             return (.airship, .internalPush("Airship remote-data refresh"))
         }
         let keys = payload.members.lazy.map(\.key)
-        if payload["_"] != nil, keys.contains(where: { $0.hasPrefix(ContentReader.airshipPrefix) }) {
+        if payload["_"] != nil, payload["_uamid"] != nil || keys.contains(where: { $0.hasPrefix(ContentReader.airshipPrefix) }) {
             return (.airship, .noAttachment)
         }
         if keys.contains(where: { $0.hasPrefix("wzrk_") || $0.hasPrefix("W$") }) {
