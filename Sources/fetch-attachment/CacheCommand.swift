@@ -21,7 +21,8 @@ struct CacheCommand: AsyncParsableCommand {
             try cache.validate()
         }
 
-        /// The cache, or `nil` when its directory does not exist: an inspection creates nothing.
+        /// The cache, or `nil` when its directory does not exist or holds no cache (neither the
+        /// lock file nor `entries/` a fetch with the cache makes): an inspection creates nothing.
         /// A directory that cannot be used is a `Failure`: the command line was right.
         func open() async throws -> AttachmentCache? {
             let configuration = cache.configuration()
@@ -29,6 +30,9 @@ struct CacheCommand: AsyncParsableCommand {
             guard FileManager.default.fileExists(atPath: configuration.directory, isDirectory: &isDirectory) else { return nil }
             guard isDirectory.boolValue else {
                 throw Failure("\(TerminalText.escaped(configuration.directory)) is not a directory")
+            }
+            guard ["lock", "entries"].contains(where: { FileManager.default.fileExists(atPath: configuration.directory + "/" + $0) }) else {
+                return nil
             }
             do {
                 return try await AttachmentCache(configuration: configuration)
@@ -40,6 +44,22 @@ struct CacheCommand: AsyncParsableCommand {
         /// Where the CLI puts attachments when no --output-dir is given: inside this cache's
         /// directory.
         var attachmentsDirectory: String { cache.attachmentsDirectory }
+
+        /// Whether `prune` and `clear` may remove files from `attachmentsDirectory`: when the
+        /// directory holds a cache, or is the default one (the CLI's own, its output directory
+        /// with --no-cache too). A `--cache-dir` that holds no cache is somebody's directory,
+        /// whose `attachments/` is none of the cache's business.
+        func removesAttachments(cacheFound: Bool) -> Bool { cacheFound || cache.directory == nil }
+
+        /// What `prune` and `clear` say when `--cache-dir` holds no cache: nothing was removed
+        /// (in JSON, each of the command's `fields` 0).
+        func printNothingRemoved(fields: [String]) throws {
+            if json {
+                try CacheCommand.printJSON(Dictionary(uniqueKeysWithValues: fields.map { ($0, 0) }))
+            } else {
+                print("no cache at \(TerminalText.escaped(cache.cacheDirectory)): nothing removed")
+            }
+        }
     }
 
     /// A cache command that could not do its work: printed as `Error: …` without the usage
@@ -124,7 +144,11 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var options: Options
 
         func run() async throws {
-            let (entries, bytes) = await (try await options.open())?.prune() ?? (0, 0)
+            let cache = try await options.open()
+            guard options.removesAttachments(cacheFound: cache != nil) else {
+                return try options.printNothingRemoved(fields: ["removed_entries", "removed_bytes", "removed_attachments", "removed_attachment_bytes"])
+            }
+            let (entries, bytes) = await cache?.prune() ?? (0, 0)
             let attachments: (files: Int, bytes: Int)
             do {
                 attachments = try Attachments.remove(in: options.attachmentsDirectory, unlinkedOnly: true)
@@ -161,7 +185,11 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var options: Options
 
         func run() async throws {
-            let removed = await (try await options.open())?.clear() ?? 0
+            let cache = try await options.open()
+            guard options.removesAttachments(cacheFound: cache != nil) else {
+                return try options.printNothingRemoved(fields: ["removed_entries", "removed_attachments"])
+            }
+            let removed = await cache?.clear() ?? 0
             let files: Int
             do {
                 files = try Attachments.remove(in: options.attachmentsDirectory).files

@@ -124,6 +124,30 @@ struct CacheSafetyTests {
         }
     }
 
+    @Test("cache commands on a --cache-dir that holds no cache create nothing and remove nothing from its attachments/")
+    func notACache() async throws {
+        let home = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let manager = FileManager.default
+        let project = home + "/project"
+        try manager.createDirectory(atPath: project + "/attachments", withIntermediateDirectories: true)
+        try Data("important".utf8).write(to: URL(fileURLWithPath: project + "/attachments/contract.pdf"))
+        let stats = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", project])
+        #expect(stats.status == 0 && stats.stdout.contains("no cache at \(project)"), "\(stats.stdout)\(stats.stderr)")
+        for (command, shape) in [
+            ("prune", #"{"removed_attachment_bytes":0,"removed_attachments":0,"removed_bytes":0,"removed_entries":0}"#),
+            ("clear", #"{"removed_attachments":0,"removed_entries":0}"#),
+        ] {
+            let result = try await CommandRunner.run("fetch-attachment", ["cache", command, "--cache-dir", project])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("no cache at \(project): nothing removed"), "\(result.stdout)")
+            let json = try await CommandRunner.run("fetch-attachment", ["cache", command, "--cache-dir", project, "--json"])
+            #expect(json.stdout == shape + "\n", "\(json.stdout)")
+        }
+        #expect(manager.fileExists(atPath: project + "/attachments/contract.pdf"))
+        #expect(try manager.contentsOfDirectory(atPath: project) == ["attachments"])
+    }
+
     @Test("cache clear and stats never follow a symbolic link: an attachments/ that links elsewhere is left alone, and only the regular files in it are removed or counted, each inode once")
     func attachmentsDirectoryLinks() async throws {
         let home = try makeTemporaryDirectory()
@@ -134,6 +158,7 @@ struct CacheSafetyTests {
         try Data("precious".utf8).write(to: URL(fileURLWithPath: victim + "/keep.txt"))
         try Data("nested".utf8).write(to: URL(fileURLWithPath: victim + "/sub/nested.txt"))
         try manager.createDirectory(atPath: cache, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try manager.createDirectory(atPath: cache + "/entries", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         try manager.createSymbolicLink(atPath: cache + "/attachments", withDestinationPath: victim)
 
         let refused = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache])
