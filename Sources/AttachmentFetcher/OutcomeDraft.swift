@@ -52,10 +52,11 @@ struct OutcomeDraft {
     ///
     /// Each platform of `judges` judges each downloaded file meant for it (every file, unless the
     /// payload names one per platform); a file no platform accepts is removed and counts as a
-    /// failure (the first platform's refusal). A platform that shows nothing of this push (an
+    /// failure (the payload's own platform's refusal, else the first platform's). A platform that shows nothing of this push (an
     /// FCM HTTP v1 message without texts for iPhones) judges no file. An iPhone that runs no
     /// service extension for the push shows none (its files are still judged), and the outcome
-    /// is attached only when one of the judging platforms shows a file. With
+    /// is attached only when one of the judging platforms shows a file (else each file is a
+    /// failure, for the payload's own platform's reason, else the first platform's). With
     /// `reportingVerdicts`, the outcome lists each platform's own verdict, with the first file it
     /// shows.
     func finish(with results: [AttachmentResult], judgedBy judges: [PlatformRules], reportingVerdicts: Bool) -> Outcome {
@@ -87,7 +88,12 @@ struct OutcomeDraft {
             switch attachment.result {
             case .success(let file):
                 var accepting: [Platform] = []
+                // This file's refusal: the payload's own platform's, else the first platform's.
                 var firstRefusal: TransferFailure?
+                func refuse(_ refusal: TransferFailure, on platform: Platform) {
+                    if firstRefusal == nil || platform == notification?.platform { firstRefusal = refusal }
+                    if refusals[platform] == nil { refusals[platform] = refusal }
+                }
                 let scheme = RedirectSchemes.scheme(of: attachment.url?.string ?? "")
                 let changedScheme = file.redirectSchemes.contains(scheme.other)
                 if changedScheme, scheme == .https, judges.contains(where: { $0.platform == .ios }) {
@@ -99,14 +105,11 @@ struct OutcomeDraft {
                 let unnamed = draft.vendor == .firebase && judges.contains { $0.platform == .ios } && file.hasUnsuffixedName
                 for judge in judges {
                     if unnamed, judge.platform == .ios {
-                        let refusal = PlatformRules.unsuffixedNameRefusal
-                        firstRefusal = firstRefusal ?? refusal
-                        if refusals[.ios] == nil { refusals[.ios] = refusal }
+                        refuse(PlatformRules.unsuffixedNameRefusal, on: .ios)
                         continue
                     }
                     if changedScheme, let refusal = PlatformRules.schemeChangeRefusal(on: judge.platform, from: scheme) {
-                        firstRefusal = firstRefusal ?? refusal
-                        if refusals[judge.platform] == nil { refusals[judge.platform] = refusal }
+                        refuse(refusal, on: judge.platform)
                         continue
                     }
                     switch judge.judge(file.media, bytes: file.byteCount, downloadTime: file.downloadTime, url: reported) {
@@ -114,8 +117,7 @@ struct OutcomeDraft {
                         accepting.append(judge.platform)
                         draft.warnings.append(contentsOf: warnings)
                     case .failure(let refusal):
-                        firstRefusal = firstRefusal ?? refusal
-                        if refusals[judge.platform] == nil { refusals[judge.platform] = refusal }
+                        refuse(refusal, on: judge.platform)
                     }
                 }
                 if let firstRefusal, accepting.isEmpty {
@@ -164,13 +166,19 @@ struct OutcomeDraft {
         }
         // The outcome is attached only when a judging platform (the payload's own, or those a
         // preflight asks about) shows a file (an iPhone without the service extension shows
-        // none): otherwise the files go, as files every platform refuses do, and the first
-        // platform's verdict is the reason.
+        // none): otherwise the files go, as files every platform refuses do, each a failure, and
+        // the reason is the payload's own platform's verdict (else the first platform's),
+        // whatever order a preflight lists the platforms in.
         if !attachments.isEmpty, !verdicts.contains(where: { $0.status == .attached }),
-            let first = verdicts.first, let reason = first.reason
+            let decisive = verdicts.first(where: { $0.platform == notification?.platform }) ?? verdicts.first,
+            let reason = decisive.reason
         {
-            for attachment in attachments { TemporaryFiles.remove(attachment.path) }
-            return draft.original(reason, first.detail ?? "")
+            for attachment in attachments {
+                TemporaryFiles.remove(attachment.path)
+                draft.failures.append(
+                    AttachmentFailure(url: attachment.url, payloadURL: attachment.payloadURL, reason: reason, detail: decisive.detail ?? ""))
+            }
+            return draft.original(reason, decisive.detail ?? "")
         }
         guard !attachments.isEmpty else {
             let (attachment, failure) = failures[0]

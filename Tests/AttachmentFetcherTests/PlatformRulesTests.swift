@@ -35,6 +35,23 @@ struct PlatformRulesTests {
         }
     }
 
+    @Test("A preflight's reason is the payload's own platform's, in whichever order the platforms are listed, and a file no one shows is a failure", arguments: [[Platform.ios, .android], [.android, .ios]])
+    func ownPlatformDecides(platforms: [Platform]) async throws {
+        try await Fixture.with(configure: { $0.platforms = platforms; $0.sizeLimits.androidPicture = 2_000 }) { fixture in
+            // An HTTP v1 message whose picture is over Android's limit: iOS would take the file,
+            // but shows no attachment for this push (no service extension runs for it).
+            let url = fixture.server.url("/media/big.png?bytes=3000")
+            let outcome = await fixture.fetcher.process(
+                Data(#"{"message":{"token":"t","notification":{"title":"v1","body":"b","image":"\#(url)"}}}"#.utf8))
+            #expect(outcome.status == .original)
+            #expect(outcome.reason == .tooLarge, "\(outcome.detail ?? "")")
+            #expect(outcome.failures.map(\.url) == [url])
+            #expect(outcome.failures.first?.reason == .tooLarge)
+            #expect(outcome.verdicts.map(\.platform) == platforms)
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
     @Test("Android's picture limit is the vendor SDK's: FCM's 1 MiB, Braze's documented 5 MB, none in Airship's, OneSignal's, CleverTap's and Iterable's")
     func vendorAndroidLimits() async throws {
         try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in
