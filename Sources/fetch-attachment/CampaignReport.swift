@@ -64,6 +64,8 @@ final class CampaignReport: Sendable {
         var byReason: [String: Int] = [:]
         var byPlatform: [String: [String: Int]] = [:]
         var latency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .two)
+        /// The largest latency as recorded: the histogram's maximum is its bucket's upper edge.
+        var largestMilliseconds = 0.0
         var payloads = 0
         /// Each distinct warning's payloads, for the first `listedWarnings` texts; the others are
         /// counted together.
@@ -117,6 +119,7 @@ final class CampaignReport: Sendable {
             state.byStatus[outcome.status.rawValue, default: 0] += 1
             if let reason = outcome.reason { state.byReason[reason.code, default: 0] += 1 }
             _ = state.latency.record(UInt64(max(0, outcome.elapsedMilliseconds * 1_000)))
+            state.largestMilliseconds = max(state.largestMilliseconds, outcome.elapsedMilliseconds)
             var hasOtherWarnings = false
             for warning in Set(outcome.warnings.map { Self.withoutURLs($0, of: outcome) }) {
                 if state.warnings[warning] != nil || state.warnings.count < Self.listedWarnings {
@@ -216,7 +219,7 @@ final class CampaignReport: Sendable {
             }
             page += "<h2>Warnings</h2>\n" + Self.table(["warning", "payloads", "lines"], rows, numeric: [1])
         }
-        page += "<h2>Latency</h2>\n" + Self.histogramSVG(state.latency)
+        page += "<h2>Latency</h2>\n" + Self.histogramSVG(state.latency, largest: state.largestMilliseconds)
         page += "<h2>URLs</h2>\n<table id=\"urls\"><tr><th>picture</th><th>URL</th><th>verdict</th><th>type</th>"
         page += "<th class=\"num\">bytes</th><th class=\"num\">median ms</th><th>lines</th><th>a payload shows</th></tr>\n"
         var thumbnailBytes = 0
@@ -308,7 +311,8 @@ final class CampaignReport: Sendable {
     }
 
     /// Payloads per latency bucket (powers of two of milliseconds), as SVG bars.
-    private static func histogramSVG(_ histogram: Histogram<UInt64>) -> String {
+    /// `largest`: the largest latency as recorded, in milliseconds; no figure shown exceeds it.
+    private static func histogramSVG(_ histogram: Histogram<UInt64>, largest: Double) -> String {
         guard histogram.totalCount > 0 else { return "<p>No payloads.</p>\n" }
         var buckets: [(label: String, count: UInt64)] = []
         var lower: UInt64 = 0
@@ -333,8 +337,9 @@ final class CampaignReport: Sendable {
                 svg += "<text x=\"\(x + width / 2)\" y=\"\(top - 4 + height - barHeight)\" font-size=\"10\" text-anchor=\"middle\">\(bucket.count)</text>\n"
             }
         }
-        let p50 = Double(histogram.valueAtPercentile(50)) / 1_000, p99 = Double(histogram.valueAtPercentile(99)) / 1_000
-        svg += "<text x=\"10\" y=\"\(top + height + 40)\" font-size=\"12\">p50 \(String(format: "%.1f", p50)) ms, p99 \(String(format: "%.1f", p99)) ms, max \(String(format: "%.1f", Double(histogram.max) / 1_000)) ms</text>\n"
+        let p50 = min(largest, Double(histogram.valueAtPercentile(50)) / 1_000)
+        let p99 = min(largest, Double(histogram.valueAtPercentile(99)) / 1_000)
+        svg += "<text x=\"10\" y=\"\(top + height + 40)\" font-size=\"12\">p50 \(String(format: "%.1f", p50)) ms, p99 \(String(format: "%.1f", p99)) ms, max \(String(format: "%.1f", largest)) ms</text>\n"
         return svg + "</svg>\n"
     }
 

@@ -51,6 +51,31 @@ struct CLITests {
         }
     }
 
+    @Test("A batch's summary and report show the largest latency as the outcomes report it, and no percentile above it")
+    func summaryLatencyIsRecorded() async throws {
+        try await withServer { server, directory in
+            // Over a second, where the histogram's buckets are over a millisecond wide.
+            let payload = String(decoding: Payloads.braze(url: server.url("/media/slow.png?bytes=2000&delay_ms=1300")), as: UTF8.self)
+            let report = directory + "/report.html"
+            let result = try await CommandRunner.run(
+                "fetch-attachment",
+                ["--batch", "-", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report, "--allow-private-networks"],
+                stdin: Data((payload + "\n").utf8))
+            #expect(result.status == 0, "\(result.stderr)")
+            let elapsed = try #require(try jsonObject(result.stdout)["elapsed_ms"] as? Double)
+            // Each figure within the rounding of one decimal (the JSON has three) of the outcome's.
+            func figures(after prefix: String, in text: String) -> [Double] {
+                guard let start = text.range(of: prefix)?.upperBound else { return [] }
+                return text[start...].prefix { $0 != "\n" && $0 != "<" }.split(whereSeparator: { !"0123456789.".contains($0) }).compactMap { Double($0) }
+            }
+            let summary = figures(after: "latency ms: ", in: result.stderr).filter { $0 > 100 }
+            #expect(summary.count == 4 && summary.allSatisfy { abs($0 - elapsed) <= 0.051 }, "\(elapsed): \(result.stderr)")
+            let html = try String(contentsOfFile: report, encoding: .utf8)
+            let plotted = figures(after: "font-size=\"12\">", in: html).filter { $0 > 100 }
+            #expect(plotted.count == 3 && plotted.allSatisfy { abs($0 - elapsed) <= 0.051 }, "\(elapsed): \(plotted)")
+        }
+    }
+
     @Test("--json with a payload file: exit 0 and one JSON object with the documented fields")
     func jsonAttached() async throws {
         try await withServer { server, directory in
