@@ -99,8 +99,10 @@ enum ChunkReader {
 }
 
 /// Reads a payload from a path or from standard input ('-'): at most `limit` bytes and one
-/// more, so that a larger input (`yes | fetch-attachment -`) is known to be too large without
-/// being read any further.
+/// more (besides a line ending), so that a larger input (`yes | fetch-attachment -`) is known to
+/// be too large without being read any further. The line ending that ends a file (`echo`,
+/// `jq -c` and editors write one) is not the payload's, as a batch's lines keep none: a
+/// payload of `limit` bytes and a newline is not too large.
 enum PayloadInput {
     /// The bytes read, and whether there were more than `limit`.
     struct Result {
@@ -119,10 +121,16 @@ enum PayloadInput {
             defer { CommandSyscalls.closeInput(descriptor) }
             var bytes = Data()
             var chunk: [UInt8] = []
-            while bytes.count <= limit {
-                let count = try ChunkReader.read(descriptor, into: &chunk, count: limit + 1 - bytes.count)
+            let enough = limit + 3  // a byte over the limit, after a "\r\n" taken off
+            while bytes.count < enough {
+                let count = try ChunkReader.read(descriptor, into: &chunk, count: enough - bytes.count)
                 if count == 0 { break }
                 bytes.append(contentsOf: chunk[..<count])
+            }
+            let ended = bytes.count < enough
+            if ended, bytes.last == UInt8(ascii: "\n") {
+                bytes.removeLast()
+                if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
             }
             return Result(bytes: bytes, exceedsLimit: bytes.count > limit)
         } catch {

@@ -83,6 +83,28 @@ struct CLIRobustnessTests {
         try expectBounded(peak)
     }
 
+    @Test("A payload of exactly the limit is accepted with the line ending a file has, from a file and from standard input; a byte more is not")
+    func payloadAtTheLimit() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A silent push padded with a custom key to 4,096 bytes.
+        let head = #"{"aps":{"content-available":1},"pad":""#, tail = #""}"#
+        let exact = head + String(repeating: "p", count: 4096 - head.utf8.count - tail.utf8.count) + tail
+        #expect(exact.utf8.count == 4096)
+        let over = head + String(repeating: "p", count: 4097 - head.utf8.count - tail.utf8.count) + tail
+        for (text, accepted) in [(exact + "\n", true), (exact + "\r\n", true), (exact, true), (over + "\n", false), (exact + "\n\n", false)] {
+            let path = directory + "/payload.json"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            for source in [path, "-"] {
+                let result = try await CommandRunner.run(
+                    "fetch-attachment", [source, "--json", "--no-cache", "--output-dir", directory + "/out"],
+                    stdin: source == "-" ? Data(text.utf8) : Data())
+                let reason = try jsonLines(result.stdout).first?["reason"] as? String
+                #expect((reason == "invalid-payload") == !accepted, "\(text.utf8.count) bytes from \(source): \(reason ?? "-")")
+            }
+        }
+    }
+
     /// A batch of: a silent push, a 64 MiB line, a silent push, a line that is not JSON.
     private func batchWithHugeLine(at path: String) throws {
         #expect(FileManager.default.createFile(atPath: path, contents: nil))
