@@ -89,7 +89,9 @@ struct BatchRunner {
             }
         }
         if readError != nil { return StandardStreams.writeErrorStatus }
-        return interruption.exitStatus ?? (records.allSatisfy(\.attached) ? 0 : 1)
+        // No payload is no attachment ready: an empty input (a step before that failed) is not
+        // a campaign that went well.
+        return interruption.exitStatus ?? (!records.isEmpty && records.allSatisfy(\.attached) ? 0 : 1)
     }
 
     /// The system's words for why a file could not be written ("No space left on device"), not

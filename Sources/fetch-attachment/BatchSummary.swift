@@ -97,6 +97,7 @@ struct BatchSummary {
         var lines = [
             String(format: "batch: %d payloads in %.2f s (%.0f/s): %d attached, %d original", records.count, seconds, rate, attached, records.count - attached)
         ]
+        if records.isEmpty, interruption == nil { lines.append("  the input holds no payload (no line but blank ones): exit status 1") }
         if !byReason.isEmpty {
             lines.append("  original by reason: " + byReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }

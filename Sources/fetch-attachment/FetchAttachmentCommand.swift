@@ -9,8 +9,8 @@ struct FetchAttachmentCommand: AsyncParsableCommand {
         commandName: "fetch-attachment",
         abstract: "Download a push payload's attachment as iOS would attach it, or say why the original content stands.",
         discussion: """
-            Exit status: 0 when an attachment is ready, 1 when the original content stands \
-            (whatever the reason), 64 for a bad command line, 74 when standard output or \
+            Exit status: 0 when an attachment is ready (in a batch, every payload's), 1 when the \
+            original content stands (whatever the reason; a batch of no payload too), 64 for a bad command line, 74 when standard output or \
             standard error could not be written (or a batch could not be read to its end), \
             130 or 143 when Ctrl-C or SIGTERM interrupted a batch (no more payloads start; \
             those in flight end by their deadlines; outcomes, summary and report are written).

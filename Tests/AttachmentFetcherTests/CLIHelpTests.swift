@@ -89,6 +89,22 @@ struct CLIHelpTests {
         #expect(result.stderr.contains("batch: 3 payloads"))
     }
 
+    @Test("A batch with no payload (an empty file, blank lines only) is exit 1 with a note: no attachment is ready")
+    func emptyBatch() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for (name, content) in [("empty.jsonl", ""), ("blank.jsonl", "\n  \n\t\n")] {
+            let batch = directory + "/" + name
+            try Data(content.utf8).write(to: URL(fileURLWithPath: batch))
+            let result = try await CommandRunner.run(
+                "fetch-attachment", ["--batch", batch, "--no-cache", "--output-dir", directory + "/out", "--report", directory + "/r.html"])
+            #expect(result.status == 1, "\(name): \(result.stderr)")
+            #expect(result.stderr.contains("batch: 0 payloads"), "\(result.stderr)")
+            #expect(result.stderr.contains("the input holds no payload"), "\(result.stderr)")
+            #expect(FileManager.default.fileExists(atPath: directory + "/r.html"))
+        }
+    }
+
     @Test("An output directory that cannot be made: storage, with the vendor, and no second reason code in the detail")
     func storageKeepsVendor() async throws {
         let directory = try makeTemporaryDirectory()
