@@ -219,6 +219,19 @@ final class FileLineSource: Sendable {
         }
     }
 
+    /// Whether the file holds more than `count` lines in all, taken or not, reading ahead as far
+    /// as that needs: a batch starts no more workers than there are lines.
+    func holdsMoreLines(than count: Int) -> Bool {
+        state.withLock { state in
+            while state.nextIndex + state.ready.count <= count, !state.input.atEnd {
+                var lines: [BatchLine] = []
+                state.input.readChunk(descriptor, into: &lines)
+                state.ready.append(contentsOf: lines)
+            }
+            return state.nextIndex + state.ready.count > count
+        }
+    }
+
     /// The next line and its 0-based index, or `nil` at the end of the file (or after a read
     /// error, see `readError`). Reads the next chunk when no whole line is left.
     func take() -> (index: Int, line: BatchLine)? {

@@ -149,7 +149,10 @@ struct BatchRunner {
     ) async -> [BatchRecord] {
         let emitter = SharedEmitter(emitter)
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<concurrency {
+            // No more workers than lines: a --concurrency of a million on eight lines made a
+            // million tasks (1.3 GB).
+            for worker in 0..<concurrency {
+                guard lines.holdsMoreLines(than: worker) else { break }
                 group.addTask {
                     var sliceStart = ContinuousClock.now
                     while !StandardStreams.output.failed, !interruption.requested, let (index, line) = lines.take() {

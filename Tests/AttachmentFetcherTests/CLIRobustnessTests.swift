@@ -105,6 +105,18 @@ struct CLIRobustnessTests {
         }
     }
 
+    @Test("A --concurrency far above a batch's line count starts no more workers than there are lines: bounded memory")
+    func concurrencyAboveLines() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let batch = directory + "/batch.jsonl"
+        try Data(String(repeating: Self.silentPush + "\n", count: 8).utf8).write(to: URL(fileURLWithPath: batch))
+        let (result, peak) = try await shell(#""$0" --batch '\#(batch)' --json --no-cache --concurrency 1000000 --output-dir "$D/out""#)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(try jsonLines(result.stdout).count == 8)
+        try expectBounded(peak)
+    }
+
     /// A batch of: a silent push, a 64 MiB line, a silent push, a line that is not JSON.
     private func batchWithHugeLine(at path: String) throws {
         #expect(FileManager.default.createFile(atPath: path, contents: nil))
