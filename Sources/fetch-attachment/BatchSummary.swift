@@ -14,6 +14,9 @@ struct BatchRecord: Sendable {
     var milliseconds: Double
     /// Whether the outcome is a `network` failure whose detail the address policy hid.
     var hidesNetworkDetail: Bool
+    /// Whether the payload ran out of time while, or after, waiting in the engine's queue for a
+    /// connection to its host: time a phone, fetching alone, would not have lost.
+    var waitedForConnection: Bool
 
     init(_ outcome: Outcome, at index: Int) {
         self.index = index
@@ -21,6 +24,9 @@ struct BatchRecord: Sendable {
         reason = outcome.reason
         milliseconds = outcome.elapsedMilliseconds
         hidesNetworkDetail = BatchSummary.hidesNetworkDetail(outcome)
+        waitedForConnection = ([outcome.detail] + outcome.failures.map(\.detail)).contains {
+            $0?.contains("waiting for a connection") == true
+        }
         looksPrettyPrinted =
             outcome.reason == .invalidPayload
             && ["{", "[", "}", "]", "},", "],"].contains(
@@ -64,6 +70,11 @@ struct BatchSummary {
     static let hiddenNetworkDetailHint =
         "  hint: network: while the address policy is in force, a network failure says only '\(FallbackReason.uniformNetworkDetail)', so that payloads cannot probe ports; to see libcurl's reason for a payload you trust, run it again with --allow-private-networks"
 
+    /// For `count` payloads that ran out of time partly in the queue for their host.
+    static func queueHint(_ count: Int) -> String {
+        "  hint: deadline: \(count) payload\(count == 1 ? "" : "s") ran out of time partly waiting for a connection to their host, which a phone fetching alone would not; that is this batch's queue, not the origin: --max-connections-per-host raises the limit (default 48), a lower --concurrency starts fewer payloads at once"
+    }
+
     /// Whether `outcome` failed on the network with the detail the address policy leaves.
     static func hidesNetworkDetail(_ outcome: Outcome) -> Bool {
         outcome.reason == .network && outcome.detail == FallbackReason.uniformNetworkDetail
@@ -103,6 +114,8 @@ struct BatchSummary {
         }
         if byReason[FallbackReason.addressRefused.code] != nil { lines.append(Self.addressRefusedHint) }
         if records.contains(where: \.hidesNetworkDetail) { lines.append(Self.hiddenNetworkDetailHint) }
+        let queued = records.filter(\.waitedForConnection).count
+        if queued > 0 { lines.append(Self.queueHint(queued)) }
         if records.contains(where: \.looksPrettyPrinted) { lines.append(Self.prettyPrintedHint) }
         if let interruption {
             lines.append(

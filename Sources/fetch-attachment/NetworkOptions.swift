@@ -19,7 +19,13 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Resolve HOST:PORT to ADDRESS instead of asking DNS, as curl's --resolve ('*' as HOST for every name; repeatable). The address policy still applies.", valueName: "host:port:address"))
     var resolve: [String] = []
 
+    @Option(name: .customLong("max-connections-per-host"), parsing: .unconditional, help: "Transfers to one host at once (default 48); the others wait in a queue, on their payloads' time.")
+    var maximumConnectionsPerHost: Int?
+
     func validate() throws {
+        if let maximumConnectionsPerHost, !(1...10_000).contains(maximumConnectionsPerHost) {
+            throw ValidationError("--max-connections-per-host must be between 1 and 10000")
+        }
         for network in allowedNetworks where IPNetwork(network) == nil {
             throw ValidationError("--allow-network '\(network)' is not an address or network such as 10.0.0.0/8 or fd00::/8")
         }
@@ -36,5 +42,6 @@ struct NetworkOptions: ParsableArguments {
         configuration.allowsCredentialsInURLs = allowURLCredentials
         configuration.proxy = proxy
         configuration.resolve = resolve
+        if let maximumConnectionsPerHost { configuration.connectionPool.maximumConnectionsPerHost = maximumConnectionsPerHost }
     }
 }

@@ -36,6 +36,7 @@ struct CLIHelpTests {
             (["--concurrency", "-5"], "--concurrency must be between 1"),
             (["--concurrency", "8"], "--concurrency goes with --batch"),
             (["--max-attachments", "0"], "--max-attachments must be at least 1"),
+            (["--max-connections-per-host", "0"], "--max-connections-per-host must be between 1 and 10000"),
             (["--max-redirects", "-2"], "--max-redirects must be between 0 and 100"),
             (["--platform", "windows"], "unknown platform 'windows'"),
             (["DIRECTORY"], "is a directory, not a payload file"),

@@ -51,6 +51,32 @@ struct CLITests {
         }
     }
 
+    @Test("Payloads that ran out of time in the queue for their host are named in the summary, with the flag that raises the limit")
+    func queueHint() async throws {
+        try await withServer { server, directory in
+            let lines = (0..<3).map {
+                String(decoding: Payloads.braze(url: server.url("/media/q\($0).png?bytes=2000&delay_ms=1200")), as: UTF8.self)
+            }.joined(separator: "\n")
+            func run(connections: Int) async throws -> CommandRunner.Result {
+                try await CommandRunner.run(
+                    "fetch-attachment",
+                    ["--batch", "-", "--json", "--no-cache", "--timeout", "2", "--max-connections-per-host", "\(connections)",
+                     "--output-dir", directory + "/out", "--allow-private-networks"],
+                    stdin: Data((lines + "\n").utf8))
+            }
+            let one = try await run(connections: 1)
+            let details = one.stdout.split(separator: "\n").compactMap { try? jsonObject(String($0))["detail"] as? String }
+            // The first takes 1.2 s; the second waits 1.2 s and runs out mid-download; the third
+            // runs out in the queue.
+            #expect(details.contains { $0.contains("of waiting for a connection (at most 1 per host at once)") }, "\(details)")
+            #expect(details.contains { $0.contains("while waiting for a connection (at most 1 per host at once)") }, "\(details)")
+            #expect(one.stderr.contains("hint: deadline: 2 payloads ran out of time partly waiting for a connection"), "\(one.stderr)")
+            let three = try await run(connections: 3)
+            #expect(three.status == 0, "\(three.stderr)")
+            #expect(!three.stderr.contains("hint: deadline"))
+        }
+    }
+
     @Test("A batch's summary and report show the largest latency as the outcomes report it, and no percentile above it")
     func summaryLatencyIsRecorded() async throws {
         try await withServer { server, directory in

@@ -143,7 +143,7 @@ struct DeadlineTests {
             #expect(queued.count == 4)
             for outcome in queued {
                 #expect(outcome.reason == .deadline)
-                #expect(outcome.detail?.contains("waiting for a connection") == true)
+                #expect(outcome.detail?.contains("waiting for a connection (at most 2 per host at once)") == true, "\(outcome.detail ?? "")")
                 // After their deadline, and before the running transfers' (1 s) freed a connection.
                 #expect(outcome.elapsed >= .milliseconds(300) && outcome.elapsed < .seconds(1))
             }

@@ -225,6 +225,20 @@ struct TransferStateMachineTests {
         _ = waiting.completed(.response(status: 200), body: Self.body(20), now: Self.beforeDeadline)
         #expect(waiting.deadlinePassed(bytesReceived: 20)
             == .fail(TransferFailure(reason: .deadline, detail: "the deadline passed after 20 bytes were received")))
+
+        // Time spent in the engine's queue is named: it ran out there, not at the origin.
+        var queuedLong = Self.running()
+        #expect(queuedLong.deadlinePassed(bytesReceived: 42, waited: .milliseconds(1_250), connectionsPerHost: 48)
+            == .fail(TransferFailure(
+                reason: .deadline,
+                detail: "the deadline passed after 42 bytes were received, after 1.2 s of waiting for a connection (at most 48 per host at once)")))
+        var queuedBriefly = Self.running()
+        #expect(queuedBriefly.deadlinePassed(bytesReceived: 42, waited: .milliseconds(99), connectionsPerHost: 48)
+            == .fail(TransferFailure(reason: .deadline, detail: "the deadline passed after 42 bytes were received")))
+        var stillQueued = Self.machine()
+        _ = stillQueued.submit(now: Self.start)
+        #expect(stillQueued.deadlinePassed(bytesReceived: 0, connectionsPerHost: 48)
+            == .fail(TransferFailure(reason: .deadline, detail: "the deadline passed while waiting for a connection (at most 48 per host at once)")))
     }
 
     @Test("a body that ends, or gets its type, after the deadline is not placed")

@@ -7,6 +7,10 @@ final class LiveTransfer {
     var machine: TransferStateMachine
     /// The attempt in libcurl (or whose whole body waits for its type); `nil` while queued.
     var active: ActiveTransfer?
+    /// When the engine took it.
+    let submitted = ContinuousClock.now
+    /// How long it waited in its host's queue before its first attempt started.
+    var waited: Duration = .zero
 
     init(ticket: TransferTicket, policy: BodyPolicy) {
         self.ticket = ticket

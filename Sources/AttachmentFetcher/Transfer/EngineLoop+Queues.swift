@@ -22,7 +22,8 @@ extension EngineLoop {
                 let transfer = queues[host]?.popFirst()
             {
                 // Cancelled or expired while queued.
-                guard transfer.machine.queuedAttempt != nil else { continue }
+                guard let attempt = transfer.machine.queuedAttempt else { continue }
+                if attempt == 1 { transfer.waited = transfer.submitted.duration(to: .now) }
                 start(transfer)
             }
             if queues[host]?.isEmpty == true { queues[host] = nil }

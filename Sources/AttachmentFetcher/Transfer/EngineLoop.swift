@@ -141,7 +141,11 @@ final class EngineLoop: @unchecked Sendable {
     /// A deadline passed for `id`.
     func deadlinePassed(_ id: UInt64) {
         guard let transfer = live[id] else { return }
-        execute(transfer.machine.deadlinePassed(bytesReceived: transfer.active?.sink.bytesReceived ?? 0), for: transfer)
+        execute(
+            transfer.machine.deadlinePassed(
+                bytesReceived: transfer.active?.sink.bytesReceived ?? 0, waited: transfer.waited,
+                connectionsPerHost: configuration.maximumConnectionsPerHost),
+            for: transfer)
     }
 
     // MARK: Actions

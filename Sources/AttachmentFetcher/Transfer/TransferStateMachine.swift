@@ -172,17 +172,32 @@ struct TransferStateMachine: Sendable {
     }
 
     /// Its deadline passed (the loop keeps the deadlines in order); `bytesReceived` of its
-    /// body so far.
-    mutating func deadlinePassed(bytesReceived: Int) -> Action {
+    /// body so far, after it `waited` in the engine's queue for one of the
+    /// `connectionsPerHost` connections (transfers) its host may have at once, when given: a
+    /// payload that ran out of time in the queue ran out of it here, not at the origin.
+    mutating func deadlinePassed(bytesReceived: Int, waited: Duration = .zero, connectionsPerHost: Int? = nil) -> Action {
+        let limit = connectionsPerHost.map { " (at most \($0) per host at once)" } ?? ""
         switch state {
         case .queued:
-            return finish(.fail(TransferFailure(reason: .deadline, detail: "the deadline passed while waiting for a connection")))
+            return finish(.fail(TransferFailure(reason: .deadline, detail: "the deadline passed while waiting for a connection\(limit)")))
         case .running, .awaitingType:
+            let queue = waited >= Self.noticeableWait
+                ? ", after \(Self.seconds(waited)) s of waiting for a connection\(limit)" : ""
             return finish(
-                .fail(TransferFailure(reason: .deadline, detail: "the deadline passed after \(bytesReceived) bytes were received")))
+                .fail(TransferFailure(reason: .deadline, detail: "the deadline passed after \(bytesReceived) bytes were received\(queue)")))
         case .initialized, .cancelledBeforeSubmission, .finished:
             return .none
         }
+    }
+
+    /// A wait in the queue worth naming in a deadline's detail.
+    static let noticeableWait = Duration.milliseconds(100)
+
+    /// `duration` in seconds, to a tenth.
+    private static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let tenths = (seconds * 10 + attoseconds / 100_000_000_000_000_000)
+        return "\(tenths / 10).\(tenths % 10)"
     }
 
     // MARK: The attempt
