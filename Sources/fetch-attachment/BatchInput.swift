@@ -134,7 +134,7 @@ enum PayloadInput {
             }
             return Result(bytes: bytes, exceedsLimit: bytes.count > limit)
         } catch {
-            throw ReadError(description: error.description)
+            throw ReadError(description: StandardStreams.readFailure(of: path, error))
         }
     }
 

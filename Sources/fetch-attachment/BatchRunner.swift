@@ -64,15 +64,15 @@ struct BatchRunner {
         let wall = started.duration(to: .now)
         let handedOut = interruption.signal != nil && interruption.firstLineNotStarted == nil && source.handedOutEveryLine
         let firstNotProcessed = min(BatchSummary.firstLineNotProcessed(records), interruption.firstLineNotStarted ?? .max)
-        let summary = BatchSummary(
-            records: records, statistics: statistics, wall: wall, interruption: interruption.signal,
-            firstLineNotProcessed: handedOut ? nil : firstNotProcessed)
-        StandardStreams.error.write(summary.text + "\n")
         // Not asked once interrupted: a read may still be waiting for input, holding the reader.
         let readError = interruption.requested ? nil : source.readError
+        let summary = BatchSummary(
+            records: records, statistics: statistics, wall: wall, interruption: interruption.signal,
+            firstLineNotProcessed: handedOut ? nil : firstNotProcessed, inputFailed: readError != nil)
+        StandardStreams.error.write(summary.text + "\n")
         if let error = readError {
             StandardStreams.error.write(
-                "fetch-attachment: cannot read \(TerminalText.escaped(input)) to its end: \(error)\n")
+                "fetch-attachment: cannot read \(TerminalText.escaped(input)) to its end: \(StandardStreams.readFailure(of: input, error))\n")
         }
         // The report is written whatever ended the batch: what was done is not lost.
         if let report, let reportPath {

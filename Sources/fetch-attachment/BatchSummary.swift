@@ -44,6 +44,8 @@ struct BatchSummary {
     /// The first line of the input that was not processed when it did (0-based); `nil` when
     /// every line had started.
     var firstLineNotProcessed: Int? = nil
+    /// Whether reading the input failed before its end (said after the summary).
+    var inputFailed = false
 
     /// Said once on standard error when an address was refused: the detail itself stays the same
     /// for every address (see `FallbackReason.addressRefused`), so it cannot say which rule refused.
@@ -108,7 +110,7 @@ struct BatchSummary {
         var lines = [
             String(format: "batch: %d payloads in %.2f s (%.0f/s): %d attached, %d original", records.count, seconds, rate, attached, records.count - attached)
         ]
-        if records.isEmpty, interruption == nil { lines.append("  the input holds no payload (no line but blank ones): exit status 1") }
+        if records.isEmpty, interruption == nil, !inputFailed { lines.append("  the input holds no payload (no line but blank ones): exit status 1") }
         if !byReason.isEmpty {
             lines.append("  original by reason: " + byReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }

@@ -75,12 +75,26 @@ enum StandardStreams {
     /// a silent death by `SIGPIPE`. A standard stream that was closed when the process started
     /// counts as failed, and `/dev/null` takes its descriptor, so that no file opened later
     /// (an attachment, the cache's index) receives what was meant for it.
+    /// Standard input too: a payload read from it then fails, in words that say it was closed.
     static func prepare() {
         CommandSyscalls.ignoreBrokenPipes()
         for stream in [output, error] where CommandSyscalls.isClosed(stream.descriptor) {
             stream.fail(.badFileDescriptor)
             CommandSyscalls.attachNull(to: stream.descriptor)
         }
+        if CommandSyscalls.isClosed(.standardInput) {
+            inputWasClosed.store(true, ordering: .relaxed)
+            CommandSyscalls.attachNull(to: .standardInput)
+        }
+    }
+
+    /// Whether standard input was closed when the process started.
+    static let inputWasClosed = Atomic<Bool>(false)
+
+    /// Why reading `path` failed with `error`, in words: a closed standard input is named so
+    /// (its number then holds a write-only `/dev/null`, whose read fails with `EBADF`).
+    static func readFailure(of path: String, _ error: Errno) -> String {
+        path == "-" && inputWasClosed.load(ordering: .relaxed) ? "standard input is closed" : "\(error)"
     }
 
     /// Flushes what C's stdio may hold (this program prints through `StandardStreams`, see
