@@ -331,6 +331,10 @@ public final class PushAttachmentFetcher: Sendable {
         do {
             try Syscalls.makeDirectories(FilePath(absolute))
         } catch {
+            // A file already there under that name: say so, rather than "cannot create".
+            if let existing = try? Syscalls.status(of: FilePath(absolute)), existing.type != .directory {
+                throw .outputDirectoryUnusable("\(absolute) is a file, not a directory")
+            }
             throw .outputDirectoryUnusable("cannot create \(absolute): \(error)")
         }
         do {

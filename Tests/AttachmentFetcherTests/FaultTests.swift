@@ -164,7 +164,7 @@ struct FaultTests {
                 return error.message
             }
         }
-        #expect(await message(output: file) == "cannot create \(file): Not a directory")
+        #expect(await message(output: file) == "\(file) is a file, not a directory")
         #expect(await message(output: file + "/below") == "cannot create \(file)/below: Not a directory")
         #expect(await message(output: directory + "/out", cache: file + "/cache")
             == "cannot create the cache directory \(file)/cache: Not a directory")
