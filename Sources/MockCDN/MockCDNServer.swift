@@ -74,6 +74,10 @@ public struct MockCDNServer: Sendable {
             channel = try await bootstrap.bind(host: host, port: port).get()
         } catch {
             try? await group.shutdownGracefully()
+            // NIO's words name the system call ("bind(descriptor:ptr:bytes:)"); these say what failed.
+            if let error = error as? IOError {
+                throw ListenFailure(description: "cannot listen on \(host):\(port): \(String(cString: strerror(error.errnoCode)))")
+            }
             throw error
         }
         let boundPort = channel.localAddress?.port ?? port
@@ -138,6 +142,12 @@ public struct MockCDNServer: Sendable {
     public func waitUntilClosed() async throws {
         try await channel.closeFuture.get()
     }
+}
+
+/// Why the server could not listen on its address (in use, not permitted…).
+public struct ListenFailure: Error, CustomStringConvertible {
+    /// What failed, in the system's words.
+    public var description: String
 }
 
 /// Makes ``MockCDNServer/shutdown()`` idempotent.

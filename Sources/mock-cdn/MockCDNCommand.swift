@@ -108,14 +108,20 @@ struct MockCDNCommand: AsyncParsableCommand {
 
     /// Starts the server, reports the port and waits for the duration or a signal.
     func run() async throws {
-        let server = try await MockCDNServer.start(
-            host: host,
-            port: port,
-            eventLoopThreads: threads ?? ProcessInfo.processInfo.activeProcessorCount,
-            tls: tlsCertificate.flatMap { certificate in
-                tlsKey.map { MockCDNServer.TLS(certificateChainPath: certificate, privateKeyPath: $0) }
-            }
-        )
+        let server: MockCDNServer
+        do {
+            server = try await MockCDNServer.start(
+                host: host,
+                port: port,
+                eventLoopThreads: threads ?? ProcessInfo.processInfo.activeProcessorCount,
+                tls: tlsCertificate.flatMap { certificate in
+                    tlsKey.map { MockCDNServer.TLS(certificateChainPath: certificate, privateKeyPath: $0) }
+                }
+            )
+        } catch let error as ListenFailure {
+            Self.log("mock-cdn: \(error)")
+            throw ExitCode.failure
+        }
         var nameServer: SilentNameServer?
         do {
             if let silentDNSPort { nameServer = try await SilentNameServer.start(host: host, port: silentDNSPort) }

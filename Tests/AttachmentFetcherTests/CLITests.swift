@@ -543,6 +543,15 @@ struct CLITests {
         #expect(status == 0)
     }
 
+    @Test("mock-cdn on a port in use says so in the system's words, exit 1")
+    func mockCDNPortInUse() async throws {
+        try await withServer { server, _ in
+            let result = try await CommandRunner.run("mock-cdn", ["--port", "\(server.port)", "--duration", "1"])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("cannot listen on 127.0.0.1:\(server.port): Address already in use"), "\(result.stderr)")
+        }
+    }
+
     @Test("The demo runs every bundled example against the bundled mock CDN and gets what it expects")
     func demo() async throws {
         let directory = try makeTemporaryDirectory()
