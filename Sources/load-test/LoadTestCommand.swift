@@ -92,16 +92,23 @@ struct RunLoadTest: AsyncParsableCommand {
     var batchConcurrency: Int?
 
     /// The `custom` scenario's spike.
-    @Option(help: "custom: payloads in all.")
-    var payloads: Int = 1_000
-    @Option(help: "custom: distinct URLs the payloads share.")
-    var urls: Int = 1
-    @Option(help: "custom: bytes per asset.")
-    var bytes: Int = 100_000
-    @Option(name: .customLong("media-type"), help: "custom: asset type (jpg png gif mp3 m4a wav aiff mp4 mpg avi).")
-    var mediaType: String = "jpg"
-    @Option(name: .customLong("fault-percent"), help: "custom: percent of payloads whose URL injects a fault.")
-    var faultPercent: Int = 0
+    /// Each `nil` when not given: a custom option given without `--scenario custom` shapes
+    /// nothing, and is refused.
+    @Option(name: .customLong("payloads"), help: "custom: payloads in all (default 1000).")
+    var payloadsOption: Int?
+    @Option(name: .customLong("urls"), help: "custom: distinct URLs the payloads share (default 1).")
+    var urlsOption: Int?
+    @Option(name: .customLong("bytes"), help: "custom: bytes per asset (default 100000).")
+    var bytesOption: Int?
+    @Option(name: .customLong("media-type"), help: "custom: asset type (jpg png gif mp3 m4a wav aiff mp4 mpg avi; default jpg).")
+    var mediaTypeOption: String?
+    @Option(name: .customLong("fault-percent"), help: "custom: percent of payloads whose URL injects a fault (default 0).")
+    var faultPercentOption: Int?
+    var payloads: Int { payloadsOption ?? 1_000 }
+    var urls: Int { urlsOption ?? 1 }
+    var bytes: Int { bytesOption ?? 100_000 }
+    var mediaType: String { mediaTypeOption ?? "jpg" }
+    var faultPercent: Int { faultPercentOption ?? 0 }
     @Option(name: .customLong("timeout"), help: "custom: seconds each payload may take (default 30).")
     var timeoutSeconds: Double?
     /// `--timeout`'s old name, still accepted.
@@ -109,8 +116,9 @@ struct RunLoadTest: AsyncParsableCommand {
     var deadlineSeconds: Double?
     /// Seconds each payload of a custom spike may take: `--timeout`, or `--deadline`, or 30.
     var payloadTimeout: Double { timeoutSeconds ?? deadlineSeconds ?? 30 }
-    @Option(help: "custom: seconds over which payloads are handed in evenly (0: all at once).")
-    var window: Double = 0
+    @Option(name: .customLong("window"), help: "custom: seconds over which payloads are handed in evenly (0, the default: all at once).")
+    var windowOption: Double?
+    var window: Double { windowOption ?? 0 }
 
     /// Where fetch-attachment and urlsession-fetch are (default: beside this binary).
     @Option(name: .customLong("bin-dir"), help: ArgumentHelp("Where fetch-attachment and urlsession-fetch are.", visibility: .hidden))
@@ -136,6 +144,15 @@ struct RunLoadTest: AsyncParsableCommand {
         }
         guard window.isFinite, window >= 0, window <= 3_600 else { throw ValidationError("--window must be 0...3600 seconds") }
         if tmpfs, workDirectory != nil { throw ValidationError("--tmpfs and --work-dir cannot be given together") }
+        let customOnly: [(String, Bool)] = [
+            ("--payloads", payloadsOption != nil), ("--urls", urlsOption != nil), ("--bytes", bytesOption != nil),
+            ("--media-type", mediaTypeOption != nil), ("--fault-percent", faultPercentOption != nil),
+            ("--timeout", timeoutSeconds != nil || deadlineSeconds != nil), ("--window", windowOption != nil),
+        ]
+        let given = customOnly.filter(\.1).map(\.0)
+        if !given.isEmpty, !scenarios.contains(.custom) {
+            throw ValidationError("\(given.joined(separator: ", ")) shape\(given.count == 1 ? "s" : "") the custom scenario only: add --scenario custom")
+        }
     }
 
     /// Starts the mock CDN, runs the scenarios, prints the report.

@@ -203,6 +203,13 @@ struct LoadTestTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
     }
 
+    @Test("The custom scenario's options without --scenario custom are refused, not ignored")
+    func customOptionsNeedCustom() async throws {
+        let refused = try await CommandRunner.run("load-test", ["--scenario", "smoke", "--payloads", "50", "--window", "2"])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("--payloads, --window shape the custom scenario only: add --scenario custom"), "\(refused.stderr)")
+    }
+
     @Test("--svg: the latency CDF is drawn from the run with the median wall time, the run the table's medians describe")
     func cdfOfMedianRun() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cdf-\(UUID().uuidString)")
