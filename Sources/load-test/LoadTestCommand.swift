@@ -162,7 +162,8 @@ struct RunLoadTest: AsyncParsableCommand {
         let needsURLSession = selected.contains(.distinctURLs) && !tls
         for path in [tools.fetchAttachment, tools.curl] + (needsURLSession ? [tools.urlsessionFetch] : [])
         where !FileManager.default.isExecutableFile(atPath: path) {
-            throw ValidationError("\(path) is missing: build it first (swift build --product \(URL(fileURLWithPath: path).lastPathComponent))")
+            // Not the command line's fault: no usage text, exit 1.
+            throw SpawnError(description: "\(path) is missing: build it first (swift build --product \(URL(fileURLWithPath: path).lastPathComponent))")
         }
         let scratch = try makeScratchDirectory()
         let certificate: SelfSignedCertificate?

@@ -208,6 +208,10 @@ struct LoadTestTests {
         let refused = try await CommandRunner.run("load-test", ["--scenario", "smoke", "--payloads", "50", "--window", "2"])
         #expect(refused.status == 64)
         #expect(refused.stderr.contains("--payloads, --window shape the custom scenario only: add --scenario custom"), "\(refused.stderr)")
+        // A tool that is not built is no bad command line: exit 1, no usage.
+        let missing = try await CommandRunner.run("load-test", ["--scenario", "smoke", "--bin-dir", "/nonexistent"])
+        #expect(missing.status == 1 && !missing.stderr.contains("Usage:"), "\(missing.stderr)")
+        #expect(missing.stderr.contains("/nonexistent/fetch-attachment is missing: build it first"), "\(missing.stderr)")
     }
 
     @Test("--svg: the latency CDF is drawn from the run with the median wall time, the run the table's medians describe")
