@@ -250,19 +250,27 @@ final class FileLineSource: Sendable {
     /// The error of a read that failed, which ended the input early.
     var readError: Errno? { state.withLock { $0.input.readError } }
 
-    /// How many lines the regular file at `descriptor` holds (read through once, a chunk at a
-    /// time, from its start; the offset is put back), for the progress bar.
+    /// How many payload lines (not blank) the regular file at `descriptor` holds (read through
+    /// once, a chunk at a time, from its start; the offset is put back), for the progress bar.
     static func countLines(_ descriptor: FileDescriptor) -> Int? {
         guard let start = CommandSyscalls.offset(of: descriptor) else { return nil }
         defer { CommandSyscalls.seek(descriptor, to: start) }
         var chunk: [UInt8] = []
         var lines = 0
-        var last: UInt8?
+        // Blank lines (spaces, tabs, a carriage return) are skipped, not payloads: not counted.
+        var hasContent = false
         while let count = try? ChunkReader.read(descriptor, into: &chunk), count > 0 {
-            lines += chunk[..<count].lazy.filter { $0 == UInt8(ascii: "\n") }.count
-            last = chunk[count - 1]
+            for byte in chunk[..<count] {
+                switch byte {
+                case UInt8(ascii: "\n"):
+                    if hasContent { lines += 1 }
+                    hasContent = false
+                case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"): break
+                default: hasContent = true
+                }
+            }
         }
-        return lines + (last == nil || last == UInt8(ascii: "\n") ? 0 : 1)
+        return lines + (hasContent ? 1 : 0)
     }
 }
 

@@ -165,8 +165,13 @@ struct BatchRunner {
                             break
                         }
                         let outcome = await Self.outcome(of: line, process: process, limit: limit)
-                        progress.advance()
-                        if let outcome { emitter.add(outcome, at: index) } else { emitter.skip(index) }
+                        // A blank line is no payload: neither counted by the bar nor advanced.
+                        if let outcome {
+                            progress.advance()
+                            emitter.add(outcome, at: index)
+                        } else {
+                            emitter.skip(index)
+                        }
                         // A cache hit completes without suspending. A worker that never yields
                         // would keep its thread for line after line while payloads resumed from
                         // a shared download wait (for a second, in a cold 100,000-payload spike);
@@ -239,8 +244,12 @@ struct BatchRunner {
                     if reading { group.addTask { .lines(await reader.next(until: interruption)) } }
                 case .outcome(let index, let outcome):
                     inFlight -= 1
-                    progress.advance()
-                    if let outcome { emitter.add(outcome, at: index) } else { emitter.skip(index) }
+                    if let outcome {
+                        progress.advance()
+                        emitter.add(outcome, at: index)
+                    } else {
+                        emitter.skip(index)
+                    }
                     emitter.flush()
                     while hasRoom(), let line = waiting.popFirst() { start(line) }
                     // `interruption` first: once interrupted, `reader.ended` could wait on a read that never returns.

@@ -88,6 +88,19 @@ struct CLIHelpTests {
         }
         #expect(indices == [0, 3, 5])
         #expect(result.stderr.contains("batch: 3 payloads"))
+
+        // The progress bar (drawn when stderr is a terminal) counts payloads, not blank lines.
+        let script = "/usr/bin/script"
+        guard FileManager.default.isExecutableFile(atPath: script) else { return }
+        let binary = CommandRunner.fetchAttachmentPath
+        let server2 = try await MockCDNServer.start(eventLoopThreads: 1)
+        let payload2 = String(decoding: Payloads.braze(url: server2.url("/media/b.png?bytes=900")), as: UTF8.self)
+        try Data("\(payload2)\n\n   \n\(payload2)\r\n\t\n\(payload2)\n".utf8).write(to: URL(fileURLWithPath: batch))
+        let terminal = try await CommandRunner.run(
+            script, ["-qec", "'\(binary)' --batch '\(batch)' --json --no-cache --output-dir '\(directory)/out2' --allow-private-networks > '\(directory)/out.jsonl'", "/dev/null"])
+        try await server2.shutdown()
+        #expect(terminal.stdout.contains("] 3/3"), "\(terminal.stdout)")
+        #expect(!terminal.stdout.contains("/6"), "\(terminal.stdout)")
     }
 
     @Test("A batch with no payload (an empty file, blank lines only) is exit 1 with a note: no attachment is ready")
