@@ -107,9 +107,10 @@ struct BatchRunner {
 
     /// The outcome of one line: the fetcher's for a payload; `invalid-payload` for a line
     /// longer than `limit`, which the fetcher never sees; `nil` for a blank one, which is skipped.
-    private static func outcome(of line: BatchLine, process: Process, limit: Int) async -> Outcome? {
+    /// The payload's log records (`--verbose`) carry its line number, 1-based (`BatchLineNumber`).
+    private static func outcome(of line: BatchLine, at index: Int, process: Process, limit: Int) async -> Outcome? {
         switch line {
-        case .payload(let payload): return await process(payload)
+        case .payload(let payload): return await BatchLineNumber.$current.withValue(index + 1) { await process(payload) }
         case .tooLong: return PayloadInput.tooLargeOutcome(limit: limit, what: "the line", rest: "its rest is skipped")
         case .blank: return nil
         }
@@ -164,7 +165,7 @@ struct BatchRunner {
                             emitter.skip(index)
                             break
                         }
-                        let outcome = await Self.outcome(of: line, process: process, limit: limit)
+                        let outcome = await Self.outcome(of: line, at: index, process: process, limit: limit)
                         // A blank line is no payload: neither counted by the bar nor advanced.
                         if let outcome {
                             progress.advance()
@@ -218,7 +219,7 @@ struct BatchRunner {
             var inFlight = 0
             func start(_ line: BatchLine) {
                 let index = submitted
-                group.addTask { .outcome(index: index, await Self.outcome(of: line, process: process, limit: limit)) }
+                group.addTask { .outcome(index: index, await Self.outcome(of: line, at: index, process: process, limit: limit)) }
                 submitted += 1
                 inFlight += 1
             }

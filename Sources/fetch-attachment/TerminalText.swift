@@ -46,6 +46,10 @@ struct EscapingLogHandler: LogHandler {
     var label: String
     var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
+    /// A batch payload's records name its line (`BatchLineNumber`).
+    var metadataProvider: Logger.MetadataProvider? = Logger.MetadataProvider {
+        BatchLineNumber.current.map { ["line": "\($0)"] } ?? [:]
+    }
 
     init(label: String) { self.label = label }
 
@@ -55,7 +59,7 @@ struct EscapingLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        let merged = metadata.merging(metadataProvider?.get() ?? [:]) { $1 }.merging(event.metadata ?? [:]) { $1 }
         let fields = merged.sorted { $0.key < $1.key }
             .map { "\(TerminalText.escaped($0.key))=\(TerminalText.escaped("\($0.value)"))" }
             .joined(separator: " ")
@@ -64,4 +68,11 @@ struct EscapingLogHandler: LogHandler {
     }
 
     private static func timestamp() -> String { Date().formatted(.iso8601) }
+}
+
+/// The line of the batch payload being processed, 1-based, for its log records: a task-local
+/// value, read by `EscapingLogHandler`'s metadata provider in whatever the library logs while
+/// processing it.
+enum BatchLineNumber {
+    @TaskLocal static var current: Int?
 }

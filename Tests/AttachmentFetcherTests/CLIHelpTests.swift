@@ -88,6 +88,11 @@ struct CLIHelpTests {
         }
         #expect(indices == [0, 3, 5])
         #expect(result.stderr.contains("batch: 3 payloads"))
+        // --verbose: each payload's log record names its line, as people count them (from 1).
+        let verbose = try await CommandRunner.run(
+            "fetch-attachment", ["--batch", batch, "--verbose", "--no-cache", "--output-dir", directory + "/out", "--allow-private-networks"])
+        let logged = verbose.stderr.split(separator: "\n").filter { $0.contains("[AttachmentFetcher]") }
+        #expect(Set(logged.compactMap { $0.split(separator: " ").first { $0.hasPrefix("line=") } }) == ["line=1", "line=4", "line=6"], "\(verbose.stderr)")
 
         // The progress bar (drawn when stderr is a terminal) counts payloads, not blank lines.
         let script = "/usr/bin/script"
