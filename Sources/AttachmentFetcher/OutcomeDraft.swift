@@ -100,6 +100,12 @@ struct OutcomeDraft {
                     draft.warnings.append(
                         "\(reported) redirects to plain http: App Transport Security refuses that hop unless the app allows arbitrary loads or its domain")
                 }
+                // URLSession sends a cookie a redirect set with the next hop; Android's
+                // HttpURLConnection, without a CookieHandler, keeps none.
+                if file.redirectSetCookie, judges.contains(where: { $0.platform == .android }) {
+                    draft.warnings.append(
+                        "\(reported): a redirect on the way set a cookie, which the next request sent back (as an iPhone does); Android's HttpURLConnection keeps no cookies, so if the server needs it, Android shows no picture")
+                }
                 // Firebase's iOS extension names the file after the name URLSession suggests for
                 // the response; without an image extension there, iOS attaches nothing.
                 let unnamed = draft.vendor == .firebase && judges.contains { $0.platform == .ios } && file.hasUnsuffixedName

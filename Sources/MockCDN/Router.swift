@@ -202,6 +202,15 @@ enum Router {
         // `header_bytes`: one `X-Padding` header line of about this many bytes, for servers whose
         // headers outgrow what a client accepts.
         let headerBytes = try int("header_bytes", max: 4 << 20)
+        // `set_cookie`: a Set-Cookie line on the response (a redirect's too); `require_cookie`:
+        // 403 unless the request sends a cookie of that name.
+        let setCookie = try headerValue("set_cookie")
+        if let required = try headerValue("require_cookie") {
+            let sent = request.headers["Cookie"].flatMap { $0.split(separator: ";") }.map { $0.trimmingCharacters(in: .whitespaces) }
+            if !sent.contains(where: { $0.hasPrefix(required + "=") }) {
+                return htmlPage(status: .forbidden, detail: "No cookie \(required)")
+            }
+        }
         let expires = params["expires"].map { raw -> Int64? in Int64(raw) }
         if case .some(.none) = expires { throw BadRequest(message: "Invalid value for expires") }
 
@@ -264,6 +273,7 @@ enum Router {
             }
         }
 
+        if let setCookie { plan.headers.add(name: "Set-Cookie", value: setCookie) }
         if let headerBytes, headerBytes > 0 {
             plan.headers.add(name: "X-Padding", value: String(repeating: "p", count: headerBytes))
         }

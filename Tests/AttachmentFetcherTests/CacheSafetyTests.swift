@@ -449,9 +449,11 @@ struct CacheSafetyTests {
         slow.changedScheme = true
         #expect(CacheEntryMetadata.decode(slow.encoded()) == slow)
         #expect(CacheEntryMetadata.decode(Array(slow.encoded().dropLast())) == nil)
-        // Flag 4: the suggested file name has no image extension; an unknown flag is damage.
+        // Flag 4: the suggested file name has no image extension; 8: a redirect set a cookie;
+        // an unknown flag is damage.
         #expect(CacheEntryMetadata.decode(bytes + [4])?.unsuffixedName == true)
-        #expect(CacheEntryMetadata.decode(bytes + [8]) == nil)
+        #expect(CacheEntryMetadata.decode(bytes + [8])?.redirectSetCookie == true)
+        #expect(CacheEntryMetadata.decode(bytes + [16]) == nil)
         var fast = metadata
         fast.downloadTime = .milliseconds(999)
         #expect(fast.encoded() == bytes)

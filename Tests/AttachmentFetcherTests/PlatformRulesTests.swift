@@ -52,6 +52,43 @@ struct PlatformRulesTests {
         }
     }
 
+    /// A URL whose first hop sets the cookie `k` and redirects to a target that answers 403
+    /// without it: a "cookie check" redirect.
+    static func cookieCheck(_ fixture: Fixture, name: String) -> String {
+        let target = fixture.server.url("/media/\(name)-target.jpg?bytes=3000&require_cookie=k")
+        let encoded = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        return "/media/\(name).jpg?set_cookie=k%3Dv&cache_control=max-age%3D300&redirect_to=\(encoded)"
+    }
+
+    @Test("A cookie a redirect sets goes with the next hop, as URLSession sends it; Android, which keeps none, gets a warning, on a cache hit too")
+    func cookieAcrossRedirect() async throws {
+        try await Fixture.with(cached: true, configure: { $0.platforms = [.ios, .android] }) { fixture in
+            for _ in 0..<2 {
+                let outcome = await fixture.fetch(Self.cookieCheck(fixture, name: "checked"))
+                #expect(outcome.status == .attached, "\(outcome.detail ?? "")")
+                #expect(outcome.warnings.contains { $0.contains("a redirect on the way set a cookie") && $0.contains("Android shows no picture") }, "\(outcome.warnings)")
+            }
+            #expect(fixture.server.stats().requests == 2)
+        }
+        // Judged on iOS alone: no Android warning.
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetch(Self.cookieCheck(fixture, name: "ios-only"))
+            #expect(outcome.status == .attached, "\(outcome.detail ?? "")")
+            let cookieWarnings = outcome.warnings.filter { $0.contains("set a cookie") }
+            #expect(cookieWarnings.isEmpty, "\(outcome.warnings)")
+        }
+    }
+
+    @Test("Each download starts with no cookie: one a response set is not sent by a later download on the same handle")
+    func cookiesDoNotLeak() async throws {
+        try await Fixture.with { fixture in
+            let setter = await fixture.fetch("/media/setter.jpg?bytes=3000&set_cookie=k%3Dv")
+            #expect(setter.status == .attached, "\(setter.detail ?? "")")
+            let needs = await fixture.fetch("/media/needs.jpg?bytes=3000&require_cookie=k")
+            #expect(needs.reason == .httpStatus && needs.detail == "HTTP 403", "\(needs.detail ?? "")")
+        }
+    }
+
     @Test("Android's picture limit is the vendor SDK's: FCM's 1 MiB, Braze's documented 5 MB, none in Airship's, OneSignal's, CleverTap's and Iterable's")
     func vendorAndroidLimits() async throws {
         try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in

@@ -29,6 +29,8 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// Whether the file name URLSession would suggest for the response has no image extension
     /// (see `SuggestedFileName`): Firebase's iOS extension then attaches nothing.
     var unsuffixedName = false
+    /// Whether a redirect on the way set a cookie (Android keeps none for the next hop).
+    var redirectSetCookie = false
 
     /// The shortest download time an entry keeps: below it no Android SDK's picture time is
     /// near (the shortest is 5 s, and a warning starts at half of it).
@@ -44,7 +46,7 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// The attribute's bytes: version, size, modification time, freshness (milliseconds since
     /// 1970), the digest, then each validator as a 16-bit length and its UTF-8 bytes, then a
     /// flags byte (1: `changedScheme`; 2: the download time follows, in milliseconds, 32 bits;
-    /// 4: `unsuffixedName`) only when a flag is set, so that the attribute of an entry without flags reads the same
+    /// 4: `unsuffixedName`; 8: `redirectSetCookie`) only when a flag is set, so that the attribute of an entry without flags reads the same
     /// in every release of the format.
     func encoded() -> [UInt8] {
         var bytes: [UInt8] = [Self.version]
@@ -65,7 +67,7 @@ struct CacheEntryMetadata: Sendable, Hashable {
             bytes.append(contentsOf: utf8)
         }
         let slow = Self.kept(downloadTime)
-        let flags: UInt8 = (changedScheme ? 1 : 0) | (slow != nil ? 2 : 0) | (unsuffixedName ? 4 : 0)
+        let flags: UInt8 = (changedScheme ? 1 : 0) | (slow != nil ? 2 : 0) | (unsuffixedName ? 4 : 0) | (redirectSetCookie ? 8 : 0)
         if flags != 0 { bytes.append(flags) }
         if let slow {
             let kept = min(slow, .seconds(4_000_000))  // UInt32's milliseconds, and no overflow on the way
@@ -99,7 +101,7 @@ struct CacheEntryMetadata: Sendable, Hashable {
         if offset < bytes.count {
             flags = bytes[offset]
             offset += 1
-            guard flags != 0, flags & ~7 == 0 else { return nil }
+            guard flags != 0, flags & ~15 == 0 else { return nil }
         }
         var downloadTime: Duration?
         if flags & 2 != 0 {
@@ -112,7 +114,8 @@ struct CacheEntryMetadata: Sendable, Hashable {
         return CacheEntryMetadata(
             size: Int(size), sha256: digest, modified: Int64(bitPattern: modified),
             freshUntil: Date(timeIntervalSince1970: Double(Int64(bitPattern: fresh)) / 1000), etag: texts[0], lastModified: texts[1],
-            changedScheme: flags & 1 != 0, downloadTime: downloadTime, unsuffixedName: flags & 4 != 0)
+            changedScheme: flags & 1 != 0, downloadTime: downloadTime, unsuffixedName: flags & 4 != 0,
+            redirectSetCookie: flags & 8 != 0)
     }
 }
 
@@ -138,7 +141,8 @@ struct CachedEntry: Sendable, Hashable {
         DownloadedFile(
             path: bodyPath, media: media, byteCount: metadata.size, effectiveURL: key.normalizedURL, headerBlock: "",
             redirectSchemes: metadata.changedScheme ? RedirectSchemes.scheme(of: key.normalizedURL).other : [],
-            downloadTime: metadata.downloadTime, unsuffixedName: metadata.unsuffixedName)
+            redirectSetCookie: metadata.redirectSetCookie, downloadTime: metadata.downloadTime,
+            unsuffixedName: metadata.unsuffixedName)
     }
 }
 

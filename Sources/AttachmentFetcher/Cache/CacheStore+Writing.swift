@@ -31,7 +31,8 @@ extension CacheStore {
                 size: body.byteCount, sha256: digest, modified: Self.nanoseconds(status.st_mtim),
                 freshUntil: now.addingTimeInterval(lifetime(freshness)), etag: freshness.etag, lastModified: freshness.lastModified,
                 changedScheme: body.redirectSchemes.changesScheme(from: key.normalizedURL),
-                downloadTime: CacheEntryMetadata.kept(body.downloadTime), unsuffixedName: body.hasUnsuffixedName)
+                downloadTime: CacheEntryMetadata.kept(body.downloadTime), unsuffixedName: body.hasUnsuffixedName,
+                redirectSetCookie: body.redirectSetCookie)
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
             try Syscalls.setPermissions(of: file, 0o444)
             let name = key.name

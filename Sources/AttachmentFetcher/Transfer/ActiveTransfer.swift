@@ -103,7 +103,7 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
             DownloadedFile(
                 path: temporaryPath, media: media, byteCount: sink.bytesReceived,
                 effectiveURL: easy.effectiveURL ?? owner.ticket.request.url, headerBlock: sink.headerBlock,
-                redirectSchemes: sink.redirectSchemes, redirects: sink.redirects, downloadTime: easy.totalTime, sha256: sink.digest,
-                descriptor: handedOn))
+                redirectSchemes: sink.redirectSchemes, redirects: sink.redirects, redirectSetCookie: sink.redirectSetCookie,
+                downloadTime: easy.totalTime, sha256: sink.digest, descriptor: handedOn))
     }
 }

@@ -83,6 +83,10 @@ final class CurlResponseSink {
     private(set) var redirects: [RedirectResponse] = []
     /// The latest response's status code (0 before the first status line).
     private var status = 0
+    /// Whether a redirect that libcurl followed set a cookie (its next hop may have sent it).
+    private(set) var redirectSetCookie = false
+    /// Whether the latest response's header block has a `Set-Cookie` line.
+    private var pendingCookie = false
 
     /// The latest response's header lines, as text.
     var headerBlock: String { String(decoding: headerBytes, as: UTF8.self) }
@@ -116,6 +120,8 @@ final class CurlResponseSink {
         pendingRedirect = []
         redirects = []
         status = 0
+        redirectSetCookie = false
+        pendingCookie = false
         window.reset()
         headerBytes.removeAll(keepingCapacity: true)
     }
@@ -143,7 +149,9 @@ final class CurlResponseSink {
             // A new response after a 3xx: libcurl followed that redirect.
             if RedirectResponse.isRedirect(status) {
                 redirects.append(RedirectResponse(status: status, headerBlock: Self.cachingLines(of: headerBytes)))
+                if pendingCookie { redirectSetCookie = true }
             }
+            pendingCookie = false
             status = Self.statusCode(of: line)
             headerBytes.removeAll(keepingCapacity: true)
             contentEncoded = false
@@ -156,6 +164,8 @@ final class CurlResponseSink {
             if line.count > location.count, zip(line, location).allSatisfy({ $0 | 0x20 == $1 }) {
                 pendingRedirect = RedirectSchemes.target(ofLocation: line.dropFirst(location.count))
             }
+            let setCookie = "set-cookie:".utf8
+            if line.count > setCookie.count, zip(line, setCookie).allSatisfy({ $0 | 0x20 == $1 }) { pendingCookie = true }
         }
     }
 

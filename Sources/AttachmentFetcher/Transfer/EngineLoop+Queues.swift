@@ -114,6 +114,11 @@ extension EngineLoop {
         // 100 KiB. Only running transfers hold one (at most 48 per host by default).
         easy.set(CURLOPT_BUFFERSIZE, 100 * 1024)
         easy.set(CURLOPT_USERAGENT, configuration.userAgent)
+        // Cookies as URLSession keeps them within a download: one a redirect sets goes with the
+        // next hop (a "cookie check" redirect works, as on an iPhone). Each transfer starts with
+        // none: a recycled handle keeps its cookies through `curl_easy_reset`, so they are erased.
+        easy.set(CURLOPT_COOKIEFILE, "")
+        easy.set(CURLOPT_COOKIELIST, "ALL")
         easy.set(CURLOPT_SSL_VERIFYPEER, true)
         easy.set(CURLOPT_SSL_VERIFYHOST, 2)
         if let file = configuration.trustedCertificatesFile { easy.set(CURLOPT_CAINFO, file) }

@@ -38,6 +38,9 @@ struct DownloadedFile: Sendable {
     var redirectSchemes: RedirectSchemes = []
     /// The redirects followed on the way, in order (only the cache reads them).
     var redirects: [RedirectResponse] = []
+    /// Whether a redirect on the way set a cookie, which URLSession sends on the next hop and
+    /// Android's `HttpURLConnection` does not keep.
+    var redirectSetCookie = false
     /// How long the origin took to deliver it (libcurl's total time: name lookup, connection,
     /// redirects and body), when known: a cache entry keeps it only when it was at least
     /// `CacheEntryMetadata.slowDownload`. Android SDKs give a picture a time of their own.
