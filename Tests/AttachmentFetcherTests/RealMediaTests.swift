@@ -170,6 +170,7 @@ struct URLNormalisationTests {
             ("http://B\u{FC}cher.example/x.png", "http://xn--bcher-kva.example/x.png"),
             ("http://cdn.example/x.png?name=a b&c=|", "http://cdn.example/x.png?name=a%20b&c=%7C"),
             ("http://[::1]:8080/a b.png", "http://[::1]:8080/a%20b.png"),
+            ("http://cdn.example/a[1].png?k[]=v", "http://cdn.example/a%5B1%5D.png?k%5B%5D=v"),
         ])
     func normalises(input: String, expected: String) throws {
         let url = try AttachmentURL.parse(input).get()
@@ -184,6 +185,7 @@ struct URLNormalisationTests {
             ("http://cdn.example/x.png?c=|", true), ("http://cdn.example/100%.png", true), ("http://cdn.example/%zz.png", true),
             ("http://cdn.example/caf%C3%A9.png", false), ("HTTPS://CDN.Example:443/A.PNG", false),
             ("http://cdn.example:8080/x.png?a=1&b=%2F;c#top", false), ("http://[::1]:8080/~u/a_b-c.png", false),
+            ("http://cdn.example/a[1].png", true), ("http://cdn.example/x.png?a[]=1", true), ("http://[::1]/x.png?b]=2", true),
         ])
     func spellingBeforeIOS17(input: String, needsEncoding: Bool) throws {
         #expect(try AttachmentURL.parse(input).get().needsEncodingBeforeIOS17 == needsEncoding)

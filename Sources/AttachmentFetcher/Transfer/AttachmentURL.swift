@@ -65,8 +65,13 @@ extension AttachmentURL {
     /// later encode: before, `URL(string:)` is `nil` and no attachment shows.
     var needsEncodingBeforeIOS17: Bool {
         let bytes = Array(payloadSpelling.utf8)
+        // `[` and `]` belong to an IPv6 host alone: in the path or query, the parser before
+        // iOS 17 reads no URL (iOS 17 encodes them, `%5B` `%5D`).
+        let scheme = bytes.firstIndex(of: UInt8(ascii: ":")).map { $0 + 3 } ?? 0
+        let authorityEnd = bytes[min(scheme, bytes.count)...].firstIndex { "/?#".utf8.contains($0) } ?? bytes.count
         for (index, byte) in bytes.enumerated() {
             switch byte {
+            case 0x5B where index >= authorityEnd, 0x5D where index >= authorityEnd: return true
             case 0x21, 0x23...0x3B, 0x3D, 0x3F...0x5B, 0x5D, 0x5F, 0x61...0x7A, 0x7E:
                 if byte == UInt8(ascii: "%") {
                     let hex = bytes.dropFirst(index + 1).prefix(2)
