@@ -72,6 +72,14 @@ struct VendorSDKRuleTests {
         #expect(encoded.contains(#""message_center_id":"m1""#))
     }
 
+    @Test("CleverTap Android: a Push Templates push (pt_id) is named as not modelled, and its pt_* keys are CleverTap's, not extras")
+    func cleverTapPushTemplates() throws {
+        let read = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","pt_id":"pt_basic","pt_title":"Big","k":"v"}"#)
+        #expect(read.vendor == .cleverTap)
+        #expect(read.content?.extras.keys.sorted() == ["k"])
+        #expect(read.warnings.contains { $0.hasPrefix("pt_id 'pt_basic': CleverTap's Push Templates draw this push") }, "\(read.warnings)")
+    }
+
     @Test("OneSignal iOS, as OSNotification.m parses: os_data.buttons or else actionbuttons in the os_data format (a top-level buttons list is an extra there), the top-level buttons in the original one")
     func oneSignalOSDataButtons() throws {
         let read = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":[{"i":"a","n":"A"}]},"buttons":[{"i":"z","n":"Z"}]}"#)

@@ -60,8 +60,14 @@ extension ContentReader {
                 content.buttons.append(.init(id: id, title: label, url: text(action["dl"], at: "\(path).dl")))
             }
         }
+        // The Push Templates module draws a push that names a template (`pt_id`) from its own
+        // `pt_*` keys, which are not read here.
+        if let template = text("pt_id") {
+            warnings.append("pt_id '\(template)': CleverTap's Push Templates draw this push from its pt_* keys (not modelled here); the texts above are what it shows without the module")
+        }
         setExtras(from: payload) {
-            Self.isCleverTapKey($0) || ["nt", "nm", "pr", "ico", "pf", "alt_text_wzrk_bp"].contains($0) || Self.isFCMKey($0)
+            Self.isCleverTapKey($0) || $0.hasPrefix("pt_") || ["nt", "nm", "pr", "ico", "pf", "alt_text_wzrk_bp"].contains($0)
+                || Self.isFCMKey($0)
         }
     }
 
