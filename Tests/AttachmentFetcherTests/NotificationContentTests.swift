@@ -43,6 +43,14 @@ struct NotificationContentTests {
         #expect(read.content?.campaignID == nil)
         #expect(read.content?.extras == ["c": .null])
         #expect(read.warnings.isEmpty)
+        // With aps.category, iOS shows that category's buttons: a Braze default's, each given
+        // the URL of the ab_cat entry with its id; an app's own category, the app's buttons.
+        let both = try ReadPayload(#"{"aps":{"alert":"x","category":"ab_cat_yes_no"},"ab":{"ab_cat":[{"a_id":"ab_pb_yes","a_t":"Sure","a_uri":"myapp://y"}]}}"#)
+        #expect(both.content?.buttons == [Button(id: "ab_pb_yes", title: "Yes", url: "myapp://y"), Button(id: "ab_pb_no", title: "No")])
+        #expect(both.warnings.contains { $0.contains("aps.category 'ab_cat_yes_no' is set: iOS shows that category's buttons, not ab.ab_cat's titles") }, "\(both.warnings)")
+        let appCategory = try ReadPayload(#"{"aps":{"alert":"x","category":"SHOP"},"ab":{"ab_cat":[{"a_t":"Buy"}]}}"#)
+        #expect(appCategory.content?.buttons == [])
+        #expect(appCategory.content?.category == "SHOP")
     }
 
     @Test("Braze Android: t/a/s, badge, sound, channel, priority, picture from ab_iu or extra, buttons, inline image, silent and internal")

@@ -27,10 +27,22 @@ extension ContentReader {
         // Braze's payload description puts the campaign id `c` (which may be null) at the top
         // level, where it stays among the extras; `ab.c` [U] is read when that one is not there.
         content.campaignID = identifier(payload["c"], at: "c") ?? identifier(ab?["c"], at: "ab.c")
-        if let buttons = ab?["ab_cat"] {
-            content.buttons = brazeIOSButtons(buttons)
-        } else if let category = content.category, let actions = Self.brazeCategories[category] {
-            content.buttons = actions.map { NotificationContent.Button(id: $0.0, title: $0.1) }
+        // iOS shows the buttons of the category `aps.category` names (Braze's defaults are
+        // registered by its SDK); the older `ab.ab_cat` form gives the buttons only where
+        // there is none. With both, an `ab_cat` entry whose `a_id` is a default button's id
+        // gives that button its URL.
+        let listed = ab?["ab_cat"].map { brazeIOSButtons($0) }
+        if let category = content.category {
+            if let listed, !listed.isEmpty {
+                warnings.append(
+                    "aps.category '\(category)' is set: iOS shows that category's buttons, not ab.ab_cat's titles (\(listed.count) in ab.ab_cat)")
+            }
+            let byID = Dictionary((listed ?? []).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            content.buttons = (Self.brazeCategories[category] ?? []).map { id, title in
+                NotificationContent.Button(id: id, title: title, url: byID[id]?.url, webview: byID[id]?.webview ?? false)
+            }
+        } else if let listed {
+            content.buttons = listed
         }
     }
 
