@@ -52,8 +52,9 @@ struct OutcomeDraft {
     ///
     /// Each platform of `judges` judges each downloaded file meant for it (every file, unless the
     /// payload names one per platform); a file no platform accepts is removed and counts as a
-    /// failure (the payload's own platform's refusal, else the first platform's). A platform that shows nothing of this push (an
-    /// FCM HTTP v1 message without texts for iPhones) judges no file. An iPhone that runs no
+    /// failure (the payload's own platform's refusal, else the first platform's). A platform
+    /// that shows nothing of this push (an FCM HTTP v1 message without texts for iPhones)
+    /// judges no file. An iPhone that runs no
     /// service extension for the push shows none (its files are still judged), and the outcome
     /// is attached only when one of the judging platforms shows a file (else each file is a
     /// failure, for the payload's own platform's reason, else the first platform's). With
