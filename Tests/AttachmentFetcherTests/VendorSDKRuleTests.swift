@@ -80,6 +80,32 @@ struct VendorSDKRuleTests {
         #expect(read.warnings.contains { $0.hasPrefix("pt_id 'pt_basic': CleverTap's Push Templates draw this push") }, "\(read.warnings)")
     }
 
+    @Test("OneSignal Android: bicon and licon are fetched only when, trimmed, they start with http:// or https:// (NotificationDisplayBuilder); anything else names a bundled image")
+    func oneSignalAndroidPictureRule() throws {
+        func read(_ bicon: String) throws -> ReadPayload {
+            try ReadPayload(#"{"alert":"B","bicon":"\#(bicon)","licon":"\#(bicon)","custom":"{\"i\":\"n\",\"u\":\" https://example.com/x \"}"}"#)
+        }
+        let resource = try read("promo")
+        #expect(resource.vendor == .oneSignal && resource.pictureURLs.isEmpty)
+        #expect(resource.content?.imageURL == nil && resource.content?.largeIconURL == nil)
+        #expect(resource.warnings.contains { $0.contains("bicon 'promo' names an image bundled with the app") }, "\(resource.warnings)")
+        let padded = try read("  https://cdn.example.com/a.jpg ")
+        #expect(padded.pictureURLs == ["https://cdn.example.com/a.jpg"])
+        #expect(padded.content?.imageURL == "https://cdn.example.com/a.jpg" && padded.content?.largeIconURL == "https://cdn.example.com/a.jpg")
+        #expect(padded.content?.openURL == "https://example.com/x")
+        #expect(try read("HTTPS://cdn.example.com/a.jpg").pictureURLs.isEmpty)
+    }
+
+    @Test("OneSignal Android buttons: one o entry without its text drops them all (maximizeButtonsFromBundle); without o, custom.a.actionButtons, which are no extras")
+    func oneSignalAndroidButtons() throws {
+        let broken = try ReadPayload(#"{"alert":"B","custom":"{\"i\":\"n\"}","o":"[{\"i\":\"yes\",\"n\":\"Yes\"},{\"i\":\"later\"}]"}"#)
+        #expect(broken.content?.buttons == [])
+        #expect(broken.warnings.contains { $0.contains("o[1] has no text (n)") }, "\(broken.warnings)")
+        let actions = try ReadPayload(#"{"alert":"B","custom":"{\"i\":\"n\",\"a\":{\"actionButtons\":[{\"id\":\"y\",\"text\":\"Yes\",\"icon\":\"ic\"}],\"actionId\":\"z\",\"k\":\"v\"}}"}"#)
+        #expect(actions.content?.buttons == [Button(id: "y", title: "Yes")])
+        #expect(actions.content?.extras == ["k": .string("v")])
+    }
+
     @Test("OneSignal iOS, as OSNotification.m parses: os_data.buttons or else actionbuttons in the os_data format (a top-level buttons list is an extra there), the top-level buttons in the original one")
     func oneSignalOSDataButtons() throws {
         let read = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":[{"i":"a","n":"A"}]},"buttons":[{"i":"z","n":"Z"}]}"#)

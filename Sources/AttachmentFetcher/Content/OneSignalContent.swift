@@ -78,16 +78,15 @@ extension ContentReader {
         keepButtonsUnlessCategory(buttons, from: buttonsPath, madeByExtension: !minified)
     }
 
-    /// `[{i: id, n: text}]`, the id defaulting to the text (OneSignal has no per-button URL). The
-    /// iOS SDK skips a button without its text (`requiringText`); Android's skips only one with
-    /// neither.
-    private mutating func oneSignalButtons(_ value: JSONValue?, at path: String, requiringText: Bool = true) -> [NotificationContent.Button] {
+    /// iOS's `[{i: id, n: text}]`, the id defaulting to the text (OneSignal has no per-button
+    /// URL); the SDK skips a button without its text.
+    private mutating func oneSignalButtons(_ value: JSONValue?, at path: String) -> [NotificationContent.Button] {
         guard let list = array(value, at: path) else { return [] }
         var buttons: [NotificationContent.Button] = []
         for (index, entry) in list.enumerated() {
             guard let button = object(entry, at: "\(path)[\(index)]") else { continue }
             let title = text(button["n"], at: "\(path)[\(index)].n")
-            guard title != nil || !requiringText, let id = identifier(button["i"], at: "\(path)[\(index)].i") ?? title else { continue }
+            guard let title, let id = identifier(button["i"], at: "\(path)[\(index)].i") ?? Optional(title) else { continue }
             buttons.append(.init(id: id, title: title))
         }
         return buttons
@@ -97,8 +96,14 @@ extension ContentReader {
         content.title = text("title")
         content.body = text("alert")
         content.visible = content.body != nil
-        content.imageURL = text("bicon")
-        content.largeIconURL = text("licon")
+        for key in ["bicon", "licon"] {
+            guard let value = text(key) else { continue }
+            let url = Self.oneSignalAndroidImageURL(value)
+            if key == "bicon" { content.imageURL = url } else { content.largeIconURL = url }
+            if url == nil {
+                warnings.append("\(key) '\(value)' names an image bundled with the app (an asset or a resource), which is not fetched: only a URL starting with http:// or https:// is")
+            }
+        }
         // "null" or "nil" turns the channel's sound off.
         content.sound = text("sound").flatMap { ["null", "nil"].contains($0) ? nil : $0 }
         content.threadID = text("grp")
@@ -113,12 +118,62 @@ extension ContentReader {
             warnings.append("bg_img is OneSignal's background-image layout, which Android shows only up to Android 11 (API 30); its image is not fetched here")
         }
         let custom = object(payload["custom"], at: "custom")
-        content.openURL = text(custom?["u"], at: "custom.u")
+        // The SDK trims the launch URL (`Uri.parse(url.trim { it <= ' ' })`).
+        content.openURL = text(custom?["u"], at: "custom.u").map(Self.trimmedAsKotlin).flatMap { $0.isEmpty ? nil : $0 }
         content.campaignID = identifier(custom?["i"], at: "custom.i")
         let additional = object(custom?["a"], at: "custom.a") ?? [:]
-        setExtras(from: additional) { _ in false }
+        // `Notification.kt` takes the buttons (and the id of the one pressed) out of the data.
+        setExtras(from: additional) { ["actionButtons", "actionId"].contains($0) }
         // An in-app message preview is shown as an in-app message, not as a notification.
         if additional["os_in_app_message_preview_id"] != nil { content.visible = false }
-        content.buttons = oneSignalButtons(payload["o"], at: "o", requiringText: false)
+        if payload["o"] != nil {
+            content.buttons = oneSignalMinifiedAndroidButtons(payload["o"])
+        } else if let list = array(additional["actionButtons"], at: "custom.a.actionButtons") {
+            // `NotificationDisplayBuilder.addNotificationActionButtons`: `{id, text, icon}`.
+            content.buttons = list.enumerated().compactMap { index, entry in
+                let path = "custom.a.actionButtons[\(index)]"
+                guard let button = object(entry, at: path), let id = identifier(button["id"], at: "\(path).id") else { return nil }
+                return .init(id: id, title: text(button["text"], at: "\(path).text"))
+            }
+        }
+    }
+
+    /// Android's minified buttons `o`, as `NotificationBundleProcessor.maximizeButtonsFromBundle`
+    /// expands them into `actionButtons` (`{i: id, n: text}`, the id defaulting to the text): in
+    /// one `try`, so that a single entry without its text (`getString` throws) leaves none.
+    private mutating func oneSignalMinifiedAndroidButtons(_ value: JSONValue?) -> [NotificationContent.Button] {
+        guard let list = array(value, at: "o") else { return [] }
+        var buttons: [NotificationContent.Button] = []
+        for (index, entry) in list.enumerated() {
+            // `getString` reads a number as its text; a missing or null text throws.
+            func scalar(_ value: JSONValue?) -> String? {
+                switch value {
+                case .string(let text)?: text
+                case .number(let number)?: PayloadValue.text(of: number)
+                case .bool(let flag)?: "\(flag)"
+                default: nil
+                }
+            }
+            guard case .object(let button) = entry, let title = scalar(button["n"]) else {
+                warnings.append("o[\(index)] has no text (n): OneSignal's SDK then shows none of the \(list.count) buttons")
+                return []
+            }
+            buttons.append(.init(id: scalar(button["i"]) ?? title, title: title))
+        }
+        return buttons
+    }
+
+    /// Kotlin's `trim { it <= ' ' }`: every character up to the space off both ends.
+    static func trimmedAsKotlin(_ text: String) -> String {
+        let isTrimmed: (Character) -> Bool = { $0.unicodeScalars.allSatisfy { $0.value <= 0x20 } }
+        return String(text.drop(while: isTrimmed).reversed().drop(while: isTrimmed).reversed())
+    }
+
+    /// The URL OneSignal's Android SDK fetches for `bicon` or `licon`: the value trimmed, when it
+    /// starts with `http://` or `https://` (in that case); anything else names an image bundled
+    /// with the app (`getBitmapFromAssetsOrResourceName`).
+    static func oneSignalAndroidImageURL(_ value: String) -> String? {
+        let trimmed = trimmedAsKotlin(value)
+        return trimmed.hasPrefix("http://") || trimmed.hasPrefix("https://") ? trimmed : nil
     }
 }

@@ -123,7 +123,7 @@ struct OneSignalAndroidSchema: VendorSchema {
         if case .object(let additional)? = fields["a"], additional["os_in_app_message_preview_id"] != nil {
             return .internalPush("OneSignal in-app message preview")
         }
-        return AndroidSchemas.picture(payload["bicon"]?.string)
+        return AndroidSchemas.picture(payload["bicon"]?.string.flatMap(ContentReader.oneSignalAndroidImageURL))
     }
 }
 
