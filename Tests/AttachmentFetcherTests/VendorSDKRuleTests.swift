@@ -106,6 +106,22 @@ struct VendorSDKRuleTests {
         #expect(actions.content?.extras == ["k": .string("v")])
     }
 
+    @Test("Iterable: iOS registers a button only with a string identifier and title; Android shows the first three, an identifier missing being empty; a defaultAction that is no object leaves the legacy URL")
+    func iterableButtonsAndDefaultAction() throws {
+        let ios = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"itbl":{"messageId":"m","actionButtons":[{"identifier":"a"},{"identifier":"b","title":"B"},{"identifier":"c","title":""}]}}"#)
+        #expect(ios.content?.buttons.map(\.id) == ["b", "c"])
+        #expect(ios.warnings.contains { $0.contains("itbl.actionButtons[0] has no string identifier and title") }, "\(ios.warnings)")
+        let android = try ReadPayload(#"{"body":"B","itbl":"{\"actionButtons\":[{\"title\":\"Go\"},{\"identifier\":\"b\"},{\"identifier\":\"c\"},{\"identifier\":\"d\"}]}"}"#)
+        #expect(android.vendor == .iterable)
+        #expect(android.content?.buttons.map(\.id) == ["", "b", "c"])
+        #expect(android.content?.buttons.first?.title == "Go")
+        #expect(android.warnings.contains { $0.contains("Iterable's Android SDK shows the first 3") }, "\(android.warnings)")
+        let legacyIOS = try ReadPayload(#"{"aps":{"alert":"x"},"itbl":{"messageId":"m","defaultAction":null},"url":"https://old.example.com"}"#)
+        #expect(legacyIOS.content?.openURL == "https://old.example.com")
+        let legacyAndroid = try ReadPayload(#"{"body":"B","itbl":"{\"defaultAction\":\"x\"}","uri":"https://legacy.example.com"}"#)
+        #expect(legacyAndroid.content?.openURL == "https://legacy.example.com")
+    }
+
     @Test("OneSignal iOS, as OSNotification.m parses: os_data.buttons or else actionbuttons in the os_data format (a top-level buttons list is an extra there), the top-level buttons in the original one")
     func oneSignalOSDataButtons() throws {
         let read = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":[{"i":"a","n":"A"}]},"buttons":[{"i":"z","n":"Z"}]}"#)

@@ -1,15 +1,16 @@
 import Foundation
 
 /// Iterable. iOS: the APNs layer; `itbl` gives the tap target (`defaultAction` of type
-/// `openUrl`; without a `defaultAction`, the legacy top-level `url`), the buttons
-/// (`actionButtons`: `identifier`, `title`, an `openUrl` action's `data`; none of them when
+/// `openUrl`; without a `defaultAction` object, the legacy top-level `url`), the buttons
+/// (`actionButtons`: string `identifier` and `title`, an `openUrl` action's `data`; none of them when
 /// `aps.category` is set, whose buttons iOS shows instead, or without a `messageId`, which names
 /// the category the extension makes of them) and the campaign (`campaignId`);
 /// extras are the top-level keys but `aps` and `itbl` [U].
 ///
 /// Android: title `title`, body `body`, sound `sound` (of an `https` URL, its file's name), and
 /// the JSON-in-string `itbl` (`attachment-url` the picture, `defaultAction`, `actionButtons`,
-/// `campaignId`), legacy tap target `uri`; extras the keys but those [U]. Shown only when not a
+/// `campaignId`), legacy tap target `uri`, at most 3 buttons (a missing `identifier` an empty
+/// one); extras the keys but those [U]. Shown only when not a
 /// ghost push and with a non-empty `body`.
 extension ContentReader {
     mutating func readIterableIOS() {
@@ -41,8 +42,9 @@ extension ContentReader {
         let itbl = object(payload["itbl"], at: "itbl") ?? [:]
         content.campaignID = identifier(itbl["campaignId"], at: "itbl.campaignId")
         if content.platform == .android { content.imageURL = text(itbl["attachment-url"], at: "itbl.attachment-url") }
-        // The legacy URL is the default action only when there is none: a custom action opens no URL.
-        if let action = itbl["defaultAction"] {
+        // The legacy URL is the default action only when there is none (both SDKs take a
+        // `defaultAction` that is no JSON object for none): a custom action opens no URL.
+        if let action = itbl["defaultAction"], case .object = action {
             content.openURL = iterableURL(action, at: "itbl.defaultAction")
         } else {
             content.openURL = text(legacyURLKey)
@@ -52,8 +54,20 @@ extension ContentReader {
         if let list = array(itbl["actionButtons"], at: "itbl.actionButtons") {
             for (index, entry) in list.enumerated() {
                 let path = "itbl.actionButtons[\(index)]"
-                guard let button = object(entry, at: path), let id = text(button["identifier"], at: "\(path).identifier")
-                else { continue }
+                guard let button = object(entry, at: path) else { continue }
+                let id: String
+                if content.platform == .ios {
+                    // The extension registers a button only with a string identifier and title
+                    // (`as? String`; an empty one is a string).
+                    guard let identifier = button["identifier"]?.string, button["title"]?.string != nil else {
+                        warnings.append("\(path) has no string identifier and title: the Iterable extension skips it")
+                        continue
+                    }
+                    id = identifier
+                } else {
+                    // `optString`: a missing identifier is an empty one, and the button is shown.
+                    id = button["identifier"]?.string ?? ""
+                }
                 buttons.append(
                     .init(id: id, title: text(button["title"], at: "\(path).title"), url: iterableURL(button["action"], at: "\(path).action")))
             }
@@ -69,6 +83,11 @@ extension ContentReader {
             }
             keepButtonsUnlessCategory(buttons, from: "itbl.actionButtons", madeByExtension: true)
         } else {
+            // `IterableNotificationHelper` adds the first three and stops.
+            if buttons.count > 3 {
+                warnings.append("itbl.actionButtons has \(buttons.count) buttons: Iterable's Android SDK shows the first 3")
+                buttons = Array(buttons.prefix(3))
+            }
             content.buttons = buttons
         }
         return flag(itbl["isGhostPush"], at: "itbl.isGhostPush") ?? false
