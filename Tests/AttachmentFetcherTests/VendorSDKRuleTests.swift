@@ -122,6 +122,18 @@ struct VendorSDKRuleTests {
         #expect(legacyAndroid.content?.openURL == "https://legacy.example.com")
     }
 
+    @Test("Customer.io Android asks whether a key is there, not whether it is empty: an empty image, title or body is no fallback to FCM's, a blank link no tap target, an empty delivery id still shows")
+    func customerIOPresence() throws {
+        let read = try ReadPayload(#"{"title":"","body":"B","gcm.n.title":"FCM","image":"","gcm.n.image":"https://cdn.example.com/f.jpg","link":"  ","CIO-Delivery-ID":"","CIO-Delivery-Token":"t"}"#)
+        #expect(read.vendor == .customerIO && read.platform == .android)
+        #expect(read.content?.title == nil && read.content?.body == "B")
+        #expect(read.pictureURLs.isEmpty && read.content?.imageURL == nil)
+        #expect(read.content?.openURL == nil)
+        #expect(read.content?.visible == true)
+        let fallback = try ReadPayload(#"{"body":"B","gcm.n.title":"FCM","gcm.n.image":"https://cdn.example.com/f.jpg","CIO-Delivery-ID":"d","CIO-Delivery-Token":"t"}"#)
+        #expect(fallback.content?.title == "FCM" && fallback.pictureURLs == ["https://cdn.example.com/f.jpg"])
+    }
+
     @Test("OneSignal iOS, as OSNotification.m parses: os_data.buttons or else actionbuttons in the os_data format (a top-level buttons list is an extra there), the top-level buttons in the original one")
     func oneSignalOSDataButtons() throws {
         let read = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":[{"i":"a","n":"A"}]},"buttons":[{"i":"z","n":"Z"}]}"#)

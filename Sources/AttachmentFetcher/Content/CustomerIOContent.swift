@@ -3,8 +3,9 @@
 /// `aps`, `CIO` and the delivery keys.
 ///
 /// Android: title `title`, body `body` (else FCM's `gcm.n.title` / `gcm.n.body`), tap target
-/// `link`, picture `image` (else FCM's `gcm.n.image`), always the default sound; extras the other
-/// keys. Shown only with both `CIO-Delivery-ID` and `CIO-Delivery-Token`. On iOS the alert shows
+/// `link` (not blank), picture `image` (else FCM's `gcm.n.image`), each key winning when it is
+/// there, empty or not; always the default sound; extras the other keys. Shown only with both
+/// `CIO-Delivery-ID` and `CIO-Delivery-Token` there. On iOS the alert shows
 /// without them, but the SDK's extension attaches nothing (see `CustomerIOSchema`).
 extension ContentReader {
     static let customerIODeliveryKeys: Set<String> = ["CIO-Delivery-ID", "CIO-Delivery-Token"]
@@ -22,9 +23,12 @@ extension ContentReader {
         content.campaignID = text("CIO-Delivery-ID")
     }
 
-    /// Customer.io Android's picture: `image`, else FCM's notification image (`gcm.n.image`).
+    /// Customer.io Android's picture: `image`, else FCM's notification image (`gcm.n.image`). The
+    /// SDK asks whether a key is there (`bundle.getString(IMAGE_KEY) ?: notification.imageUrl`),
+    /// not whether it is empty: an empty `image` is no picture, and no fallback either.
     static func customerIOAndroidPicture(_ payload: JSONObject) -> String? {
-        firstText([payload["image"], payload["gcm.n.image"], payload["gcm.notification.image"]])
+        if let image = payload["image"] { return image.string.flatMap { $0.isEmpty ? nil : $0 } }
+        return firstText([payload["gcm.n.image"], payload["gcm.notification.image"]])
     }
 
     /// Whether a push has both delivery keys, without which Customer.io's SDKs leave it alone.
@@ -33,14 +37,17 @@ extension ContentReader {
     }
 
     mutating func readCustomerIOAndroid() {
-        content.title = text("title") ?? text("gcm.n.title")
-        content.body = text("body") ?? text("gcm.n.body")
-        content.openURL = text("link")
+        // As the picture: a key that is there wins, empty or not.
+        content.title = payload["title"] != nil ? text("title") : text("gcm.n.title")
+        content.body = payload["body"] != nil ? text("body") : text("gcm.n.body")
+        // `payload.deepLink?.takeIf { it.isNotBlank() }`.
+        content.openURL = text("link").flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
         // Its SDK reads no sound key: every push plays the default sound.
         content.sound = "default"
         content.imageURL = Self.customerIOAndroidPicture(payload)
         content.campaignID = text("CIO-Delivery-ID")
-        content.visible = content.campaignID != nil && text("CIO-Delivery-Token") != nil
+        // Both keys there (`!= null`), empty or not.
+        content.visible = Self.hasCustomerIODeliveryKeys(payload)
         setExtras(from: payload) {
             Self.customerIODeliveryKeys.contains($0) || ["title", "body", "link", "image"].contains($0) || Self.isFCMKey($0)
         }
