@@ -134,6 +134,18 @@ struct VendorSDKRuleTests {
         #expect(fallback.content?.title == "FCM" && fallback.pictureURLs == ["https://cdn.example.com/f.jpg"])
     }
 
+    @Test("Iterable's ghost-push flag as each SDK reads it: iOS as? Bool (true, 1), Android optBoolean (true, \"true\")", arguments: [
+        ("true", true, true), ("1", true, false), (#""1""#, false, false), (#""TRUE""#, false, true), ("false", false, false),
+    ])
+    func iterableGhostFlag(value: String, iosGhost: Bool, androidGhost: Bool) throws {
+        let ios = try ReadPayload(#"{"aps":{"alert":"B"},"itbl":{"messageId":"m","isGhostPush":\#(value)}}"#)
+        #expect(ios.isInternal == iosGhost, "iOS \(value)")
+        let escaped = value.replacingOccurrences(of: "\"", with: "\\\"")
+        let android = try ReadPayload(#"{"body":"B","itbl":"{\"isGhostPush\":\#(escaped)}"}"#)
+        #expect(android.isInternal == androidGhost, "Android \(value)")
+        #expect(android.content?.visible == !androidGhost)
+    }
+
     @Test("OneSignal iOS, as OSNotification.m parses: os_data.buttons or else actionbuttons in the os_data format (a top-level buttons list is an extra there), the top-level buttons in the original one")
     func oneSignalOSDataButtons() throws {
         let read = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":[{"i":"a","n":"A"}]},"buttons":[{"i":"z","n":"Z"}]}"#)

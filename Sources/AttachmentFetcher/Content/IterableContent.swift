@@ -90,7 +90,19 @@ extension ContentReader {
             }
             content.buttons = buttons
         }
-        return flag(itbl["isGhostPush"], at: "itbl.isGhostPush") ?? false
+        return Self.isIterableGhost(itbl["isGhostPush"], on: content.platform)
+    }
+
+    /// Whether `itbl.isGhostPush` makes a ghost push, as each SDK reads the flag: iOS with
+    /// `as? Bool` (`true`, or the number 1, which Foundation bridges; not a string), Android with
+    /// `optBoolean` (`true`, or the string "true" in any case; not a number).
+    static func isIterableGhost(_ value: JSONValue?, on platform: Platform) -> Bool {
+        switch (value, platform) {
+        case (.bool(let flag)?, _): flag
+        case (.number(let number)?, .ios): number == 1
+        case (.string(let text)?, .android): text.lowercased() == "true"
+        default: false
+        }
     }
 
     /// The URL of an `{type: "openUrl", data: URL}` action.

@@ -95,7 +95,9 @@ struct IterableAndroidSchema: VendorSchema {
     func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard let value = payload["itbl"] else { return nil }
         var reader = ContentReader(payload, platform: .android)
-        if reader.object(value, at: "itbl")?["isGhostPush"]?.isSet == true { return .internalPush("Iterable ghost push") }
+        if ContentReader.isIterableGhost(reader.object(value, at: "itbl")?["isGhostPush"], on: .android) {
+            return .internalPush("Iterable ghost push")
+        }
         return AndroidSchemas.picture(ContentReader.iterableAndroidPicture(payload))
     }
 }

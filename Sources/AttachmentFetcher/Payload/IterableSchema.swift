@@ -9,7 +9,7 @@ struct IterableSchema: VendorSchema {
     func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard let value = payload["itbl"] else { return nil }
         guard let itbl = value.object else { return .malformed("itbl is not an object") }
-        if itbl["isGhostPush"]?.isSet == true { return .internalPush("Iterable ghost push") }
+        if ContentReader.isIterableGhost(itbl["isGhostPush"], on: .ios) { return .internalPush("Iterable ghost push") }
         return .attachment(itbl["attachment-url"], at: "itbl.attachment-url")
     }
 }
