@@ -141,6 +141,12 @@ public struct MockCDNServer: Sendable {
     public func shutdown() async throws {
         guard shutDown.claim() else { return }
         try? await channel.close()
+        // A connection accepted just before the listener closed is still being registered on
+        // its event loop: a task queued behind those (twice, as registration starts the
+        // initializer) lets each join `connections` first.
+        for _ in 0..<2 {
+            for loop in group.makeIterator() { try? await loop.submit {}.get() }
+        }
         // Each connection is closed, and its handlers' timers cancelled, while the event loops
         // still run: closed by the loops' own shutdown instead, a response still being written
         // scheduled its next chunk on a loop already shut down (SwiftNIO's "Cannot schedule
