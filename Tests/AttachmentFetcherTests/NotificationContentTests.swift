@@ -106,7 +106,7 @@ struct NotificationContentTests {
         let data = try #require(android.content)
         #expect(android.vendor == .moengage && android.platform == .android && data.visible)
         #expect(data.title == "Title" && data.body == "Message" && data.summary == "Summary")
-        #expect(data.openURL == "myapp://moe_app/add_to_cart" && data.channel == "moe_sound_channel")
+        #expect(data.openURL == "myapp://moe_app/add_to_cart?key=value" && data.channel == "moe_sound_channel")
         #expect(data.campaignID == "000000000000000015056066_L_0" && data.extras == ["key": .string("value")])
         #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"] && android.warnings.isEmpty)
 

@@ -146,6 +146,26 @@ struct VendorSDKRuleTests {
         #expect(android.content?.visible == !androidGhost)
     }
 
+    @Test("MoEngage Android as PushBase 6.6.0 decides (decompiled): no push without a title and message, none for the inbox; a URL only for a web notification, moe_webUrl first; a button needs its title")
+    func moEngageAndroidRules() throws {
+        let base = #""push_from":"moengage","gcm_campaign_id":"c","gcm_image_url":"https://cdn.example.com/a.jpg""#
+        let untitled = try ReadPayload(#"{\#(base),"gcm_notificationType":"gcm_webNotification","gcm_alert":"B"}"#)
+        #expect(untitled.content?.visible == false)
+        #expect(untitled.warnings.contains { $0.contains("must both be non-blank") }, "\(untitled.warnings)")
+        let blank = try ReadPayload(#"{\#(base),"gcm_notificationType":"gcm_webNotification","gcm_title":"  ","gcm_alert":"B"}"#)
+        #expect(blank.content?.visible == false)
+        let richOnly = try ReadPayload(#"{\#(base),"gcm_notificationType":"n","moeFeatures":"{\"richPush\":{\"title\":\"T\",\"body\":\"B\"}}"}"#)
+        #expect(richOnly.content?.visible == true)
+        let inbox = try ReadPayload(#"{\#(base),"gcm_notificationType":"n","gcm_title":"T","gcm_alert":"B","moeFeatures":"{\"pushToInbox\":true}"}"#)
+        #expect(inbox.content?.visible == false)
+        #expect(inbox.warnings.contains { $0.contains("pushToInbox") }, "\(inbox.warnings)")
+        let normal = try ReadPayload(#"{\#(base),"gcm_notificationType":"normal notification","gcm_title":"T","gcm_alert":"B","gcm_webUrl":"https://x.example.com"}"#)
+        #expect(normal.content?.visible == true && normal.content?.openURL == nil)
+        #expect(normal.warnings.contains { $0.contains("only for gcm_notificationType gcm_webNotification") }, "\(normal.warnings)")
+        let buttons = try ReadPayload(#"{\#(base),"gcm_notificationType":"n","gcm_title":"T","gcm_alert":"B","gcm_actions":"[{\"action_id\":\"a1\"},{\"action_title\":\"Copy\",\"action_id\":\"a2\"},{\"action_title\":\"Go\"}]"}"#)
+        #expect(buttons.content?.buttons == [Button(id: "a2", title: "Copy"), Button(id: "", title: "Go")])
+    }
+
     @Test("OneSignal iOS, as OSNotification.m parses: os_data.buttons or else actionbuttons in the os_data format (a top-level buttons list is an extra there), the top-level buttons in the original one")
     func oneSignalOSDataButtons() throws {
         let read = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":[{"i":"a","n":"A"}]},"buttons":[{"i":"z","n":"Z"}]}"#)
