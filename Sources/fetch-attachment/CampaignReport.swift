@@ -63,7 +63,8 @@ final class CampaignReport: Sendable {
         var byStatus: [String: Int] = [:]
         var byReason: [String: Int] = [:]
         var byPlatform: [String: [String: Int]] = [:]
-        var latency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .two)
+        // The summary's precision, so that both show the same percentiles.
+        var latency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
         /// The largest latency as recorded: the histogram's maximum is its bucket's upper edge.
         var largestMilliseconds = 0.0
         var payloads = 0
@@ -118,7 +119,7 @@ final class CampaignReport: Sendable {
             state.payloads += 1
             state.byStatus[outcome.status.rawValue, default: 0] += 1
             if let reason = outcome.reason { state.byReason[reason.code, default: 0] += 1 }
-            _ = state.latency.record(UInt64(max(0, outcome.elapsedMilliseconds * 1_000)))
+            _ = state.latency.record(UInt64(max(1, min(3_600_000_000, (outcome.elapsedMilliseconds * 1_000).rounded()))))
             state.largestMilliseconds = max(state.largestMilliseconds, outcome.elapsedMilliseconds)
             var hasOtherWarnings = false
             for warning in Set(outcome.warnings.map { Self.withoutURLs($0, of: outcome) }) {

@@ -8,6 +8,10 @@ struct OrderedEmitter: Sendable {
         /// The printed line, line break included.
         var line: [UInt8]
         var record: BatchRecord
+        /// The outcome, kept until its turn when a campaign report counts it: the report takes
+        /// outcomes in input order, so that its rows, samples and limits do not depend on which
+        /// payload finished first.
+        var outcome: Outcome?
     }
 
     let printer: OutcomePrinter
@@ -28,17 +32,14 @@ struct OrderedEmitter: Sendable {
     }
 
     /// What is printed and counted of `outcome`, the `index`th payload.
-    static func entry(for outcome: Outcome, at index: Int, printer: OutcomePrinter) -> Entry {
+    static func entry(for outcome: Outcome, at index: Int, printer: OutcomePrinter, reported: Bool) -> Entry {
         var line: [UInt8] = []
         printer.appendLine(outcome, index: index, to: &line)
-        return Entry(
-            line: line,
-            record: BatchRecord(outcome, at: index))
+        return Entry(line: line, record: BatchRecord(outcome, at: index), outcome: reported ? outcome : nil)
     }
 
     mutating func add(_ outcome: Outcome, at index: Int) {
-        report?.add(outcome, at: index)
-        add(Self.entry(for: outcome, at: index, printer: printer), at: index)
+        add(Self.entry(for: outcome, at: index, printer: printer, reported: report != nil), at: index)
     }
 
     mutating func add(_ entry: Entry, at index: Int) {
@@ -57,6 +58,7 @@ struct OrderedEmitter: Sendable {
             if let ready {
                 output.append(contentsOf: ready.line)
                 records.append(ready.record)
+                if let outcome = ready.outcome { report?.add(outcome, at: nextToPrint) }
             }
             nextToPrint += 1
         }
@@ -92,8 +94,7 @@ final class SharedEmitter: Sendable {
     /// Prints what is ready, in input order (under the lock, so lines never interleave). The
     /// outcome is formatted before the lock is taken, so that workers format side by side.
     func add(_ outcome: Outcome, at index: Int) {
-        report?.add(outcome, at: index)
-        let entry = OrderedEmitter.entry(for: outcome, at: index, printer: printer)
+        let entry = OrderedEmitter.entry(for: outcome, at: index, printer: printer, reported: report != nil)
         advance { $0.add(entry, at: index) }
     }
 

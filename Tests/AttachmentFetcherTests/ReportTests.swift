@@ -98,6 +98,33 @@ struct ReportTests {
         #expect(html.contains("<div class=\"detail\">ios</div><div><b>iOS &lt;sale&gt;</b></div>"), "\(html)")
     }
 
+    @Test("The report takes outcomes in input order: its rows and each row's sample do not depend on which payload finished first")
+    func rowsInInputOrder() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let slow = server.url("/media/first.jpg?bytes=2000&delay_ms=800")
+        let lines = [
+            #"{"aps":{"alert":{"title":"LINE-1","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(slow)"}}}"#,
+            #"{"aps":{"alert":{"title":"LINE-2","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(server.url("/media/second.jpg?bytes=2000"))"}}}"#,
+            #"{"aps":{"alert":{"title":"LINE-3","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(slow)"}}}"#,
+        ]
+        let batch = directory + "/batch.jsonl"
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
+        let report = directory + "/report.html"
+        let result = try await CommandRunner.run(
+            "fetch-attachment",
+            ["--batch", batch, "--concurrency", "3", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report]
+                + Nginx.loopbackFlags)
+        try await server.shutdown()
+        #expect(result.status == 0, "\(result.stderr)")
+        let html = try String(contentsOfFile: report, encoding: .utf8)
+        let first = try #require(html.range(of: "first.jpg")), second = try #require(html.range(of: "second.jpg"))
+        #expect(first.lowerBound < second.lowerBound, "the second line finished first, and its row came first")
+        // The slow URL's sample is its first line's notification.
+        #expect(html.contains("LINE-1") && !html.contains("LINE-3"), "\(html)")
+    }
+
     @Test("The report lists the first 2,000 URLs met, and counts the payloads of the others in one row")
     func urlsBounded() async throws {
         let directory = try makeTemporaryDirectory()
