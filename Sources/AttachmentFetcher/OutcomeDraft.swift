@@ -141,8 +141,12 @@ struct OutcomeDraft {
                     draft.warnings.append(warning)
                 }
             case .failure(let failure):
-                failures.append((attachment, failure))
-                for judge in judges where refusals[judge.platform] == nil { refusals[judge.platform] = failure }
+                // Each platform's verdict in its own terms (a body over the image limit is over
+                // FCM's 1 MiB; audio is no picture on Android); the failure listed is the
+                // payload's own platform's.
+                let own = judges.first { $0.platform == notification?.platform } ?? judges.first
+                failures.append((attachment, own.map(failure.judged) ?? failure))
+                for judge in judges where refusals[judge.platform] == nil { refusals[judge.platform] = failure.judged(by: judge) }
             }
         }
         let verdicts = judges.map { judge in

@@ -89,6 +89,27 @@ struct PlatformRulesTests {
         }
     }
 
+    @Test("A download refused on the way is each platform's verdict in its own terms: audio over its limit is no picture on Android, an image over the image limit is over FCM's, a codec iOS does not play is no picture on Android")
+    func refusalsInEachPlatformsTerms() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.ios, .android] }) { fixture in
+            let audio = await fixture.fetcher.process(
+                Data(#"{"wzrk_pn":"true","nm":"a","nt":"t","wzrk_bp":"\#(fixture.server.url("/media/big.mp3?bytes=6000000"))"}"#.utf8))
+            #expect(audio.reason == .unsupportedType, "\(audio.detail ?? "")")
+            #expect(audio.detail?.contains("which Android does not accept as a picture (images only)") == true, "\(audio.detail ?? "")")
+            #expect(audio.verdicts.first { $0.platform == .ios }?.reason == .tooLarge)
+            #expect(audio.failures.first?.reason == .unsupportedType)
+            let image = await fixture.fetcher.process(Self.fcm(fixture.server.url("/media/big.jpg?bytes=12000000")))
+            #expect(image.reason == .tooLarge)
+            #expect(image.detail == "the body is larger than the Android picture limit, 1048576 bytes", "\(image.detail ?? "")")
+            #expect(image.verdicts.first { $0.platform == .ios }?.detail == "the body is larger than the image limit, 10000000 bytes")
+            let hevc = await fixture.fetch("/files/clip-hev1.mp4")
+            #expect(hevc.reason == .unsupportedType)
+            let android = try #require(hevc.verdicts.first { $0.platform == .android })
+            #expect(android.detail?.contains("Android does not accept as a picture") == true, "\(android.detail ?? "")")
+            #expect(hevc.verdicts.first { $0.platform == .ios }?.detail?.contains("hvc1") == true)
+        }
+    }
+
     @Test("Android's picture limit is the vendor SDK's: FCM's 1 MiB, Braze's documented 5 MB, none in Airship's, OneSignal's, CleverTap's and Iterable's")
     func vendorAndroidLimits() async throws {
         try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in

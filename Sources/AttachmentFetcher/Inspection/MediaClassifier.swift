@@ -55,17 +55,20 @@ final class MediaClassifier: Sendable {
             let isOpaque = mime.lowercased() == "application/octet-stream"
             return AttachmentTypes.described(mime, name: isOpaque ? cookie.formatName(of: bytes) : nil)
         }
+        // A refusal of a type a platform has rules for carries the type: Android, which shows
+        // images only, refuses it in its own words.
+        let known = AttachmentTypes.mediaType(forMIME: mime)
         if window.hadID3Tag, mime.lowercased() != "audio/mpeg" {
             let what = bytes.isEmpty ? "nothing" : detected()
             return .failure(
                 TransferFailure(
                     reason: .unsupportedType,
-                    detail: "an ID3 tag followed by \(what), not MPEG audio: iOS does not play it as an MP3"))
+                    detail: "an ID3 tag followed by \(what), not MPEG audio: iOS does not play it as an MP3", media: known))
         }
         if let refusal = AttachmentTypes.codecRefusal(mime, bytes: bytes, file: isoMedia) {
-            return .failure(TransferFailure(reason: .unsupportedType, detail: "detected \(refusal)"))
+            return .failure(TransferFailure(reason: .unsupportedType, detail: "detected \(refusal)", media: known))
         }
-        guard var media = AttachmentTypes.mediaType(forMIME: mime) else {
+        guard var media = known else {
             return .failure(
                 TransferFailure(reason: .unsupportedType, detail: "detected \(detected()), which neither iOS nor Android shows"))
         }

@@ -21,17 +21,19 @@ struct BodyPolicy: Sendable, Hashable {
     /// libcurl's refusal of a body over `ceiling` (`CURLE_FILESIZE_EXCEEDED`).
     var ceilingExceeded: TransferFailure { .tooLarge(limit: ceiling, kind: nil) }
 
-    /// `nil` while `bytesReceived` is within the limit of `kind` (`nil`: not known yet).
-    func check(received bytesReceived: Int, kind: MediaKind?) -> TransferFailure? {
-        let limit = limit(for: kind)
-        return bytesReceived > limit ? .tooLarge(limit: limit, kind: kind) : nil
+    /// `nil` while `bytesReceived` is within the limit of `media`'s class (`nil`: not known yet).
+    func check(received bytesReceived: Int, media: MediaType?) -> TransferFailure? {
+        let limit = limit(for: media?.kind)
+        guard bytesReceived > limit else { return nil }
+        return media.map { .tooLarge(limit: limit, media: $0) } ?? .tooLarge(limit: limit, kind: nil)
     }
 
-    /// `nil` unless an announced `Content-Length` is over the limit of `kind`. An encoded
-    /// response's length counts encoded bytes: the decoded body is counted as it arrives instead.
-    func check(announced length: Int?, contentEncoded: Bool, kind: MediaKind) -> TransferFailure? {
+    /// `nil` unless an announced `Content-Length` is over the limit of `media`'s class. An
+    /// encoded response's length counts encoded bytes: the decoded body is counted as it
+    /// arrives instead.
+    func check(announced length: Int?, contentEncoded: Bool, media: MediaType) -> TransferFailure? {
         guard !contentEncoded, let length else { return nil }
-        let limit = limit(for: kind)
-        return length > limit ? .tooLarge(limit: limit, kind: kind) : nil
+        let limit = limit(for: media.kind)
+        return length > limit ? .tooLarge(limit: limit, media: media) : nil
     }
 }

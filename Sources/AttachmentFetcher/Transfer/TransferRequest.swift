@@ -7,12 +7,55 @@ struct TransferFailure: Error, Sendable, Hashable {
     var reason: FallbackReason
     /// A human explanation.
     var detail: String
+    /// The body's type, when the failure came after it was detected (a body over its type's
+    /// limit, a codec no platform plays): each platform then judges it by its own rules
+    /// (`judged(by:)`). Not part of equality: it explains, the reason and detail are the failure.
+    var media: MediaType? = nil
+    /// A size the body was known to exceed (its limit, plus one), for a body too large.
+    var atLeast: Int? = nil
+
+    init(reason: FallbackReason, detail: String, media: MediaType? = nil, atLeast: Int? = nil) {
+        self.reason = reason
+        self.detail = detail
+        self.media = media
+        self.atLeast = atLeast
+    }
+
+    static func == (left: TransferFailure, right: TransferFailure) -> Bool {
+        left.reason == right.reason && left.detail == right.detail
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(reason)
+        hasher.combine(detail)
+    }
+
+    /// This failure as `rules`' platform would see it: a body over the download limit, or of a
+    /// type refused on the way, is judged again by that platform's own type rules and limit
+    /// (Android shows images only, FCM's picture limit is 1 MiB), so that each platform's
+    /// verdict names its own reason and limit. Unchanged when the type is not known, or when
+    /// the platform's rules would accept what the download refused.
+    func judged(by rules: PlatformRules) -> TransferFailure {
+        guard let media, reason == .tooLarge || reason == .unsupportedType else { return self }
+        switch rules.judge(media, bytes: atLeast ?? 0) {
+        case .failure(let refusal) where reason == .tooLarge || refusal.reason == .unsupportedType: return refusal
+        default: return self
+        }
+    }
 
     /// A body over a limit, in one wording whichever check found it (the announced
     /// Content-Length, the bytes counted as they arrived, or the whole body): `kind` is the
     /// body's type class, `nil` while its type is not known yet (then the largest limit applies).
     static func tooLarge(limit: Int, kind: MediaKind?) -> TransferFailure {
         tooLarge(limit: limit, named: kind.map { "the \($0.rawValue) limit" } ?? "the largest limit")
+    }
+
+    /// The same, for a body whose type was detected: each platform judges it again.
+    static func tooLarge(limit: Int, media: MediaType) -> TransferFailure {
+        var failure = tooLarge(limit: limit, kind: media.kind)
+        failure.media = media
+        failure.atLeast = limit + 1
+        return failure
     }
 
     /// The same wording for a limit of another name ("the Android picture limit").

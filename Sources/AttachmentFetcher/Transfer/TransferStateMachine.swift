@@ -225,7 +225,7 @@ struct TransferStateMachine: Sendable {
             action = .proceedAndClassify(attempt: attempt.number)
         }
         if attempt.abort != nil { return .stop }
-        if let tooLarge = policy.check(received: body.bytesReceived, kind: attempt.media?.kind) {
+        if let tooLarge = policy.check(received: body.bytesReceived, media: attempt.media) {
             attempt.abort = tooLarge
             return .stop
         }
@@ -305,7 +305,7 @@ struct TransferStateMachine: Sendable {
             attempt.abort = failure
         case .success(let media):
             attempt.media = media
-            attempt.abort = policy.check(announced: body.announcedLength, contentEncoded: body.contentEncoded, kind: media.kind)
+            attempt.abort = policy.check(announced: body.announcedLength, contentEncoded: body.contentEncoded, media: media)
         }
     }
 
@@ -316,7 +316,7 @@ struct TransferStateMachine: Sendable {
             return finish(.fail(TransferFailure(reason: .unsupportedType, detail: "type not detected")))
         }
         // A body may have ended before its type was known, checked only against the largest limit.
-        if let tooLarge = policy.check(received: body.bytesReceived, kind: media.kind) { return finish(.fail(tooLarge)) }
+        if let tooLarge = policy.check(received: body.bytesReceived, media: media) { return finish(.fail(tooLarge)) }
         guard now < deadline else {
             return finish(.fail(TransferFailure(reason: .deadline, detail: "the deadline passed as the download ended")))
         }
