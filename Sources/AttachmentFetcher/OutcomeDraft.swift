@@ -156,7 +156,9 @@ struct OutcomeDraft {
                     detail: "the push shows nothing on \(judge.platform.rawValue)")
             }
             if notification(on: judge.platform)?.serviceExtension == false {
-                let would = shownBy[judge.platform].map { " (with one, it would show \($0.url))" } ?? ""
+                // What it would show with one, or why it would show nothing even then.
+                let would = shownBy[judge.platform].map { " (with one, it would show \($0.url))" }
+                    ?? refusals[judge.platform].map { " (nor would it with one: \($0.reason): \($0.detail))" } ?? ""
                 return PlatformVerdict(
                     platform: judge.platform, status: .original, reason: .noAttachment,
                     detail: "aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment\(would)")
@@ -192,6 +194,13 @@ struct OutcomeDraft {
             return draft.original(reason, decisive.detail ?? "")
         }
         guard !attachments.isEmpty else {
+            // An iPhone without the service extension shows no attachment, whatever the
+            // download did: that is the reason, as its verdict says (naming the failure too).
+            if let own = verdicts.first(where: { $0.platform == notification?.platform }), own.reason == .noAttachment,
+                notification?.serviceExtension == false
+            {
+                return draft.original(.noAttachment, own.detail ?? "")
+            }
             let (attachment, failure) = failures[0]
             let detail = results.count > 1 ? "\(attachment.reportedURL): \(failure.detail)" : failure.detail
             return draft.original(failure.reason, detail)

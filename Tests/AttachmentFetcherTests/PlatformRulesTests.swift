@@ -110,6 +110,21 @@ struct PlatformRulesTests {
         }
     }
 
+    @Test("Without aps.mutable-content an iPhone shows no attachment: that is the reason when the download failed too, and the verdict names the failure")
+    func noServiceExtensionAndAFailure() async throws {
+        for platforms in [[], [Platform.ios]] {
+            try await Fixture.with(configure: { $0.platforms = platforms }) { fixture in
+                let url = fixture.server.url("/media/a.jpg?bytes=300&status=404")
+                let outcome = await fixture.fetcher.process(Data(#"{"aps":{"alert":{"title":"t"}},"ab":{"att":{"url":"\#(url)"}}}"#.utf8))
+                #expect(outcome.reason == .noAttachment, "\(platforms): \(outcome.detail ?? "")")
+                #expect(outcome.detail?.hasPrefix("aps.mutable-content is not 1") == true)
+                #expect(outcome.detail?.contains("nor would it with one: http-status: HTTP 404") == true, "\(outcome.detail ?? "")")
+                #expect(outcome.failures.first?.reason == .httpStatus)
+                if !platforms.isEmpty { #expect(outcome.verdicts.first?.detail == outcome.detail) }
+            }
+        }
+    }
+
     @Test("Android's picture limit is the vendor SDK's: FCM's 1 MiB, Braze's documented 5 MB, none in Airship's, OneSignal's, CleverTap's and Iterable's")
     func vendorAndroidLimits() async throws {
         try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in
@@ -271,7 +286,7 @@ struct PlatformRulesTests {
             // A file iOS would refuse anyway says so.
             let refused = await fixture.fetcher.process(Data(#"{"aps":{"alert":"x"},"ab":{"att":{"url":"\#(webp)"}}}"#.utf8))
             #expect(refused.verdicts.first { $0.platform == .ios }?.detail
-                == "aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment")
+                == "aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment (nor would it with one: unsupported-type: detected image/webp (WebP), which iOS does not accept as an attachment)")
             // An FCM HTTP v1 message without apns.payload.aps.mutable-content: iPhones show no image.
             let message = await fixture.fetcher.process(Data(#"{"message":{"notification":{"title":"Sale","body":"50% off","image":"\#(jpeg)"}}}"#.utf8))
             #expect(message.notification(on: .ios)?.serviceExtension == false)
