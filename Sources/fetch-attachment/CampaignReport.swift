@@ -289,9 +289,11 @@ final class CampaignReport: Sendable {
     /// are not too large, while the page's `thumbnailBudget` lasts (`thumbnailBytes` so far);
     /// past it, a note that says so.
     private static func thumbnail(_ row: URLRow, thumbnailBytes: inout Int) -> String {
-        guard let mime = row.mime?.lowercased(), displayable.contains(mime), let path = row.path,
-            let bytes = row.bytes, bytes <= largestThumbnail
+        guard let mime = row.mime?.lowercased(), displayable.contains(mime), let path = row.path, let bytes = row.bytes
         else { return "" }
+        guard bytes <= largestThumbnail else {
+            return "<span class=\"detail\">not embedded: over \(largestThumbnail) bytes</span>"
+        }
         guard thumbnailBytes + bytes <= thumbnailBudget else {
             return "<span class=\"detail\">not embedded: the page holds \(thumbnailBudget) bytes of pictures at most</span>"
         }

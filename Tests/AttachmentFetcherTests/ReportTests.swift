@@ -162,9 +162,11 @@ struct ReportTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try await MockCDNServer.start(eventLoopThreads: 1)
-        let lines = (0..<20).map { index in
+        var lines = (0..<20).map { index in
             #"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"\#(server.url("/media/p\(index).png?bytes=1000000"))"}}}"#
         }
+        // One picture over the largest thumbnail: a note, not a blank cell.
+        lines.insert(#"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"\#(server.url("/media/big.png?bytes=2500000"))"}}}"#, at: 0)
         let batch = directory + "/batch.jsonl"
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
         let report = directory + "/report.html"
@@ -177,6 +179,7 @@ struct ReportTests {
         let html = try String(contentsOfFile: report, encoding: .utf8)
         #expect(html.components(separatedBy: "src=\"data:image/").count - 1 == 16)
         #expect(html.components(separatedBy: "not embedded: the page holds 16000000 bytes of pictures at most").count - 1 == 4)
+        #expect(html.components(separatedBy: "not embedded: over 2000000 bytes").count - 1 == 1)
         #expect(html.utf8.count < 24_000_000)
     }
 
