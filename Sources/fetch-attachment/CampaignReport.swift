@@ -42,15 +42,30 @@ final class CampaignReport: Sendable {
         var milliseconds: [Double] = []
         var payloads = PayloadNumbers()
         var firstDetail: String?
-        /// Each platform's verdict, from the first single-attachment payload that asked for them.
-        var platformVerdicts: [PlatformVerdict] = []
+        /// Each platform's verdicts on the URL, counted over the payloads that name it alone (a
+        /// verdict of a payload with several files is not this URL's alone): platform → code →
+        /// count, with each code's first detail. Payloads of other vendors may be judged
+        /// differently (FCM's picture limit is not Braze's).
+        var platformVerdicts: [(platform: Platform, counts: [String: Int], details: [String: String])] = []
         /// What the first payload that uses the URL shows, on each platform it says (an FCM
         /// HTTP v1 message judged on iOS says what Android and iPhones show).
         var samples: [NotificationContent] = []
 
         /// Counts the `index`th payload's use of the URL.
         mutating func record(_ outcome: Outcome, at index: Int, single: Bool) {
-            if single, platformVerdicts.isEmpty { platformVerdicts = outcome.verdicts }
+            if single {
+                for verdict in outcome.verdicts {
+                    let code = verdict.reason?.code ?? "attached"
+                    if !platformVerdicts.contains(where: { $0.platform == verdict.platform }) {
+                        platformVerdicts.append((verdict.platform, [:], [:]))
+                    }
+                    let position = platformVerdicts.firstIndex { $0.platform == verdict.platform }!
+                    platformVerdicts[position].counts[code, default: 0] += 1
+                    if let detail = verdict.detail, platformVerdicts[position].details[code] == nil {
+                        platformVerdicts[position].details[code] = detail
+                    }
+                }
+            }
             if samples.isEmpty { samples = outcome.notifications.filter(\.visible) }
             payloads.record(index)
             milliseconds.append(outcome.elapsedMilliseconds)
@@ -254,10 +269,12 @@ final class CampaignReport: Sendable {
         let verdicts = row.verdicts.sorted { $0.key < $1.key }.map { key, count in
             "<span class=\"\(key == "attached" ? "ok" : "bad")\">\(escape(key))</span> \(count)"
         }.joined(separator: "<br>")
-        let platforms = row.platformVerdicts.map { verdict in
-            let code = verdict.reason?.code ?? "attached"
-            return "<div class=\"detail\">\(escape(verdict.platform.rawValue)): <span class=\"\(code == "attached" ? "ok" : "bad")\">\(escape(code))</span>"
-                + (verdict.detail.map { " (\(escape($0)))" } ?? "") + "</div>"
+        let platforms = row.platformVerdicts.map { platform in
+            let codes = platform.counts.sorted { $0.key < $1.key }.map { code, count in
+                "<span class=\"\(code == "attached" ? "ok" : "bad")\">\(escape(code))</span> \(count)"
+                    + (platform.details[code].map { " (\(escape($0)))" } ?? "")
+            }
+            return "<div class=\"detail\">\(escape(platform.platform.rawValue)): " + codes.joined(separator: "; ") + "</div>"
         }.joined()
         cells.append(verdicts + (row.firstDetail.map { "<div class=\"detail\">\(escape($0))</div>" } ?? "") + platforms)
         cells.append(escape(row.mime ?? "-"))

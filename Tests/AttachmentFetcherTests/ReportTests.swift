@@ -125,6 +125,30 @@ struct ReportTests {
         #expect(html.contains("LINE-1") && !html.contains("LINE-3"), "\(html)")
     }
 
+    @Test("A URL's row counts each platform's verdicts over every payload that names it, not the first payload's alone")
+    func platformVerdictsPerRow() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let shared = server.url("/media/shared.jpg?bytes=3000000")
+        let lines = [
+            #"{"_ab":"true","t":"a","a":"x","ab_iu":"\#(shared)"}"#,
+            #"{"gcm.n.e":"1","gcm.n.title":"b","gcm.n.body":"x","gcm.n.image":"\#(shared)"}"#,
+        ]
+        let batch = directory + "/batch.jsonl"
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
+        let report = directory + "/report.html"
+        _ = try await CommandRunner.run(
+            "fetch-attachment",
+            ["--batch", batch, "--platform", "ios,android", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report]
+                + Nginx.loopbackFlags)
+        try await server.shutdown()
+        let html = try String(contentsOfFile: report, encoding: .utf8)
+        // Braze's 5 MB Android limit takes the picture; FCM's 1 MiB does not.
+        #expect(html.contains(#"android: <span class="ok">attached</span> 1; <span class="bad">too-large</span> 1 (the body is larger than the Android picture limit, 1048576 bytes)"#), "\(html)")
+        #expect(html.contains(#"ios: <span class="ok">attached</span> 2"#), "\(html)")
+    }
+
     @Test("The report lists the first 2,000 URLs met, and counts the payloads of the others in one row")
     func urlsBounded() async throws {
         let directory = try makeTemporaryDirectory()
