@@ -41,7 +41,8 @@ final class CampaignReport: Sendable {
         var path: String?
         var milliseconds: [Double] = []
         var payloads = PayloadNumbers()
-        var firstDetail: String?
+        /// Each reason's first detail.
+        var details: [String: String] = [:]
         /// Each platform's verdicts on the URL, counted over the payloads that name it alone (a
         /// verdict of a payload with several files is not this URL's alone): platform → code →
         /// count, with each code's first detail. Payloads of other vendors may be judged
@@ -178,13 +179,13 @@ final class CampaignReport: Sendable {
             for failure in outcome.failures {
                 touch(failure.url) { row in
                     row.verdicts[failure.reason.code, default: 0] += 1
-                    if row.firstDetail == nil { row.firstDetail = failure.detail }
+                    if row.details[failure.reason.code] == nil { row.details[failure.reason.code] = failure.detail }
                 }
             }
             if outcome.attachments.isEmpty, outcome.failures.isEmpty, let reason = outcome.reason {
                 touch("(no attachment URL)") { row in
                     row.verdicts[reason.code, default: 0] += 1
-                    if row.firstDetail == nil { row.firstDetail = outcome.detail }
+                    if row.details[reason.code] == nil { row.details[reason.code] = outcome.detail }
                 }
             }
             if usesOtherURL { state.otherURLPayloads.record(index) }
@@ -268,6 +269,7 @@ final class CampaignReport: Sendable {
         cells.append("<span class=\"url\">\(escape(row.url))</span>")
         let verdicts = row.verdicts.sorted { $0.key < $1.key }.map { key, count in
             "<span class=\"\(key == "attached" ? "ok" : "bad")\">\(escape(key))</span> \(count)"
+                + (row.details[key].map { "<div class=\"detail\">\(escape($0))</div>" } ?? "")
         }.joined(separator: "<br>")
         let platforms = row.platformVerdicts.map { platform in
             let codes = platform.counts.sorted { $0.key < $1.key }.map { code, count in
@@ -276,7 +278,7 @@ final class CampaignReport: Sendable {
             }
             return "<div class=\"detail\">\(escape(platform.platform.rawValue)): " + codes.joined(separator: "; ") + "</div>"
         }.joined()
-        cells.append(verdicts + (row.firstDetail.map { "<div class=\"detail\">\(escape($0))</div>" } ?? "") + platforms)
+        cells.append(verdicts + platforms)
         cells.append(escape(row.mime ?? "-"))
         cells.append(row.bytes.map(String.init) ?? "-")
         let sorted = row.milliseconds.sorted()

@@ -134,6 +134,7 @@ struct ReportTests {
         let lines = [
             #"{"_ab":"true","t":"a","a":"x","ab_iu":"\#(shared)"}"#,
             #"{"gcm.n.e":"1","gcm.n.title":"b","gcm.n.body":"x","gcm.n.image":"\#(shared)"}"#,
+            #"{"aps":"#, #"{"aps":{"content-available":1},"ab":{}}"#,
         ]
         let batch = directory + "/batch.jsonl"
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
@@ -147,6 +148,9 @@ struct ReportTests {
         // Braze's 5 MB Android limit takes the picture; FCM's 1 MiB does not.
         #expect(html.contains(#"android: <span class="ok">attached</span> 1; <span class="bad">too-large</span> 1 (the body is larger than the Android picture limit, 1048576 bytes)"#), "\(html)")
         #expect(html.contains(#"ios: <span class="ok">attached</span> 2"#), "\(html)")
+        // The row of payloads without a URL gives each reason its own detail.
+        #expect(html.contains(#"invalid-payload</span> 1<div class="detail">the payload is not JSON"#), "\(html)")
+        #expect(html.contains(#"internal-push</span> 1<div class="detail">"#), "\(html)")
     }
 
     @Test("The report lists the first 2,000 URLs met, and counts the payloads of the others in one row")
