@@ -17,6 +17,11 @@ struct BatchRecord: Sendable {
     /// Whether the payload ran out of time while, or after, waiting in the engine's queue for a
     /// connection to its host: time a phone, fetching alone, would not have lost.
     var waitedForConnection: Bool
+    /// A preflight's verdicts, a bit per platform (`Platform.allCases` order): which platforms
+    /// judged the payload, and which of them show a file. Two bytes, not an array: a batch keeps
+    /// a record per payload, millions of them.
+    var judgedBy: UInt8
+    var shownBy: UInt8
 
     init(_ outcome: Outcome, at index: Int) {
         self.index = index
@@ -24,6 +29,13 @@ struct BatchRecord: Sendable {
         reason = outcome.reason
         milliseconds = outcome.elapsedMilliseconds
         hidesNetworkDetail = BatchSummary.hidesNetworkDetail(outcome)
+        judgedBy = 0
+        shownBy = 0
+        for verdict in outcome.verdicts {
+            let bit = UInt8(1) << Platform.allCases.firstIndex(of: verdict.platform)!
+            judgedBy |= bit
+            if verdict.status == .attached { shownBy |= bit }
+        }
         waitedForConnection = ([outcome.detail] + outcome.failures.map(\.detail)).contains {
             $0?.contains("waiting for a connection") == true
         }
@@ -111,6 +123,16 @@ struct BatchSummary {
             String(format: "batch: %d payloads in %.2f s (%.0f/s): %d attached, %d original", records.count, seconds, rate, attached, records.count - attached)
         ]
         if records.isEmpty, interruption == nil, !inputFailed { lines.append("  the input holds no payload (no line but blank ones): exit status 1") }
+        // A preflight's outcome is attached when one judged platform shows a file: each one's
+        // own count says what its devices show.
+        let byPlatform = Platform.allCases.enumerated().compactMap { position, platform -> String? in
+            let bit = UInt8(1) << position
+            let judged = records.lazy.filter { $0.judgedBy & bit != 0 }.count
+            guard judged > 0 else { return nil }
+            let shown = records.lazy.filter { $0.shownBy & bit != 0 }.count
+            return "\(platform.rawValue) \(shown) attached, \(judged - shown) original"
+        }
+        if !byPlatform.isEmpty { lines.append("  by platform: " + byPlatform.joined(separator: "; ")) }
         if !byReason.isEmpty {
             lines.append("  original by reason: " + byReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }

@@ -139,11 +139,14 @@ struct ReportTests {
         let batch = directory + "/batch.jsonl"
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
         let report = directory + "/report.html"
-        _ = try await CommandRunner.run(
+        let result = try await CommandRunner.run(
             "fetch-attachment",
             ["--batch", batch, "--platform", "ios,android", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report]
                 + Nginx.loopbackFlags)
         try await server.shutdown()
+        // The summary says what each platform's devices show, beside the outcomes' count.
+        #expect(result.stderr.contains("by platform: ios 2 attached, "), "\(result.stderr)")
+        #expect(result.stderr.contains("; android 1 attached, "), "\(result.stderr)")
         let html = try String(contentsOfFile: report, encoding: .utf8)
         // Braze's 5 MB Android limit takes the picture; FCM's 1 MiB does not.
         #expect(html.contains(#"android: <span class="ok">attached</span> 1; <span class="bad">too-large</span> 1 (the body is larger than the Android picture limit, 1048576 bytes)"#), "\(html)")
