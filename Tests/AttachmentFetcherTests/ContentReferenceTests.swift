@@ -247,10 +247,15 @@ struct ContentReferenceTests {
         #expect(legacy.content?.openURL == "https://old")
     }
 
-    @Test("Iterable Android: a sound given as an https URL is its file's name")
+    @Test("Iterable Android: a sound is the raw resource IterableNotificationHelper names: an https URL's file name, without its extension either way")
     func iterableSoundURL() throws {
-        let read = try ReadPayload(#"{"title":"T","body":"B","sound":"https://cdn.example.com/sounds/chime.wav","itbl":"{\"messageId\":\"m\"}"}"#)
-        #expect(read.content?.sound == "chime.wav")
+        for (sound, expected) in [
+            ("https://cdn.example.com/sounds/chime.wav", "chime"), ("chime.wav", "chime"), ("chime", "chime"),
+            ("a.b.mp3", "a.b"), ("http://cdn.example.com/x/bell.mp3", "http://cdn.example.com/x/bell"),
+        ] {
+            let read = try ReadPayload(#"{"title":"T","body":"B","sound":"\#(sound)","itbl":"{\"messageId\":\"m\"}"}"#)
+            #expect(read.content?.sound == expected, "\(sound)")
+        }
     }
 
     @Test("Customer.io Android: the picture falls back to FCM's notification image")

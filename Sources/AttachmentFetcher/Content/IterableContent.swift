@@ -7,7 +7,8 @@ import Foundation
 /// the category the extension makes of them) and the campaign (`campaignId`);
 /// extras are the top-level keys but `aps` and `itbl` [U].
 ///
-/// Android: title `title`, body `body`, sound `sound` (of an `https` URL, its file's name), and
+/// Android: title `title`, body `body`, sound `sound` (of an `https` URL its file's name, without
+/// its extension either way), and
 /// the JSON-in-string `itbl` (`attachment-url` the picture, `defaultAction`, `actionButtons`,
 /// `campaignId`), legacy tap target `uri`, at most 3 buttons (a missing `identifier` an empty
 /// one); extras the keys but those [U]. Shown only when not a
@@ -22,18 +23,22 @@ extension ContentReader {
     mutating func readIterableAndroid() {
         content.title = text("title")
         content.body = text("body")
-        // A sound given as a URL is played by its file's name.
-        content.sound = text("sound").map { sound in
-            guard sound.hasPrefix("https://") || sound.hasPrefix("http://"), let url = URL(string: sound),
-                !url.lastPathComponent.isEmpty, url.lastPathComponent != "/"
-            else { return sound }
-            return url.lastPathComponent
-        }
+        content.sound = text("sound").map(Self.iterableSoundName)
         let ghost = readIterableMetadata(legacyURLKey: "uri")
         content.visible = content.body != nil && !ghost
         setExtras(from: payload) {
             ["itbl", "title", "body", "sound", "uri", "notificationType", "messageId"].contains($0) || Self.isFCMKey($0)
         }
+    }
+
+    /// The sound name Iterable's Android SDK plays (the raw resource, which also names the
+    /// channel), as `IterableNotificationHelper` makes it: of a value containing "https", what
+    /// follows its last `/`; then without its extension (`replaceFirst("[.][^.]+$", "")`).
+    static func iterableSoundName(_ sound: String) -> String {
+        var name = Substring(sound)
+        if sound.contains("https"), let slash = name.lastIndex(of: "/") { name = name[name.index(after: slash)...] }
+        if let dot = name.lastIndex(of: "."), name.index(after: dot) < name.endIndex { name = name[..<dot] }
+        return String(name)
     }
 
     /// Reads `itbl`; whether it is a ghost push.
