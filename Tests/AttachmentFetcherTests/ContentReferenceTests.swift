@@ -172,7 +172,7 @@ struct ContentReferenceTests {
         #expect(braze.warnings.contains("Braze's sd plays only before Android 8 (API 26): from Android 8 the sound is the channel's (promos)"), "\(braze.warnings)")
         let airship = try ReadPayload(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.sound":"chime"}"#)
         #expect(airship.content?.sound == "chime")
-        #expect(airship.warnings.contains("Airship's com.urbanairship.sound plays only before Android 8 (API 26): from Android 8 the sound is the channel's (the default channel)"), "\(airship.warnings)")
+        #expect(airship.warnings.contains("com.urbanairship.sound is not played by Airship's current SDK, which leaves the sound to the channel (the default channel); older SDKs play it only before Android 8 (API 26)"), "\(airship.warnings)")
         // FCM's display and CleverTap set the sound on the notification too.
         let fcm = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.sound2":"ding","gcm.n.android_channel_id":"orders","google.message_id":"0:1"}"#)
         #expect(fcm.warnings.contains("FCM's gcm.n.sound2 / gcm.n.sound plays only before Android 8 (API 26): from Android 8 the sound is the channel's (orders)"), "\(fcm.warnings)")

@@ -141,7 +141,7 @@ struct NotificationContentTests {
         #expect(android.vendor == .airship && android.platform == .android && data.visible)
         #expect(data.body == "B" && data.title == "T" && data.summary == "S" && data.openURL == "myapp://x")
         #expect(data.expandedTitle == "T" && data.expandedText == "S")
-        #expect(data.category == "ua_yes_no_foreground" && data.buttons == [Button(id: "yes", title: "Yes", url: "myapp://yes"), Button(id: "no", title: "No")])
+        #expect(data.category == nil && data.buttons == [Button(id: "yes", title: "Yes", url: "myapp://yes"), Button(id: "no", title: "No")])
         #expect(data.channel == "news" && data.priority == 1 && data.campaignID == "send-id" && data.extras == ["promo": .string("42")])
         #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"] && android.warnings.isEmpty)
 

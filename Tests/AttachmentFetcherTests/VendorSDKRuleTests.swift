@@ -166,6 +166,68 @@ struct VendorSDKRuleTests {
         #expect(buttons.content?.buttons == [Button(id: "a2", title: "Copy"), Button(id: "", title: "Go")])
     }
 
+    @Test("FCM Android as NotificationParams and CommonNotificationBuilder read it: displayed only with e exactly \"1\" under either prefix; a click_action replaces the link")
+    func firebaseDisplayAndClickAction() throws {
+        #expect(try ReadPayload(#"{"gcm.n.e":"true","gcm.n.title":"T","gcm.n.body":"B"}"#).content?.visible == false)
+        #expect(try ReadPayload(#"{"gcm.n.e":"0","gcm.notification.e":"1","gcm.n.title":"T"}"#).content?.visible == true)
+        #expect(try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title":"T"}"#).content?.visible == true)
+        let action = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.click_action":"OPEN_ORDER","gcm.n.link":"https://e.com/x"}"#)
+        #expect(action.content?.openURL == nil)
+        #expect(action.warnings.contains { $0.contains("gcm.n.click_action 'OPEN_ORDER' starts the app's activity") }, "\(action.warnings)")
+    }
+
+    @Test("Braze Android: a blank uri opens the app; ab_use_webview is \"true\" in any case, not \"1\"")
+    func brazeAndroidTapTarget() throws {
+        let blank = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","uri":"  ","ab_use_webview":"TRUE"}"#)
+        #expect(blank.content?.openURL == nil && blank.content?.openInWebview == true)
+        let one = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","uri":"https://e.com","ab_use_webview":"1"}"#)
+        #expect(one.content?.openURL == "https://e.com" && one.content?.openInWebview == false)
+    }
+
+    @Test("Airship Android: the notification's category is com.urbanairship.category (PushMessage.category); the interactive type names the buttons alone")
+    func airshipAndroidCategory() throws {
+        let read = try ReadPayload(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.category":"promo","com.urbanairship.interactive_type":"ua_yes_no_foreground"}"#)
+        #expect(read.content?.category == "promo")
+        #expect(read.content?.buttons.map(\.id) == ["yes", "no"])
+    }
+
+    @Test("Airship Android: a big_picture style without its picture is not applied (StyleNotificationExtender); the sound key is left to the channel by the current SDK")
+    func airshipAndroidStyleAndSound() throws {
+        let read = try ReadPayload(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.style":"{\"type\":\"big_picture\",\"title\":\"BT\",\"summary\":\"BS\"}","com.urbanairship.sound":"chime"}"#)
+        #expect(read.content?.expandedTitle == nil && read.content?.expandedText == nil && read.content?.imageURL == nil)
+        #expect(read.pictureURLs.isEmpty)
+        #expect(read.warnings.contains { $0.contains("big_picture without a big_picture URL") }, "\(read.warnings)")
+        #expect(read.warnings.contains { $0.hasPrefix("com.urbanairship.sound is not played by Airship's current SDK") }, "\(read.warnings)")
+    }
+
+    @Test("Airship iOS media_attachment as MediaAttachmentPayload decodes it: urls before url, an entry without url dropped; a field of the wrong type or a crop outside 0…1 and nothing applies, no attachment, no content override")
+    func airshipMediaAttachmentDecoding() throws {
+        func read(_ media: String) throws -> ReadPayload {
+            try ReadPayload(#"{"aps":{"alert":"A","mutable-content":1},"_":"s","com.urbanairship.media_attachment":\#(media)}"#)
+        }
+        let both = try read(#"{"url":"https://c.example/1.jpg","urls":[{"url":"https://c.example/2.jpg","url_id":"b"}]}"#)
+        #expect(both.pictureURLs == ["https://c.example/2.jpg"])
+        let partial = try read(#"{"urls":[{"url_id":"a"},{"url":"https://c.example/2.jpg"}]}"#)
+        #expect(partial.pictureURLs == ["https://c.example/2.jpg"])
+        let noURL = try read(#"{"content":{"body":"B2"}}"#)
+        #expect(noURL.pictureURLs.isEmpty && noURL.content?.body == "A")
+        #expect(noURL.warnings.contains { $0.contains("has neither urls nor url") }, "\(noURL.warnings)")
+        for (media, field) in [
+            (#"{"url":"https://c.example/a.jpg","options":{"crop":{"x":0,"y":0,"width":1.5,"height":1}},"content":{"title":"T2"}}"#, "options.crop.width"),
+            (#"{"url":"https://c.example/a.jpg","options":{"hidden":1},"content":{"title":"T2"}}"#, "options.hidden"),
+            (#"{"url":"https://c.example/a.jpg","thumbnail_id":7,"content":{"title":"T2"}}"#, "thumbnail_id"),
+        ] {
+            let bad = try read(media)
+            #expect(bad.pictureURLs.isEmpty, "\(field)")
+            #expect(bad.content?.title == nil && bad.content?.body == "A", "\(field)")
+            guard case .malformed(let problem)? = bad.recognized?.recognition else {
+                Issue.record("\(field): not malformed")
+                continue
+            }
+            #expect(problem.contains(field), "\(problem)")
+        }
+    }
+
     @Test("OneSignal iOS, as OSNotification.m parses: os_data.buttons or else actionbuttons in the os_data format (a top-level buttons list is an extra there), the top-level buttons in the original one")
     func oneSignalOSDataButtons() throws {
         let read = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":[{"i":"a","n":"A"}]},"buttons":[{"i":"z","n":"Z"}]}"#)

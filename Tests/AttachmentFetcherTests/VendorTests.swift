@@ -139,7 +139,8 @@ struct VendorTests {
         arguments: [
             #"{"aps":{"mutable-content":1},"com.urbanairship.media_attachment":"https://x/y.jpg"}"#,
             #"{"aps":{"mutable-content":1},"com.urbanairship.media_attachment":{"url":["URL",7]}}"#,
-            #"{"aps":{"mutable-content":1},"com.urbanairship.media_attachment":{"urls":[{"url_id":"a"}]}}"#,
+            #"{"aps":{"mutable-content":1},"com.urbanairship.media_attachment":{"urls":[{"url":7}]}}"#,
+            #"{"aps":{"mutable-content":1},"com.urbanairship.media_attachment":{"url":"URL","options":{"hidden":"yes"}}}"#,
             #"{"aps":{"mutable-content":1},"att":"URL"}"#,
             #"{"aps":{"mutable-content":1},"os_data":{"att":{"id":3}}}"#,
             #"{"aps":{"mutable-content":1},"fcm_options":{"image":["URL"]}}"#,

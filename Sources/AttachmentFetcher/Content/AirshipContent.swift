@@ -12,8 +12,8 @@
 /// expanded title `title` and the expanded text (`summary`, `big_text`, or `lines` one per line),
 /// picture that style's `big_picture` when its type is `big_picture`,
 /// tap target the JSON-in-string `.actions` (a rich message id `_uamid` adds Message Center's),
-/// buttons those of the group `.interactive_type` (as
-/// category), with `.interactive_actions`, channel `.notification_channel`, priority `.priority`,
+/// buttons those of the group `.interactive_type`, with `.interactive_actions`, category
+/// `.category`, channel `.notification_channel`, priority `.priority`,
 /// sound `.sound`, send id `.push.PUSH_ID`. Shown only with a non-empty ALERT.
 extension ContentReader {
     static let airshipPrefix = "com.urbanairship."
@@ -37,12 +37,17 @@ extension ContentReader {
         airshipButtons(group: content.category, at: "aps.category")
         let key = "com.urbanairship.media_attachment"
         guard let media = object(payload[key], at: key) else { return }
+        // The extension decodes the object whole or not at all: then the original content
+        // shows, no `content` override, no thumbnail options.
+        let decoded = AirshipSchema.decode(media)
         if let override = object(media["content"], at: "\(key).content"),
             extensionMakes("\(key).content replaces the alert's texts", instead: "the alert stands as aps gives it")
         {
             // iOS runs a service extension only for a push that shows an alert: with no text in
             // aps, nothing is shown and nothing replaced.
-            if !content.hasText {
+            if case .failure(let failure) = decoded {
+                warnings.append("\(failure.problem): Airship's extension applies nothing of \(key), \(key).content included")
+            } else if !content.hasText {
                 warnings.append("\(key).content replaces an alert's texts, but aps has none: iOS runs no service extension and shows nothing")
             } else {
                 if override["title"] != nil { content.title = text(override["title"], at: "\(key).content.title") }
@@ -51,6 +56,7 @@ extension ContentReader {
                 content.visible = content.hasText
             }
         }
+        guard case .success = decoded else { return }
         content.thumbnailID = text(media["thumbnail_id"], at: "\(key).thumbnail_id")
         guard let options = object(media["options"], at: "\(key).options") else { return }
         if let crop = object(options["crop"], at: "\(key).options.crop") {
@@ -105,8 +111,15 @@ extension ContentReader {
             content.expandedTitle = text(style["title"], at: "\(stylePath).title")
             switch type {
             case "big_picture":
-                content.expandedText = text(style["summary"], at: "\(stylePath).summary")
-                content.imageURL = text(style["big_picture"], at: "\(stylePath).big_picture")
+                // `StyleNotificationExtender` applies the style only with a picture to fetch:
+                // without one, neither its title nor its summary shows.
+                if let picture = text(style["big_picture"], at: "\(stylePath).big_picture") {
+                    content.expandedText = text(style["summary"], at: "\(stylePath).summary")
+                    content.imageURL = picture
+                } else {
+                    content.expandedTitle = nil
+                    warnings.append("\(stylePath) is big_picture without a big_picture URL: Airship's SDK applies no style, so its title and summary do not show")
+                }
             case "big_text":
                 content.expandedText = text(style["big_text"], at: "\(stylePath).big_text")
             default:
@@ -127,8 +140,10 @@ extension ContentReader {
             let richMessage = text("_uamid")
             content.messageCenterID = richMessage ?? airshipMessageCenter(actions, at: actionsPath)
         }
-        content.category = text("com.urbanairship.interactive_type")
-        airshipButtons(group: content.category, at: "com.urbanairship.interactive_type")
+        // The notification's category is `PushMessage.category`; the interactive type names
+        // the button group alone.
+        content.category = text("com.urbanairship.category")
+        airshipButtons(group: text("com.urbanairship.interactive_type"), at: "com.urbanairship.interactive_type")
         content.channel = text("com.urbanairship.notification_channel")
         // The same key also carries the delivery priority "high", which is no display priority:
         // `PushMessage.priority` reads it with Kotlin's 32-bit `toInt()`, 0 when that fails.
@@ -136,7 +151,12 @@ extension ContentReader {
             content.priority = min(2, max(-2, Int(value)))
         }
         content.sound = text("com.urbanairship.sound")
-        warnSoundBeforeChannels("Airship's com.urbanairship.sound")
+        // The Kotlin `AirshipNotificationProvider` sets no sound of its own; the older Java one
+        // set it before Android 8 only.
+        if content.sound != nil {
+            warnings.append(
+                "com.urbanairship.sound is not played by Airship's current SDK, which leaves the sound to the channel (\(content.channel ?? "the default channel")); older SDKs play it only before Android 8 (API 26)")
+        }
         content.campaignID = text("com.urbanairship.push.PUSH_ID")
         setExtras(from: payload) { $0.hasPrefix(Self.airshipPrefix) || $0 == "_uamid" || Self.isFCMKey($0) }
     }

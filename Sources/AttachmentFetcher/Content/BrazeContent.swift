@@ -100,8 +100,10 @@ extension ContentReader {
         content.largeIconURL = text("ab_li")
         // The receiver asks only whether the key is there (`containsKey`), whatever its value.
         if payload["ab_iip"] != nil { content.inlineImage = true }
-        content.openURL = text("uri")
-        content.openInWebview = flag(payload["ab_use_webview"], at: "ab_use_webview") ?? false
+        // A blank deep link opens the app (`isNullOrBlank`); the web view only for "true" in
+        // any case (`"true".equals(…, ignoreCase = true)`).
+        content.openURL = text("uri").flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+        content.openInWebview = text("ab_use_webview")?.lowercased() == "true"
         content.campaignID = text("cid")
         let extra = object(payload["extra"], at: "extra") ?? [:]
         content.imageURL = text("ab_iu") ?? text(extra["appboy_image_url"], at: "extra.appboy_image_url")

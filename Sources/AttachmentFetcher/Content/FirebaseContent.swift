@@ -54,8 +54,17 @@ extension ContentReader {
         }
         content.threadID = text(key("tag"))
         content.openURL = text(key("link_android")) ?? text(key("link"))
+        // `CommonNotificationBuilder.createTargetIntent`: a click action starts the activity
+        // for that action, and the link goes unused.
+        if let action = text(key("click_action")) {
+            if let link = content.openURL {
+                warnings.append("\(key("click_action")) '\(action)' starts the app's activity for that action: the link \(link) is not opened")
+            }
+            content.openURL = nil
+        }
         content.campaignID = text("google.c.a.c_id")
-        let displayed = flag(payload[key("e")], at: key("e")) ?? false
+        // `NotificationParams.isNotification`: "1" exactly, under either prefix.
+        let displayed = payload["gcm.n.e"]?.string == "1" || payload["gcm.notification.e"]?.string == "1"
         let noUI = flag(payload[key("noui")], at: key("noui")) ?? false
         content.visible = displayed && !noUI
         setExtras(from: payload) { Self.isFCMKey($0) }

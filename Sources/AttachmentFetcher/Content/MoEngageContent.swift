@@ -5,8 +5,9 @@
 /// picture `gcm_image_url`, tap target (a `gcm_webNotification` only) `moe_webUrl` else
 /// `gcm_webUrl`, channel `moe_channel_id`, priority `gcm_priority`, category `gcm_category`,
 /// large icon `gcm_l_ic`, buttons the JSON-in-string `gcm_actions` (`action_id`, a non-blank
-/// `action_title`, a navigate action's `uri`; the first 3), campaign `gcm_campaign_id`; extras are the keys that are not MoEngage's (`gcm_*`,
-/// `moe_*`, `moeFeatures`, `push_from`, `inbox_expiry`) nor FCM's. A rich-push template
+/// `action_title`, a navigate action's `uri`; the first 3), campaign `gcm_campaign_id`; extras
+/// are the keys that are not MoEngage's (`gcm_*`, `moe_*`, `moeFeatures`, `push_from`,
+/// `inbox_expiry`) nor FCM's. A rich-push template
 /// (`moeFeatures.richPush` `title` / `body` / `summary`) replaces those texts on Android 11 (API
 /// 30) and earlier only: a warning names each that differs. Shown only with both
 /// `gcm_notificationType` and `gcm_campaign_id`, a non-blank title and message (the rich push's

@@ -85,9 +85,8 @@ extension ContentReader {
         var buttons: [NotificationContent.Button] = []
         for (index, entry) in list.enumerated() {
             guard let button = object(entry, at: "\(path)[\(index)]") else { continue }
-            let title = text(button["n"], at: "\(path)[\(index)].n")
-            guard let title, let id = identifier(button["i"], at: "\(path)[\(index)].i") ?? Optional(title) else { continue }
-            buttons.append(.init(id: id, title: title))
+            guard let title = text(button["n"], at: "\(path)[\(index)].n") else { continue }
+            buttons.append(.init(id: identifier(button["i"], at: "\(path)[\(index)].i") ?? title, title: title))
         }
         return buttons
     }
