@@ -20,7 +20,6 @@ public struct MockCDNServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
     private let recorder: StatsRecorder
-    private let connections: OpenConnections
     private let shutDown: ShutdownFlag
     /// Whether the server speaks TLS (and so HTTP/2 where the client offers it).
     public let isTLS: Bool
@@ -48,7 +47,6 @@ public struct MockCDNServer: Sendable {
         let scheme = secure == nil ? "http" : "https"
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, eventLoopThreads))
         let recorder = StatsRecorder()
-        let connections = OpenConnections()
         let serving = ServingHandlers(
             http1: { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -65,7 +63,6 @@ public struct MockCDNServer: Sendable {
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
-                connections.add(channel)
                 let counted = channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ConnectionCounter(stats: recorder))
                 }
@@ -90,7 +87,6 @@ public struct MockCDNServer: Sendable {
             group: group,
             channel: channel,
             recorder: recorder,
-            connections: connections,
             shutDown: ShutdownFlag(),
             isTLS: secure != nil
         )
@@ -102,11 +98,9 @@ public struct MockCDNServer: Sendable {
         group: MultiThreadedEventLoopGroup,
         channel: any Channel,
         recorder: StatsRecorder,
-        connections: OpenConnections,
         shutDown: ShutdownFlag,
         isTLS: Bool
     ) {
-        self.connections = connections
         self.host = host
         self.port = port
         self.group = group
@@ -141,24 +135,6 @@ public struct MockCDNServer: Sendable {
     public func shutdown() async throws {
         guard shutDown.claim() else { return }
         try? await channel.close()
-        // A connection accepted just before the listener closed is still being registered on
-        // its event loop: a task queued behind those (twice, as registration starts the
-        // initializer) lets each join `connections` first.
-        for _ in 0..<2 {
-            for loop in group.makeIterator() { try? await loop.submit {}.get() }
-        }
-        // Each connection is closed, and its handlers' timers cancelled, while the event loops
-        // still run: closed by the loops' own shutdown instead, a response still being written
-        // scheduled its next chunk on a loop already shut down (SwiftNIO's "Cannot schedule
-        // tasks on an EventLoop that has already shut down", to become a crash).
-        for _ in 0..<10 {
-            let open = connections.all
-            if open.isEmpty { break }
-            for connection in open {
-                connection.close(promise: nil)
-                try? await connection.closeFuture.get()
-            }
-        }
         try await group.shutdownGracefully()
     }
 
@@ -192,22 +168,6 @@ package struct ServingHandlers: Sendable {
     package let http1: @Sendable (any Channel) -> EventLoopFuture<Void>
     /// A new handler for one request stream.
     package let makeHandler: @Sendable () -> any ChannelHandler
-}
-
-/// The server's open connections, so that shutting down closes them before the event loops.
-private final class OpenConnections: Sendable {
-    private let channels = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
-
-    /// Keeps `channel` until it closes.
-    func add(_ channel: any Channel) {
-        let id = ObjectIdentifier(channel)
-        channels.withLockedValue { $0[id] = channel }
-        channel.closeFuture.whenComplete { [channels] _ in
-            _ = channels.withLockedValue { $0.removeValue(forKey: id) }
-        }
-    }
-
-    var all: [any Channel] { channels.withLockedValue { Array($0.values) } }
 }
 
 private final class ShutdownFlag: Sendable {
