@@ -13,6 +13,10 @@
 #   child processes run in a network namespace (TSan's builds of mock-cdn and fetch-attachment);
 # - CLITests/demo: the demo's examples run against a 1 s deadline, one of them expected to miss it
 #   and every other expected to make it;
+# - CLITests/queueHint: three payloads of 1.2 s each against a 2 s timeout, one connection at a
+#   time, whose details depend on which ran out where;
+# - CLIRobustnessTests/payloadAtTheLimit: ten runs of the CLI that only parse their input, a
+#   minute of CPU under TSan beside the suites with one-minute limits;
 # - ResourceTests: campaigns of 3,000 payloads under `ulimit -n 1024`, sized for uninstrumented
 #   binaries (TSan multiplies their time and memory); the cache and concurrency suites run the
 #   same code paths under TSan;
@@ -36,7 +40,7 @@ mkdir -p "$scratch"
 export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt halt_on_error=0 second_deadlock_stack=1 history_size=4 ${TSAN_OPTIONS:-}"
 status=0
 export ATTACHMENT_FETCHER_TEST_TIME_SCALE="${ATTACHMENT_FETCHER_TEST_TIME_SCALE:-6}"
-swift test --skip-build --sanitize=thread --scratch-path "$scratch" --skip 'DeadlineTests|LoadTestTests|ResourceTests|HostileNameServerTests|CLITests/demo|ConcurrencyTests/twoThousandConnections' "$@" 2>&1 \
+swift test --skip-build --sanitize=thread --scratch-path "$scratch" --skip 'DeadlineTests|LoadTestTests|ResourceTests|HostileNameServerTests|CLITests/demo|CLITests/queueHint|CLIRobustnessTests/payloadAtTheLimit|ConcurrencyTests/twoThousandConnections' "$@" 2>&1 \
     | tee "$log" || status=$?
 if grep -q "WARNING: ThreadSanitizer" "$log"; then
     echo "ThreadSanitizer reported $(grep -c 'WARNING: ThreadSanitizer' "$log") issue(s); see $log" >&2

@@ -91,17 +91,23 @@ struct PlatformRulesTests {
 
     @Test("A download refused on the way is each platform's verdict in its own terms: audio over its limit is no picture on Android, an image over the image limit is over FCM's, a codec iOS does not play is no picture on Android")
     func refusalsInEachPlatformsTerms() async throws {
-        try await Fixture.with(configure: { $0.platforms = [.ios, .android] }) { fixture in
+        // Limits lowered so that the bodies stay small (under ThreadSanitizer too).
+        let configure: (inout PushAttachmentFetcher.Configuration) -> Void = {
+            $0.platforms = [.ios, .android]
+            $0.sizeLimits.audio = 100_000
+            $0.sizeLimits.image = 2_000_000
+        }
+        try await Fixture.with(configure: configure) { fixture in
             let audio = await fixture.fetcher.process(
-                Data(#"{"wzrk_pn":"true","nm":"a","nt":"t","wzrk_bp":"\#(fixture.server.url("/media/big.mp3?bytes=6000000"))"}"#.utf8))
+                Data(#"{"wzrk_pn":"true","nm":"a","nt":"t","wzrk_bp":"\#(fixture.server.url("/media/big.mp3?bytes=200000"))"}"#.utf8))
             #expect(audio.reason == .unsupportedType, "\(audio.detail ?? "")")
             #expect(audio.detail?.contains("which Android does not accept as a picture (images only)") == true, "\(audio.detail ?? "")")
             #expect(audio.verdicts.first { $0.platform == .ios }?.reason == .tooLarge)
             #expect(audio.failures.first?.reason == .unsupportedType)
-            let image = await fixture.fetcher.process(Self.fcm(fixture.server.url("/media/big.jpg?bytes=12000000")))
+            let image = await fixture.fetcher.process(Self.fcm(fixture.server.url("/media/big.jpg?bytes=2500000")))
             #expect(image.reason == .tooLarge)
             #expect(image.detail == "the body is larger than the Android picture limit, 1048576 bytes", "\(image.detail ?? "")")
-            #expect(image.verdicts.first { $0.platform == .ios }?.detail == "the body is larger than the image limit, 10000000 bytes")
+            #expect(image.verdicts.first { $0.platform == .ios }?.detail == "the body is larger than the image limit, 2000000 bytes")
             let hevc = await fixture.fetch("/files/clip-hev1.mp4")
             #expect(hevc.reason == .unsupportedType)
             let android = try #require(hevc.verdicts.first { $0.platform == .android })
