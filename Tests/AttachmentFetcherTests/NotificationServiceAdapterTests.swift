@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 
-@Suite("NotificationServiceAdapter: expiry and registration", .timeLimit(.minutes(1)))
+@Suite("NotificationServiceAdapter: expiry and registration", .timeLimit(.minutes(2)))
 struct NotificationServiceAdapterTests {
     /// `serviceExtensionTimeWillExpire` right after `didReceive` registered its request (from
     /// another thread, in iOS) finds the processing task and cancels it: no window in which the
@@ -51,11 +51,12 @@ struct NotificationServiceAdapterTests {
 
     /// A file made after the time expired is never shown, so it is removed: here a cache hit,
     /// which completes whether or not its task was cancelled, after the expiry.
+    ///
+    /// In a full test run its first, cached fetch has taken up to the fixture's 10 s (alone, a
+    /// few milliseconds), which ThreadSanitizer's time scale makes a minute: the suite has two.
     @Test("A file made after the expiry is removed: the original content was shown")
     func fileMadeAfterExpiryRemoved() async throws {
-        // The processing task ends at the payload's deadline: 3 s (18 s under ThreadSanitizer),
-        // not the fixture's 10 s, which the time scale made a whole minute, the suite's limit.
-        try await Fixture.with(timeout: .seconds(3) * TestTiming.scale, cached: true) { fixture in
+        try await Fixture.with(cached: true) { fixture in
             let path = "/media/late.jpg?bytes=5000"
             let first = await fixture.fetch(path)
             try #require(first.status == .attached)
