@@ -16,7 +16,8 @@ extension NotificationContent {
         }
     }
 
-    /// The title as the platform shows it (see ``shown(literal:key:arguments:)``).
+    /// The title as the platform shows it: on iOS the localisation key's string before the
+    /// literal, on Android the literal first.
     public var shownTitle: ShownText? { shown(literal: title, key: titleLocKey, arguments: titleLocArgs) }
     /// The subtitle as the platform shows it.
     public var shownSubtitle: ShownText? { shown(literal: subtitle, key: subtitleLocKey, arguments: subtitleLocArgs) }
