@@ -84,7 +84,7 @@ extension ContentReader {
         content.expandedText = text("ab_bs")
         if let count = integer(payload["ab_bc"], at: "ab_bc") { content.badge = .set(count) }
         // A blank channel id is none: the SDK falls back to its default channel.
-        content.channel = text("ab_nc").flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+        content.channel = nonBlankText("ab_nc")
         if let sound = text("sd") { content.sound = sound == "d" ? "default" : sound }
         warnSoundBeforeChannels("Braze's sd")
         // `getNotificationPriority`: a value outside −2…2 is logged and the default used.
@@ -102,7 +102,7 @@ extension ContentReader {
         if payload["ab_iip"] != nil { content.inlineImage = true }
         // A blank deep link opens the app (`isNullOrBlank`); the web view only for "true" in
         // any case (`"true".equals(…, ignoreCase = true)`).
-        content.openURL = text("uri").flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+        content.openURL = nonBlankText("uri")
         content.openInWebview = text("ab_use_webview")?.lowercased() == "true"
         content.campaignID = text("cid")
         let extra = object(payload["extra"], at: "extra") ?? [:]

@@ -99,6 +99,12 @@ struct ContentReader {
     /// A top-level string to show.
     mutating func text(_ key: String) -> String? { text(payload[key], at: key) }
 
+    /// A top-level string that is not blank (only white space): what Kotlin SDKs check with
+    /// `isNullOrBlank` / `isNotBlank`.
+    mutating func nonBlankText(_ key: String) -> String? {
+        text(key).flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+    }
+
     /// The warning for an Android sound key that `NotificationCompat`'s `setSound` applies:
     /// from Android 8 (API 26) a notification plays its channel's sound, whatever the builder
     /// was given: Braze's `sd` (`BrazeNotificationUtils.setSoundIfPresentAndSupported`),

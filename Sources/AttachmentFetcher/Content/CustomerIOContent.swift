@@ -41,7 +41,7 @@ extension ContentReader {
         content.title = payload["title"] != nil ? text("title") : text("gcm.n.title")
         content.body = payload["body"] != nil ? text("body") : text("gcm.n.body")
         // `payload.deepLink?.takeIf { it.isNotBlank() }`.
-        content.openURL = text("link").flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+        content.openURL = nonBlankText("link")
         // Its SDK reads no sound key: every push plays the default sound.
         content.sound = "default"
         content.imageURL = Self.customerIOAndroidPicture(payload)
