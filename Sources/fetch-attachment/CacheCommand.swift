@@ -31,9 +31,7 @@ struct CacheCommand: AsyncParsableCommand {
             guard isDirectory.boolValue else {
                 throw Failure("\(TerminalText.escaped(configuration.directory)) is not a directory")
             }
-            guard ["lock", "entries"].contains(where: { FileManager.default.fileExists(atPath: configuration.directory + "/" + $0) }) else {
-                return nil
-            }
+            guard AttachmentCache.holdsCache(at: configuration.directory) else { return nil }
             do {
                 return try await AttachmentCache(configuration: configuration)
             } catch {

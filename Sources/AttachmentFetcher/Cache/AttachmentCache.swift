@@ -36,6 +36,12 @@ public struct AttachmentCache: Sendable {
         await BlockingIO.run { [store] in store.clear() }
     }
 
+    /// Whether `directory` holds a cache: the lock file or `entries/` that opening one makes.
+    /// An inspection of a directory without them opens nothing there, which would make them.
+    public static func holdsCache(at directory: String) -> Bool {
+        [CacheStore.lockName, CacheStore.entriesName].contains { FileManager.default.fileExists(atPath: directory + "/" + $0) }
+    }
+
     /// The regular files directly in `directory` (the command line's default output directory,
     /// which holds each payload's hard link of a cache body): how many, and the bytes they hold,
     /// each file (inode) once however many links it has here. Nothing is followed: a

@@ -24,6 +24,9 @@ import Glibc
 /// payloads is pinned (and held open) until every one has its file, so eviction never takes it
 /// from them.
 final class CacheStore: Sendable {
+    /// The names of the entries' directory and the lock file in a cache's directory.
+    static let entriesName = "entries", lockName = "lock"
+
     /// The configuration (its directory absolute and normalised).
     let configuration: PushAttachmentFetcher.Configuration.Cache
     /// `<directory>/entries` and `<directory>/tmp`.
@@ -93,7 +96,7 @@ final class CacheStore: Sendable {
         self.clock = clock
         self.sniffBytes = sniffBytes
         let directory = configuration.directory
-        entriesDirectory = directory + "/entries"
+        entriesDirectory = directory + "/" + Self.entriesName
         temporaryDirectory = directory + "/tmp"
         do {
             try Syscalls.makeDirectories(FilePath(directory))
@@ -102,11 +105,12 @@ final class CacheStore: Sendable {
         }
         let shared = configuration.allowsSharedDirectory
         root = try Self.openDirectory(directory, in: nil, allowingShared: shared)
-        entries = try Self.openDirectory("entries", in: root, allowingShared: shared, path: entriesDirectory)
+        entries = try Self.openDirectory(Self.entriesName, in: root, allowingShared: shared, path: entriesDirectory)
         temporary = try Self.openDirectory("tmp", in: root, allowingShared: shared, path: temporaryDirectory)
         var problem: String?
         do {
-            let file = try Syscalls.open("lock", in: root, flags: O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, permissions: 0o644)
+            let file = try Syscalls.open(
+                FilePath(Self.lockName), in: root, flags: O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, permissions: 0o644)
             if (try? Syscalls.status(of: file))?.type == .regular {
                 lockFile = file
             } else {
