@@ -5,7 +5,7 @@ import Testing
 
 /// Nameless files made ahead for the engine (`PreparedFiles`): made off the engine's thread, never
 /// named, never waited for, closed with the fetcher; and the cached path takes them.
-@Suite("Prepared files: bodies' files made ahead, off the engine's thread", .timeLimit(.minutes(1)))
+@Suite("Prepared files: bodies' files made ahead, off the engine's thread", .timeLimit(.minutes(2)))
 struct PreparedFilesTests {
     /// How many of this process's descriptors are files made in `directory` (a nameless file's
     /// link in /proc reads `<directory>/#<inode> (deleted)`).

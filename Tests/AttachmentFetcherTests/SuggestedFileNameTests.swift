@@ -4,7 +4,7 @@ import Testing
 
 /// Firebase's iOS extension names an attachment after the file name URLSession suggests for the
 /// response (`FIRMessagingExtensionHelper.m`), and iOS attaches no file without a type in its name.
-@Suite("Firebase iOS: the suggested file name decides whether iPhones attach", .timeLimit(.minutes(1)))
+@Suite("Firebase iOS: the suggested file name decides whether iPhones attach", .timeLimit(.minutes(2)))
 struct SuggestedFileNameTests {
     @Test(
         "A suggested name surely without an image extension is told apart from one that has some",
