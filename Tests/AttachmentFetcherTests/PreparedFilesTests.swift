@@ -1,12 +1,18 @@
 @testable import AttachmentFetcher
 import Foundation
+import NIOCore
 import SystemPackage
 import Testing
 
 /// Nameless files made ahead for the engine (`PreparedFiles`): made off the engine's thread, never
-/// named, never waited for, closed with the fetcher; and the cached path takes them.
-@Suite("Prepared files: bodies' files made ahead, off the engine's thread", .timeLimit(.minutes(2)))
+/// named, never waited for, closed with the fetcher; and the cached path takes them. One test at a
+/// time: one holds the process's thread for files made ahead, which the others wait on.
+@Suite("Prepared files: bodies' files made ahead, off the engine's thread", .serialized, .timeLimit(.minutes(2)))
 struct PreparedFilesTests {
+    /// How long a refill may take to come: every fetcher's refills in a process share one thread,
+    /// and in a full test run on two cores one waited up to 2.3 s in its queue.
+    static let refillWait = Duration.seconds(15 * TestTiming.scale)
+
     /// How many of this process's descriptors are files made in `directory` (a nameless file's
     /// link in /proc reads `<directory>/#<inode> (deleted)`).
     private func descriptors(in directory: String) -> Int {
@@ -28,7 +34,7 @@ struct PreparedFilesTests {
         #expect(files.count == 0)
         // Nothing is made before the first take, and the first take does not wait for one.
         #expect(files.take() == nil)
-        try await TestTiming.wait(atMost: .seconds(5 * TestTiming.scale)) { files.count == 4 }
+        try await TestTiming.wait(atMost: Self.refillWait) { files.count == 4 }
         #expect(files.count == 4)
         #expect(names(in: directory).isEmpty, "\(names(in: directory))")
         #expect(descriptors(in: directory) == 4)
@@ -47,10 +53,73 @@ struct PreparedFilesTests {
         // 3 left of 4: more than half, no refill yet. 2 left: refilled to 4.
         #expect(files.count == 3)
         _ = try #require(files.take()).close()
-        try await TestTiming.wait(atMost: .seconds(5 * TestTiming.scale)) { files.count == 4 }
+        try await TestTiming.wait(atMost: Self.refillWait) { files.count == 4 }
         #expect(files.count == 4)
         #expect(files.taken.load(ordering: .relaxed) == 2)
         files.close()
+    }
+
+    @Test("A refill makes at most `capacity` files: a consumer that takes each file as it is made cannot keep a thread of the blocking pool, which the cache's commits share")
+    func refillIsBounded() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // The consumer takes each file on the refill's thread, as soon as it is ready: as an
+        // engine busier than the refill is fast does. Bounded: it stops taking after 1,000.
+        let made = Locked(0)
+        let box = Locked<PreparedFiles?>(nil)
+        let files = PreparedFiles(directory: directory, capacity: 4, afterEachFile: {
+            let count = made.withLock { made -> Int in
+                made += 1
+                return made
+            }
+            if count < 1_000 { try? box.withLock { $0 }?.take()?.close() }
+        })
+        box.withLock { $0 = files }
+        #expect(files.take() == nil)
+        try await TestTiming.wait(atMost: Self.refillWait) { made.withLock { $0 } >= 4 && !files.isRefilling }
+        // One refill's worth, and then the pool's thread is free for the next job in line; the
+        // next take starts the next refill.
+        #expect(made.withLock { $0 } == 4)
+        #expect(files.count == 0)
+        #expect(files.take() == nil)
+        try await TestTiming.wait(atMost: Self.refillWait) { made.withLock { $0 } >= 8 && !files.isRefilling }
+        #expect(made.withLock { $0 } == 8)
+        box.withLock { $0 = nil }
+        files.close()
+    }
+
+    @Test("Refills never stand in line before the blocking pool's other work: a commit does not wait for files made ahead")
+    func refillsDoNotDelayCommits() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Refills held at their first file until the gate opens: more of them than the blocking
+        // pool has threads (as when several fetchers' engines each want files).
+        let gate = DispatchSemaphore(value: 0)
+        let held = System.coreCount + 1
+        let sets = (0..<held).map { _ in PreparedFiles(directory: directory, capacity: 2, afterEachFile: { gate.wait(); gate.signal() }) }
+        for files in sets { #expect(files.take() == nil) }
+        let opened = Locked(false)
+        let open = {
+            if !opened.withLock({ opened in defer { opened = true }; return opened }) { gate.signal() }
+        }
+        let ranBeforeTheGateOpened = await withTaskGroup(of: Bool?.self) { group -> Bool in
+            group.addTask { await BlockingIO.run { !opened.withLock { $0 } } }
+            group.addTask {
+                // Bounded: the gate opens after this, and the job then runs after all.
+                try? await Task.sleep(for: .seconds(5 * TestTiming.scale))
+                return nil
+            }
+            var answer: Bool?
+            while answer == nil, let next = await group.next() {
+                if let ran = next { answer = ran } else { open() }
+            }
+            group.cancelAll()
+            open()
+            return answer ?? false
+        }
+        #expect(ranBeforeTheGateOpened)
+        try await TestTiming.wait(atMost: Self.refillWait) { sets.allSatisfy { !$0.isRefilling } }
+        for files in sets { files.close() }
     }
 
     @Test("close() closes every file held; later takes answer nil and make nothing")
@@ -59,7 +128,7 @@ struct PreparedFilesTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let files = PreparedFiles(directory: directory, capacity: 3)
         _ = files.take()
-        try await TestTiming.wait(atMost: .seconds(5 * TestTiming.scale)) { files.count == 3 }
+        try await TestTiming.wait(atMost: Self.refillWait) { files.count == 3 }
         #expect(descriptors(in: directory) == 3)
         files.close()
         #expect(files.count == 0)
@@ -141,7 +210,7 @@ struct PreparedFilesTests {
             #expect(files.directory == fixture.directory)
             #expect(files.capacity > 0)
             #expect(await fixture.fetcher.process(fixture.braze("/media/first.png?bytes=30000")).status == .attached)
-            try await TestTiming.wait(atMost: .seconds(5 * TestTiming.scale)) { files.count == files.capacity }
+            try await TestTiming.wait(atMost: Self.refillWait) { files.count == files.capacity }
             #expect(files.count == files.capacity)
             #expect(descriptors(in: fixture.directory) == files.capacity)
 
@@ -172,7 +241,7 @@ struct PreparedFilesTests {
             #expect(files.capacity > 0)
             // The first body's file is made on the spot; its take starts the refill.
             #expect(await fixture.fetcher.process(fixture.braze("/media/first.png?bytes=30000")).status == .attached)
-            try await TestTiming.wait(atMost: .seconds(5 * TestTiming.scale)) { files.count == files.capacity }
+            try await TestTiming.wait(atMost: Self.refillWait) { files.count == files.capacity }
             #expect(files.count == files.capacity)
             #expect(files.taken.load(ordering: .relaxed) == 0)
 

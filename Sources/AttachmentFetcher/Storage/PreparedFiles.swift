@@ -13,16 +13,16 @@ import Musl
 /// Creating a file is the costliest step of a small transfer on a disk: ext4 searches its bitmaps
 /// for a free inode, skipping those freed in the last seconds. Made on the engine's thread, that
 /// search holds up every transfer, and the engine's thread becomes the run's critical path. Made
-/// here, on the blocking pool (`BlockingIO`), it runs beside the engine on another core. (Measured in
-/// docs/performance.md, "On disk".)
+/// here, on the process's thread for work ahead of need (`BlockingIO.startAhead`), it runs beside
+/// the engine on another core. (Measured in docs/performance.md, "On disk".)
 ///
 /// Neither `take()` nor `file()` waits for a refill: with no file ready, `take()` answers `nil`
 /// and `file()` makes one on the spot, as the engine did before. A take that leaves half of
 /// `capacity` or fewer ready asks for a refill; one refill runs at a time and stops at `capacity`
-/// or at the first error (out of descriptors, a full disk), which the next `file()` then meets
-/// and reports; on a file system without `O_TMPFILE` no file is made ahead again (`file()` then
-/// makes named ones). The files have no name, so a crash leaves nothing; `close()` closes those
-/// still held.
+/// ready, after `capacity` made, or at the first error (out of descriptors, a full disk), which
+/// the next `file()` then meets and reports; on a file system without `O_TMPFILE` no file is made
+/// ahead again (`file()` then makes named ones). The files have no name, so a crash leaves
+/// nothing; `close()` closes those still held.
 final class PreparedFiles: Sendable {
     /// The directory the files are made in.
     let directory: String
@@ -40,10 +40,15 @@ final class PreparedFiles: Sendable {
     }
     private let state = Locked(State())
 
-    init(directory: String, capacity: Int, permissions: mode_t = 0o600) {
+    /// Called on the refill's thread after each file it makes ready (for tests: a consumer that
+    /// takes each file as soon as it is made).
+    private let afterEachFile: (@Sendable () -> Void)?
+
+    init(directory: String, capacity: Int, permissions: mode_t = 0o600, afterEachFile: (@Sendable () -> Void)? = nil) {
         self.directory = directory
         self.capacity = capacity
         self.permissions = permissions
+        self.afterEachFile = afterEachFile
     }
 
     deinit { close() }
@@ -60,7 +65,7 @@ final class PreparedFiles: Sendable {
             if refill { state.refilling = true }
             return (file, refill)
         }
-        if refill { BlockingIO.start { [weak self] in self?.refill() } }
+        if refill { BlockingIO.startAhead { [weak self] in self?.refill() } }
         if file != nil { taken.add(1, ordering: .relaxed) }
         return file
     }
@@ -75,6 +80,9 @@ final class PreparedFiles: Sendable {
     /// How many files are ready now.
     var count: Int { state.withLock { $0.ready.count } }
 
+    /// Whether a refill is asked for or running.
+    var isRefilling: Bool { state.withLock { $0.refilling } }
+
     /// Closes the files still held; later takes answer `nil`.
     func close() {
         let files = state.withLock { state -> [FileDescriptor] in
@@ -85,15 +93,22 @@ final class PreparedFiles: Sendable {
         for file in files { try? file.close() }
     }
 
-    /// Makes files until `capacity` are ready or one cannot be made. It stops being the refill
-    /// under the same lock as it finds there is nothing more to do, so that a take meanwhile
-    /// either sees it running or starts the next.
+    /// Makes files until `capacity` are ready, `capacity` are made, or one cannot be made. It
+    /// stops being the refill under the same lock as it finds there is nothing more to do, so
+    /// that a take meanwhile either sees it running or starts the next.
+    ///
+    /// Bounded by the files it makes, not only by those ready: an engine that takes each file as
+    /// soon as it is made would otherwise keep the thread for as long as it is busy, and every
+    /// other fetcher's refills (on the blocking pool, where they ran before, every cache commit)
+    /// waited for it to fall idle.
     private func refill() {
+        var made = 0
         while state.withLock({ state in
-            let more = !state.closed && state.ready.count < capacity
+            let more = !state.closed && state.ready.count < capacity && made < capacity
             if !more { state.refilling = false }
             return more
         }) {
+            made += 1
             let file: FileDescriptor
             do {
                 file = try TemporaryFiles.openAnonymous(in: directory, permissions: permissions)
@@ -111,6 +126,7 @@ final class PreparedFiles: Sendable {
                 return true
             }
             if !kept { try? file.close() }
+            afterEachFile?()
         }
     }
 }
