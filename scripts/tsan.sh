@@ -40,6 +40,8 @@ mkdir -p "$scratch"
 export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt halt_on_error=0 second_deadlock_stack=1 history_size=4 ${TSAN_OPTIONS:-}"
 status=0
 export ATTACHMENT_FETCHER_TEST_TIME_SCALE="${ATTACHMENT_FETCHER_TEST_TIME_SCALE:-6}"
+# At most 8 tests at once, as scripts/test.sh says why.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}"
 swift test --skip-build --sanitize=thread --scratch-path "$scratch" --skip 'DeadlineTests|LoadTestTests|ResourceTests|HostileNameServerTests|CLITests/demo|CLITests/queueHint|CLIRobustnessTests/payloadAtTheLimit|ConcurrencyTests/twoThousandConnections' "$@" 2>&1 \
     | tee "$log" || status=$?
 if grep -q "WARNING: ThreadSanitizer" "$log"; then
