@@ -239,14 +239,19 @@ struct NotificationContentTests {
     func cleverTap() throws {
         let ios = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1,"badge":1},"wzrk_id":"1700000000_20260101","wzrk_pivot":"wzrk_default","wzrk_dl":"myapp://x","ct_mediaUrl":"https://cdn.example.com/a.jpg","ct_mediaType":"image","k":"v"}"#)
         #expect(ios.vendor == .cleverTap && ios.content?.openURL == "myapp://x" && ios.content?.campaignID == "1700000000_20260101")
-        #expect(ios.content?.badge == .set(1) && ios.content?.extras == ["k": .string("v")])
+        // Extras are what the SDK hands the app: the payload less aps, CleverTap's keys included.
+        #expect(ios.content?.badge == .set(1))
+        #expect(Set(ios.content.map { Array($0.extras.keys) } ?? []) == ["wzrk_id", "wzrk_pivot", "wzrk_dl", "ct_mediaUrl", "ct_mediaType", "k"])
+        #expect(ios.content?.extras["k"] == .string("v") && ios.content?.extras["wzrk_pivot"] == .string("wzrk_default"))
 
         let android = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_st":"Sub","wzrk_bp":"https://cdn.example.com/a.jpg","wzrk_nms":"Summary","wzrk_dl":"myapp://x","wzrk_cid":"promos","pr":"high","wzrk_sound":"true","wzrk_bc":"3","wzrk_id":"1700000000_20260101","wzrk_pid":"p-1","wzrk_acts":"[{\"l\":\"Open\",\"dl\":\"myapp://y\",\"id\":\"open\",\"ac\":true},{\"l\":\"Dismiss\",\"id\":\"dismiss\"}]","k":"v"}"#)
         let content = try #require(android.content)
         #expect(android.vendor == .cleverTap && android.platform == .android && content.visible)
         #expect(content.title == "T" && content.body == "B" && content.summary == "Sub" && content.subtitle == nil && content.expandedText == "Summary")
         #expect(content.openURL == "myapp://x" && content.channel == "promos" && content.priority == 1 && content.sound == "default")
-        #expect(content.badge == .set(3) && content.campaignID == "1700000000_20260101" && content.extras == ["k": .string("v")])
+        #expect(content.badge == .set(3) && content.campaignID == "1700000000_20260101")
+        // Every data key: the click listener receives the whole payload.
+        #expect(content.extras.count == 15 && content.extras["k"] == .string("v") && content.extras["wzrk_pid"] == .string("p-1"))
         #expect(content.buttons == [Button(id: "open", title: "Open", url: "myapp://y"), Button(id: "dismiss", title: "Dismiss")])
         #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"])
         #expect(android.warnings == ["CleverTap's wzrk_sound plays only before Android 8 (API 26): from Android 8 the sound is the channel's (promos)"])

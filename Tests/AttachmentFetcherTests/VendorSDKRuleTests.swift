@@ -72,11 +72,11 @@ struct VendorSDKRuleTests {
         #expect(encoded.contains(#""message_center_id":"m1""#))
     }
 
-    @Test("CleverTap Android: a Push Templates push (pt_id) is named as not modelled, and its pt_* keys are CleverTap's, not extras")
+    @Test("CleverTap Android: a Push Templates push (pt_id) is named as not modelled; extras are every data key, as the SDK's click listener receives them, FCM's aside")
     func cleverTapPushTemplates() throws {
-        let read = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","pt_id":"pt_basic","pt_title":"Big","k":"v"}"#)
+        let read = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","pt_id":"pt_basic","pt_title":"Big","k":"v","google.message_id":"0:1"}"#)
         #expect(read.vendor == .cleverTap)
-        #expect(read.content?.extras.keys.sorted() == ["k"])
+        #expect(read.content?.extras.keys.sorted() == ["k", "nm", "nt", "pt_id", "pt_title", "wzrk_pn"])
         #expect(read.warnings.contains { $0.hasPrefix("pt_id 'pt_basic': CleverTap's Push Templates draw this push") }, "\(read.warnings)")
     }
 
@@ -138,12 +138,22 @@ struct VendorSDKRuleTests {
         ("true", true, true), ("1", true, false), (#""1""#, false, false), (#""TRUE""#, false, true), ("false", false, false),
     ])
     func iterableGhostFlag(value: String, iosGhost: Bool, androidGhost: Bool) throws {
-        let ios = try ReadPayload(#"{"aps":{"alert":"B"},"itbl":{"messageId":"m","isGhostPush":\#(value)}}"#)
+        let ios = try ReadPayload(#"{"aps":{"content-available":1},"itbl":{"messageId":"m","isGhostPush":\#(value)}}"#)
         #expect(ios.isInternal == iosGhost, "iOS \(value)")
         let escaped = value.replacingOccurrences(of: "\"", with: "\\\"")
         let android = try ReadPayload(#"{"body":"B","itbl":"{\"isGhostPush\":\#(escaped)}"}"#)
         #expect(android.isInternal == androidGhost, "Android \(value)")
         #expect(android.content?.visible == !androidGhost)
+    }
+
+    @Test("An Iterable iOS ghost push with an aps.alert is shown, as iOS shows any alert, with a warning; without one it is internal")
+    func iterableGhostWithAlert() throws {
+        let shown = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"Hello"},"mutable-content":1},"itbl":{"isGhostPush":true,"campaignId":5,"templateId":6,"messageId":"m-1","attachment-url":"https://cdn.example.com/a.jpg"}}"#)
+        #expect(!shown.isInternal && shown.content?.visible == true)
+        #expect(shown.content?.body == "Hello" && shown.pictureURLs == ["https://cdn.example.com/a.jpg"])
+        #expect(shown.warnings.contains { $0.hasPrefix("itbl.isGhostPush is true, yet aps.alert is set: iOS shows this push") }, "\(shown.warnings)")
+        let silent = try ReadPayload(#"{"aps":{"content-available":1},"itbl":{"isGhostPush":true,"messageId":"m-2"},"notificationType":"InAppUpdate"}"#)
+        #expect(silent.isInternal && silent.content?.visible == false)
     }
 
     @Test("MoEngage Android as PushBase 6.6.0 decides (decompiled): no push without a title and message, none for the inbox; a URL only for a web notification, moe_webUrl first; a button needs its title")
@@ -164,6 +174,36 @@ struct VendorSDKRuleTests {
         #expect(normal.warnings.contains { $0.contains("only for gcm_notificationType gcm_webNotification") }, "\(normal.warnings)")
         let buttons = try ReadPayload(#"{\#(base),"gcm_notificationType":"n","gcm_title":"T","gcm_alert":"B","gcm_actions":"[{\"action_id\":\"a1\"},{\"action_title\":\"Copy\",\"action_id\":\"a2\"},{\"action_title\":\"Go\"}]"}"#)
         #expect(buttons.content?.buttons == [Button(id: "a2", title: "Copy"), Button(id: "", title: "Go")])
+    }
+
+    @Test("A Braze Android push story (ab_c) shows its first page's image in place of ab_iu, which is what is fetched; without ab_c the pages are ignored")
+    func brazePushStory() throws {
+        let story = try ReadPayload(#"{"_ab":"true","t":"Story","a":"Swipe","uri":"myapp://home","ab_iu":"https://cdn.example.com/hero.jpg","ab_c":"true","ab_c0_i":"https://cdn.example.com/p0.jpg","ab_c0_t":"Page 1","ab_c0_st":"Sub 1","ab_c0_uri":"myapp://p0","ab_c1_i":"https://cdn.example.com/p1.jpg","ab_c1_t":"Page 2","ab_c2_i":" "}"#)
+        #expect(story.pictureURLs == ["https://cdn.example.com/p0.jpg"])
+        #expect(story.content?.imageURL == "https://cdn.example.com/p0.jpg")
+        #expect(
+            story.warnings.contains {
+                $0.hasPrefix("ab_c: a Braze push story of 2 pages: Android shows page 1 (https://cdn.example.com/p0.jpg, 'Page 1' / 'Sub 1') in place of https://cdn.example.com/hero.jpg")
+            }, "\(story.warnings)")
+        let notStory = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","ab_iu":"https://cdn.example.com/hero.jpg","ab_c0_i":"https://cdn.example.com/p0.jpg"}"#)
+        #expect(notStory.pictureURLs == ["https://cdn.example.com/hero.jpg"] && notStory.warnings.isEmpty, "\(notStory.warnings)")
+    }
+
+    @Test("MoEngage Android's tap target as RedirectionHandler.getDeepLink builds it (decompiled): moe_webUrl when the key is there, else gcm_webUrl with every key of the payload added as a query parameter")
+    func moEngageAndroidDeepLink() throws {
+        let appended = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"gcm_webNotification","gcm_campaign_id":"c1","gcm_title":"T","gcm_alert":"B","gcm_webUrl":"myapp://cart?x=1#top","promo":"SAVE 10/€","n":3}"#)
+        #expect(
+            appended.content?.openURL
+                == "myapp://cart?x=1&push_from=moengage&gcm_notificationType=gcm_webNotification&gcm_campaign_id=c1&gcm_title=T&gcm_alert=B&gcm_webUrl=myapp%3A%2F%2Fcart%3Fx%3D1%23top&promo=SAVE%2010%2F%E2%82%AC&n=3#top")
+        #expect(appended.warnings.contains { $0.hasPrefix("without moe_webUrl, MoEngage's SDK opens gcm_webUrl with every key of the payload added") }, "\(appended.warnings)")
+        // The key alone decides: an empty moe_webUrl is what the SDK opens (nothing), not gcm_webUrl.
+        let empty = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"gcm_webNotification","gcm_campaign_id":"c1","gcm_title":"T","gcm_alert":"B","gcm_webUrl":"myapp://cart","moe_webUrl":""}"#)
+        #expect(empty.content?.openURL == nil && empty.warnings.isEmpty, "\(empty.warnings)")
+        // A button whose extras hold only gcm_webUrl is a rich landing: the SDK's web view.
+        let landing = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"gcm_webNotification","gcm_campaign_id":"c1","gcm_title":"T","gcm_alert":"B","moe_webUrl":"https://e.com","gcm_actions":"[{\"action_title\":\"Read\",\"action_id\":\"a1\",\"action_tag\":\"m_nav\",\"extras\":{\"gcm_webUrl\":\"https://example.com/article\"}},{\"action_title\":\"Go\",\"action_id\":\"a2\",\"uri\":\"myapp://go\"}]"}"#)
+        #expect(landing.content?.buttons == [Button(id: "a1", title: "Read", url: "https://example.com/article", webview: true), Button(id: "a2", title: "Go", url: "myapp://go")])
+        #expect(ContentReader.addingPayload(["a": .string("b")], to: "https://e.com/?") == "https://e.com/?a=b")
+        #expect(ContentReader.addingPayload(["k": .object(["x": .bool(true)])], to: "https://e.com/p") == "https://e.com/p?k=%7B%22x%22%3Atrue%7D")
     }
 
     @Test("FCM Android as NotificationParams and CommonNotificationBuilder read it: displayed only with e exactly \"1\" under either prefix; a click_action replaces the link")

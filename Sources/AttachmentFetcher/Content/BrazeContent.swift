@@ -6,7 +6,8 @@
 /// Android (`_ab`): title `t`, body `a`, summary `s`, expanded title and text `ab_bt` / `ab_bs`
 /// (the text is the body with a picture and neither `s` nor `ab_bs`), badge `ab_bc`, sound `sd`
 /// (`d` = default), channel `ab_nc`, priority `p`, category `ab_ct`, large icon `ab_li`, inline
-/// image `ab_iip`, picture `ab_iu` else `extra.appboy_image_url`, tap target `uri` /
+/// image `ab_iip`, picture a push story's (`ab_c`) first page's `ab_c0_i`, else `ab_iu`, else
+/// `extra.appboy_image_url`, tap target `uri` /
 /// `ab_use_webview`, buttons `ab_a*_a` / `_t` / `_uri` / `_use_webview` / `_id`, extras the
 /// JSON-in-string `extra`, campaign `cid`. Shown only with both `t` and `a`.
 extension ContentReader {
@@ -107,6 +108,16 @@ extension ContentReader {
         content.campaignID = text("cid")
         let extra = object(payload["extra"], at: "extra") ?? [:]
         content.imageURL = text("ab_iu") ?? text(extra["appboy_image_url"], at: "extra.appboy_image_url")
+        // A push story (`ab_c`) shows its pages in place of any big picture: page 1's image
+        // (`ab_c0_i`) is the picture it opens on.
+        let pages = Self.brazeStoryPages(payload)
+        if pages > 0, let first = text("ab_c0_i") {
+            let replaced = content.imageURL.map { " in place of \($0)" } ?? ""
+            content.imageURL = first
+            let page = [text("ab_c0_t"), text("ab_c0_st")].compactMap { $0 }.map { "'\($0)'" }.joined(separator: " / ")
+            warnings.append(
+                "ab_c: a Braze push story of \(pages) page\(pages == 1 ? "" : "s"): Android shows page 1 (\(first)\(page.isEmpty ? "" : ", " + page))\(replaced), and shows no picture when that image does not load; the other pages' images (ab_c1_i…) are not fetched here")
+        }
         // The SDK's big picture shows the body under the title when neither line is set: without
         // it, "the message would be blank in expanded mode".
         if content.expandedText == nil, content.summary == nil, content.imageURL != nil, content.inlineImage != true {
@@ -125,8 +136,19 @@ extension ContentReader {
         content.buttons = buttons
     }
 
-    /// Braze Android's picture: `ab_iu`, else `appboy_image_url` in the JSON-in-string `extra`.
+    /// How many pages a Braze push story has: none without `ab_c`, else as many as there are
+    /// non-blank `ab_c<i>_i` from 0 on (`BrazeNotificationPayload.parsePushStoryData`).
+    static func brazeStoryPages(_ payload: JSONObject) -> Int {
+        guard payload["ab_c"] != nil else { return 0 }
+        var pages = 0
+        while pages < 64, let image = payload["ab_c\(pages)_i"]?.string, !image.allSatisfy(\.isWhitespace) { pages += 1 }
+        return pages
+    }
+
+    /// Braze Android's picture: a push story's first page's image, else `ab_iu`, else
+    /// `appboy_image_url` in the JSON-in-string `extra`.
     static func brazeAndroidPicture(_ payload: JSONObject) -> String? {
+        if brazeStoryPages(payload) > 0, let url = payload["ab_c0_i"]?.string { return url }
         if let url = payload["ab_iu"]?.string, !url.isEmpty { return url }
         var reader = ContentReader(payload, platform: .android)
         return reader.object(payload["extra"], at: "extra")?["appboy_image_url"]?.string.flatMap { $0.isEmpty ? nil : $0 }

@@ -1,5 +1,6 @@
 /// CleverTap. iOS: the APNs layer; tap target `wzrk_dl`; campaign `wzrk_id`; extras are the
-/// top-level keys but `aps` and CleverTap's (`wzrk_*`, `W$*`, `ct_*`).
+/// top-level keys but `aps`, CleverTap's own (`wzrk_*`, `W$*`) among them: the SDK hands the app
+/// the payload less `aps` (`pushNotificationTappedWithCustomExtras`), and CONTENT.md §7 says so.
 ///
 /// Android (`wzrk_pn`): title `nt`, body `nm`, summary (subText) `wzrk_st`, expanded text `wzrk_nms` (only
 /// with a picture, the body when absent), picture
@@ -7,15 +8,13 @@
 /// priority `pr` (`high`, `max`), sound `wzrk_sound` (`true` = default, else a name without
 /// `.mp3` / `.ogg` / `.wav`), count `wzrk_bc` (sets the badge), buttons the JSON-in-string
 /// `wzrk_acts` (`id`, `l`, `dl`), campaign `wzrk_id`. Shown only with a non-empty `nm` and
-/// without `wzrk_pn_s` `"true"` (in any case; another value does not silence it).
+/// without `wzrk_pn_s` `"true"` (in any case; another value does not silence it). Extras are
+/// every data key the app receives (FCM's own keys are not among them), CleverTap's included: the
+/// click listener gets the whole payload.
 extension ContentReader {
-    static func isCleverTapKey(_ key: String) -> Bool {
-        key.hasPrefix("wzrk_") || key.hasPrefix("W$") || key.hasPrefix("ct_")
-    }
-
     mutating func readCleverTapIOS() {
         readAPNs()
-        setExtras(from: payload) { $0 == "aps" || Self.isCleverTapKey($0) }
+        setExtras(from: payload) { $0 == "aps" }
         content.openURL = text("wzrk_dl")
         content.campaignID = text("wzrk_id")
     }
@@ -65,10 +64,7 @@ extension ContentReader {
         if let template = text("pt_id") {
             warnings.append("pt_id '\(template)': CleverTap's Push Templates draw this push from its pt_* keys (not modelled here); the texts above are what it shows without the module")
         }
-        setExtras(from: payload) {
-            Self.isCleverTapKey($0) || $0.hasPrefix("pt_") || ["nt", "nm", "pr", "ico", "pf", "alt_text_wzrk_bp"].contains($0)
-                || Self.isFCMKey($0)
-        }
+        setExtras(from: payload) { Self.isFCMKey($0) }
     }
 
     /// CleverTap Android's picture: `wzrk_bp` when it starts with `http`.

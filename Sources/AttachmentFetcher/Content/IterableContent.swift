@@ -17,7 +17,11 @@ extension ContentReader {
     mutating func readIterableIOS() {
         readAPNs()
         setExtras(from: payload) { $0 == "aps" || $0 == "itbl" }
-        readIterableMetadata(legacyURLKey: "url")
+        let ghost = readIterableMetadata(legacyURLKey: "url")
+        if ghost, payload["aps"]?.object?["alert"] != nil {
+            warnings.append(
+                "itbl.isGhostPush is true, yet aps.alert is set: iOS shows this push all the same (the flag only tells the Iterable SDK, which sends its ghost pushes silent)")
+        }
     }
 
     mutating func readIterableAndroid() {

@@ -1,11 +1,13 @@
+import Foundation
+
 /// MoEngage. iOS: the APNs layer; tap target `app_extra.moe_deeplink` [U], else
 /// `moengage.webUrl` (rich landing); extras are `app_extra` but `moe_deeplink`; campaign `moengage.cid`.
 ///
 /// Android (`push_from: moengage`): title `gcm_title`, body `gcm_alert`, summary `gcm_subtext`,
 /// picture `gcm_image_url`, tap target (a `gcm_webNotification` only) `moe_webUrl` else
-/// `gcm_webUrl`, channel `moe_channel_id`, priority `gcm_priority`, category `gcm_category`,
+/// `gcm_webUrl` with the payload's keys added, channel `moe_channel_id`, priority `gcm_priority`, category `gcm_category`,
 /// large icon `gcm_l_ic`, buttons the JSON-in-string `gcm_actions` (`action_id`, a non-blank
-/// `action_title`, a navigate action's `uri`; the first 3), campaign `gcm_campaign_id`; extras
+/// `action_title`, a navigate action's `uri`, or its `extras`' lone `gcm_webUrl` in a web view; the first 3), campaign `gcm_campaign_id`; extras
 /// are the keys that are not MoEngage's (`gcm_*`, `moe_*`, `moeFeatures`, `push_from`,
 /// `inbox_expiry`) nor FCM's. A rich-push template
 /// (`moeFeatures.richPush` `title` / `body` / `summary`) replaces those texts on Android 11 (API
@@ -23,6 +25,34 @@ extension ContentReader {
             text(appExtra["moe_deeplink"], at: "app_extra.moe_deeplink")
             ?? text(moengage?["webUrl"], at: "moengage.webUrl")
         content.campaignID = identifier(moengage?["cid"], at: "moengage.cid")
+    }
+
+    /// `url` with each key of `payload` added as a query parameter, as Android's
+    /// `Uri.Builder.appendQueryParameter` adds it (`Uri.encode`: letters, digits and `_-!.~'()*`
+    /// kept, every other byte of the UTF-8 percent-encoded), before any fragment; a value that is
+    /// not a string is added as its JSON text. MoEngage's `addPayloadToUri` adds the whole payload.
+    static func addingPayload(_ payload: JSONObject, to url: String) -> String {
+        var allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        allowed.insert(charactersIn: "_-!.~'()*")
+        func encoded(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text }
+        let parameters = payload.members.compactMap { member -> String? in
+            let value: String
+            switch member.value {
+            case .null: return nil
+            case .string(let text): value = text
+            case .bool(let flag): value = flag ? "true" : "false"
+            case .number(let number): value = PayloadValue.text(of: number)
+            case .array, .object:
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                value = (try? encoder.encode(PayloadValue(member.value))).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            }
+            return encoded(member.key) + "=" + encoded(value)
+        }
+        guard !parameters.isEmpty else { return url }
+        let (base, fragment) = url.firstIndex(of: "#").map { (String(url[..<$0]), String(url[$0...])) } ?? (url, "")
+        let separator = base.contains("?") ? (base.hasSuffix("?") ? "" : "&") : "?"
+        return base + separator + parameters.joined(separator: "&") + fragment
     }
 
     /// The most buttons MoEngage's Android SDK adds from `gcm_actions`.
@@ -52,11 +82,19 @@ extension ContentReader {
             content.visible = false
             warnings.append("moeFeatures.pushToInbox: MoEngage's SDK puts the push in the app's inbox and shows no notification")
         }
-        // The tap opens a URL only for a web notification: `moe_webUrl` (the SDK's own form, the
-        // payload's keys added), else `gcm_webUrl`; another type opens `gcm_activityName` or the app.
-        let url = text("moe_webUrl") ?? text("gcm_webUrl")
+        // The tap opens a URL only for a web notification (`RedirectionHandler.getDeepLink`): a
+        // payload with the key `moe_webUrl` opens that, even empty; one without opens `gcm_webUrl`
+        // with every key of the payload added as a query parameter (`addPayloadToUri`). Another
+        // type opens `gcm_activityName` or the app.
+        let url = payload["moe_webUrl"] != nil ? text("moe_webUrl") : text("gcm_webUrl")
         if type == "gcm_webNotification" {
-            content.openURL = url
+            if payload["moe_webUrl"] != nil {
+                content.openURL = url
+            } else if let url {
+                content.openURL = Self.addingPayload(payload, to: url)
+                warnings.append(
+                    "without moe_webUrl, MoEngage's SDK opens gcm_webUrl with every key of the payload added as a query parameter (shown in the payload's order; the device's order is its own, and the SDK may add keys)")
+            }
         } else if let url {
             warnings.append("a tap opens \(url) only for gcm_notificationType gcm_webNotification: this push opens the app")
         }
@@ -86,7 +124,17 @@ extension ContentReader {
                     continue
                 }
                 let id = identifier(action["action_id"], at: "\(path).action_id") ?? ""
-                content.buttons.append(.init(id: id, title: title, url: text(action["uri"], at: "\(path).uri")))
+                // A navigate action opens its `uri`; one whose `extras` hold only `gcm_webUrl` is a
+                // rich landing, which the SDK opens in its own web view (`MoEActivity`).
+                var url = text(action["uri"], at: "\(path).uri")
+                var webview = false
+                if url == nil, let extras = action["extras"]?.object, extras.members.count == 1,
+                    let landing = text(extras["gcm_webUrl"], at: "\(path).extras.gcm_webUrl")
+                {
+                    url = landing
+                    webview = true
+                }
+                content.buttons.append(.init(id: id, title: title, url: url, webview: webview))
             }
         }
         setExtras(from: payload) {
