@@ -189,6 +189,14 @@ struct VendorSDKRuleTests {
         #expect(notStory.pictureURLs == ["https://cdn.example.com/hero.jpg"] && notStory.warnings.isEmpty, "\(notStory.warnings)")
     }
 
+    @Test("MoEngage iOS: moengage.webUrl is a rich landing, which the SDK opens in the app (a Safari view controller); app_extra.moe_deeplink is not")
+    func moEngageIOSRichLanding() throws {
+        let landing = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"}},"moengage":{"cid":"c_L_0","webUrl":"https://www.example.com/"},"moeFeatures":{"richPush":{"defaultActions":[{"name":"navigate","type":"richLanding","value":"https://www.example.com/"}]}}}"#)
+        #expect(landing.content?.openURL == "https://www.example.com/" && landing.content?.openInWebview == true)
+        let deepLink = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"}},"moengage":{"cid":"c_L_0","webUrl":"https://www.example.com/"},"app_extra":{"moe_deeplink":"myapp://home"}}"#)
+        #expect(deepLink.content?.openURL == "myapp://home" && deepLink.content?.openInWebview == false)
+    }
+
     @Test("MoEngage Android's tap target as RedirectionHandler.getDeepLink builds it (decompiled): moe_webUrl when the key is there, else gcm_webUrl with every key of the payload added as a query parameter")
     func moEngageAndroidDeepLink() throws {
         let appended = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"gcm_webNotification","gcm_campaign_id":"c1","gcm_title":"T","gcm_alert":"B","gcm_webUrl":"myapp://cart?x=1#top","promo":"SAVE 10/€","n":3}"#)

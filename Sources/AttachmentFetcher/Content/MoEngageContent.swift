@@ -1,7 +1,7 @@
 import Foundation
 
 /// MoEngage. iOS: the APNs layer; tap target `app_extra.moe_deeplink` [U], else
-/// `moengage.webUrl` (rich landing); extras are `app_extra` but `moe_deeplink`; campaign `moengage.cid`.
+/// `moengage.webUrl` (rich landing, opened in the app); extras are `app_extra` but `moe_deeplink`; campaign `moengage.cid`.
 ///
 /// Android (`push_from: moengage`): title `gcm_title`, body `gcm_alert`, summary `gcm_subtext`,
 /// picture `gcm_image_url`, tap target (a `gcm_webNotification` only) `moe_webUrl` else
@@ -21,9 +21,13 @@ extension ContentReader {
         let appExtra = object(payload["app_extra"], at: "app_extra") ?? [:]
         setExtras(from: appExtra) { $0 == "moe_deeplink" }
         let moengage = object(payload["moengage"], at: "moengage")
-        content.openURL =
-            text(appExtra["moe_deeplink"], at: "app_extra.moe_deeplink")
-            ?? text(moengage?["webUrl"], at: "moengage.webUrl")
+        if let deepLink = text(appExtra["moe_deeplink"], at: "app_extra.moe_deeplink") {
+            content.openURL = deepLink
+        } else if let landing = text(moengage?["webUrl"], at: "moengage.webUrl") {
+            // A rich landing, which MoEngage's iOS SDK opens in the app (a Safari view controller).
+            content.openURL = landing
+            content.openInWebview = true
+        }
         content.campaignID = identifier(moengage?["cid"], at: "moengage.cid")
     }
 
