@@ -176,7 +176,7 @@ struct VendorSDKRuleTests {
         #expect(buttons.content?.buttons == [Button(id: "a2", title: "Copy"), Button(id: "", title: "Go")])
     }
 
-    @Test("A Braze Android push story (ab_c) shows its first page's image in place of ab_iu, which is what is fetched; without ab_c the pages are ignored")
+    @Test("A Braze Android push story (ab_c) shows its first page's image in place of ab_iu, which is what is fetched; without ab_c the pages are ignored; a conversation push (ab_cp) is named as not modelled")
     func brazePushStory() throws {
         let story = try ReadPayload(#"{"_ab":"true","t":"Story","a":"Swipe","uri":"myapp://home","ab_iu":"https://cdn.example.com/hero.jpg","ab_c":"true","ab_c0_i":"https://cdn.example.com/p0.jpg","ab_c0_t":"Page 1","ab_c0_st":"Sub 1","ab_c0_uri":"myapp://p0","ab_c1_i":"https://cdn.example.com/p1.jpg","ab_c1_t":"Page 2","ab_c2_i":" "}"#)
         #expect(story.pictureURLs == ["https://cdn.example.com/p0.jpg"])
@@ -185,6 +185,11 @@ struct VendorSDKRuleTests {
             story.warnings.contains {
                 $0.hasPrefix("ab_c: a Braze push story of 2 pages: Android shows page 1 (https://cdn.example.com/p0.jpg, 'Page 1' / 'Sub 1') in place of https://cdn.example.com/hero.jpg")
             }, "\(story.warnings)")
+        let conversation = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","ab_iu":"https://cdn.example.com/hero.jpg","ab_cp":"true","ab_c_mt0":"Hi","ab_c_rpi":"p1"}"#)
+        #expect(
+            conversation.warnings == [
+                "ab_cp: a Braze conversation push: Android 7.1 (API 25) and later show its messages (ab_c_mt*, not modelled here), not the picture https://cdn.example.com/hero.jpg (which earlier versions show)"
+            ], "\(conversation.warnings)")
         let notStory = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","ab_iu":"https://cdn.example.com/hero.jpg","ab_c0_i":"https://cdn.example.com/p0.jpg"}"#)
         #expect(notStory.pictureURLs == ["https://cdn.example.com/hero.jpg"] && notStory.warnings.isEmpty, "\(notStory.warnings)")
     }

@@ -118,6 +118,13 @@ extension ContentReader {
             warnings.append(
                 "ab_c: a Braze push story of \(pages) page\(pages == 1 ? "" : "s"): Android shows page 1 (\(first)\(page.isEmpty ? "" : ", " + page))\(replaced), and shows no picture when that image does not load; the other pages' images (ab_c1_i…) are not fetched here")
         }
+        // A conversation push (`ab_cp`), on Android 7.1 (API 25) and later, is drawn as a
+        // messaging style from its `ab_c_*` keys, ahead of any big picture (and of a story).
+        if payload["ab_cp"] != nil, pages == 0 {
+            let picture = content.imageURL.map { ", not the picture \($0) (which earlier versions show)" } ?? ""
+            warnings.append(
+                "ab_cp: a Braze conversation push: Android 7.1 (API 25) and later show its messages (ab_c_mt*, not modelled here)\(picture)")
+        }
         // The SDK's big picture shows the body under the title when neither line is set: without
         // it, "the message would be blank in expanded mode".
         if content.expandedText == nil, content.summary == nil, content.imageURL != nil, content.inlineImage != true {
