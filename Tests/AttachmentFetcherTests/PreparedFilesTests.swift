@@ -59,7 +59,7 @@ struct PreparedFilesTests {
         files.close()
     }
 
-    @Test("A refill makes at most `capacity` files: a consumer that takes each file as it is made cannot keep a thread of the blocking pool, which the cache's commits share")
+    @Test("A refill makes at most `capacity` files: a consumer that takes each file as it is made cannot keep the thread every fetcher's refills share")
     func refillIsBounded() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -77,8 +77,8 @@ struct PreparedFilesTests {
         box.withLock { $0 = files }
         #expect(files.take() == nil)
         try await TestTiming.wait(atMost: Self.refillWait) { made.withLock { $0 } >= 4 && !files.isRefilling }
-        // One refill's worth, and then the pool's thread is free for the next job in line; the
-        // next take starts the next refill.
+        // One refill's worth, and then the thread is free for the next refill in line; the next
+        // take starts this one's next.
         #expect(made.withLock { $0 } == 4)
         #expect(files.count == 0)
         #expect(files.take() == nil)

@@ -1,6 +1,7 @@
 /// CleverTap. iOS: the APNs layer; tap target `wzrk_dl`; campaign `wzrk_id`; extras are the
 /// top-level keys but `aps`, CleverTap's own (`wzrk_*`, `W$*`) among them: the SDK hands the app
-/// the payload less `aps` (`pushNotificationTappedWithCustomExtras`), and CONTENT.md §7 says so.
+/// the payload less `aps` (`CleverTap.m`, `_notifyPushNotificationTapped`, to
+/// `pushNotificationTappedWithCustomExtras`).
 ///
 /// Android (`wzrk_pn`): title `nt`, body `nm`, summary (subText) `wzrk_st`, expanded text `wzrk_nms` (only
 /// with a picture, the body when absent), picture
