@@ -194,6 +194,23 @@ struct VendorSDKRuleTests {
         #expect(notStory.pictureURLs == ["https://cdn.example.com/hero.jpg"] && notStory.warnings.isEmpty, "\(notStory.warnings)")
     }
 
+    @Test("Airship Android: a big_text or inbox style's summary is the summary line")
+    func airshipAndroidStyleSummary() throws {
+        let bigText = try ReadPayload(#"{"com.urbanairship.push.PUSH_ID":"s","com.urbanairship.push.ALERT":"B","com.urbanairship.style":"{\"type\":\"big_text\",\"big_text\":\"Long\",\"title\":\"BT\",\"summary\":\"Sum\"}","com.urbanairship.priority":"high","_uamid":"m1","promo":"1"}"#)
+        let content = try #require(bigText.content)
+        #expect(content.expandedTitle == "BT" && content.expandedText == "Long" && content.summary == "Sum")
+        let both = try ReadPayload(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.summary":"Own","com.urbanairship.style":"{\"type\":\"inbox\",\"lines\":[\"a\",\"b\"],\"summary\":\"Sum\"}"}"#)
+        #expect(both.content?.summary == "Own" && both.content?.expandedText == "a\nb")
+        #expect(both.warnings.contains { $0.hasPrefix("expanded, the notification shows com.urbanairship.style's summary 'Sum' instead of 'Own'") }, "\(both.warnings)")
+    }
+
+    @Test("FCM Android: a deleted-messages notice (message_type deleted_messages) shows nothing")
+    func firebaseDeletedMessages() throws {
+        let read = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B","message_type":"deleted_messages"}"#)
+        #expect(read.content?.visible == false)
+        #expect(try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B"}"#).content?.visible == true)
+    }
+
     @Test("MoEngage iOS: moengage.webUrl is a rich landing, which the SDK opens in the app (a Safari view controller); app_extra.moe_deeplink is not")
     func moEngageIOSRichLanding() throws {
         let landing = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"}},"moengage":{"cid":"c_L_0","webUrl":"https://www.example.com/"},"moeFeatures":{"richPush":{"defaultActions":[{"name":"navigate","type":"richLanding","value":"https://www.example.com/"}]}}}"#)

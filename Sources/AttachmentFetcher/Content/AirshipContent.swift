@@ -14,7 +14,8 @@
 /// tap target the JSON-in-string `.actions` (a rich message id `_uamid` adds Message Center's),
 /// buttons those of the group `.interactive_type`, with `.interactive_actions`, category
 /// `.category`, channel `.notification_channel`, priority `.priority`,
-/// sound `.sound`, send id `.push.PUSH_ID`. Shown only with a non-empty ALERT.
+/// sound `.sound`, send id `.push.PUSH_ID`. A `big_text` or `inbox` style's `summary` is the
+/// summary line. Shown only with a non-empty ALERT.
 extension ContentReader {
     static let airshipPrefix = "com.urbanairship."
     static let airshipActionNames: Set<String> = [
@@ -103,7 +104,7 @@ extension ContentReader {
         content.title = text("com.urbanairship.title")
         content.summary = text("com.urbanairship.summary")
         // The SDK applies a style of a type it knows: its title, and as the expanded text the big
-        // picture's summary, the big text or the inbox's lines (their summary goes to the header).
+        // picture's summary, the big text or the inbox's lines (their summary is the summary line).
         let stylePath = "com.urbanairship.style"
         if let style = object(payload[stylePath], at: stylePath),
             let type = text(style["type"], at: "\(stylePath).type"), ["big_picture", "big_text", "inbox"].contains(type)
@@ -127,6 +128,15 @@ extension ContentReader {
                     text(line, at: "\(stylePath).lines[\(index)]")
                 }
                 content.expandedText = lines.isEmpty ? nil : lines.joined(separator: "\n")
+            }
+            // A big text's or inbox's summary is the expanded view's summary line (the style's
+            // `setSummaryText`), in place of the notification's own while expanded.
+            if type != "big_picture", let summary = text(style["summary"], at: "\(stylePath).summary") {
+                if let own = content.summary, own != summary {
+                    warnings.append("expanded, the notification shows \(stylePath)'s summary '\(summary)' instead of '\(own)'")
+                } else {
+                    content.summary = summary
+                }
             }
         }
         let actionsPath = "com.urbanairship.actions"

@@ -66,7 +66,10 @@ extension ContentReader {
         // `NotificationParams.isNotification`: "1" exactly, under either prefix.
         let displayed = payload["gcm.n.e"]?.string == "1" || payload["gcm.notification.e"]?.string == "1"
         let noUI = flag(payload[key("noui")], at: key("noui")) ?? false
-        content.visible = displayed && !noUI
+        // `FirebaseMessagingService` hands a "deleted messages" notice to `onDeletedMessages`
+        // and shows nothing, whatever else it carries.
+        let deletedMessages = payload["message_type"]?.string == "deleted_messages"
+        content.visible = displayed && !noUI && !deletedMessages
         setExtras(from: payload) { Self.isFCMKey($0) }
     }
 
