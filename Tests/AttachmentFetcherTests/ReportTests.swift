@@ -12,14 +12,23 @@ struct ReportTests {
     /// The report of a batch of `lines`, processed one at a time (what the page lists first is
     /// what was met first, so the input's order), none of which is attached.
     static func reportOfBatch(_ lines: [String], in directory: String) async throws -> String {
+        let run = try await runBatch(lines, in: directory, ["--concurrency", "1", "--json"])
+        #expect(run.result.status == 1)
+        return run.html
+    }
+
+    /// Writes `lines` as a batch in `directory` and runs `fetch-attachment --batch` on it with
+    /// `--no-cache`, an output directory and a report there, and `arguments`; returns the run,
+    /// the report's path and its text.
+    static func runBatch(
+        _ lines: [String], in directory: String, _ arguments: [String]
+    ) async throws -> (result: CommandRunner.Result, report: String, html: String) {
         let batch = directory + "/batch.jsonl"
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
         let report = directory + "/report.html"
         let result = try await CommandRunner.run(
-            "fetch-attachment",
-            ["--batch", batch, "--concurrency", "1", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report])
-        #expect(result.status == 1)
-        return try String(contentsOfFile: report, encoding: .utf8)
+            "fetch-attachment", ["--batch", batch, "--no-cache", "--output-dir", directory + "/out", "--report", report] + arguments)
+        return (result, report, try String(contentsOfFile: report, encoding: .utf8))
     }
 
     /// A batch of every kind of verdict, with its report.
@@ -37,17 +46,11 @@ struct ReportTests {
         }
         // A warning that quotes the payload: its text is attacker input too.
         lines.append(#"{"aps":{"alert":"B","mutable-content":1,"interruption-level":"<b>x</b>"},"ab":{"att":{"url":"\#(urls[0])"}}}"#)
-        let batch = directory + "/batch.jsonl"
-        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
-        let report = directory + "/report.html"
-        let result = try await CommandRunner.run(
-            "fetch-attachment",
-            ["--batch", batch, "--json", "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android",
-             "--report", report] + Nginx.loopbackFlags)
+        let run = try await runBatch(lines, in: directory, ["--json", "--platform", "ios,android"] + Nginx.loopbackFlags)
         try await server.shutdown()
-        #expect(result.status == 1)  // not every payload attached
-        #expect(result.stderr.contains("report: \(report)"), "\(result.stderr)")
-        return (try String(contentsOfFile: report, encoding: .utf8), report)
+        #expect(run.result.status == 1)  // not every payload attached
+        #expect(run.result.stderr.contains("report: \(run.report)"), "\(run.result.stderr)")
+        return (run.html, run.report)
     }
 
     @Test("The report is one self-contained page: totals, every URL once, thumbnails embedded, payload text escaped")
@@ -84,16 +87,9 @@ struct ReportTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: Fixture.mediaDirectory)
         let message = #"{"message":{"notification":{"title":"Sale","image":"\#(server.url("/files/photo.jpg"))"},"apns":{"payload":{"aps":{"alert":{"title":"iOS <sale>"},"mutable-content":1}}}}}"#
-        let batch = directory + "/batch.jsonl"
-        try Data((message + "\n").utf8).write(to: URL(fileURLWithPath: batch))
-        let report = directory + "/report.html"
-        let result = try await CommandRunner.run(
-            "fetch-attachment",
-            ["--batch", batch, "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android", "--report", report]
-                + Nginx.loopbackFlags)
+        let (result, _, html) = try await Self.runBatch([message], in: directory, ["--platform", "ios,android"] + Nginx.loopbackFlags)
         try await server.shutdown()
         #expect(result.status == 0, "\(result.stderr)")
-        let html = try String(contentsOfFile: report, encoding: .utf8)
         #expect(html.contains("<div class=\"detail\">android</div><div><b>Sale</b></div>"), "\(html)")
         #expect(html.contains("<div class=\"detail\">ios</div><div><b>iOS &lt;sale&gt;</b></div>"), "\(html)")
     }
@@ -109,16 +105,9 @@ struct ReportTests {
             #"{"aps":{"alert":{"title":"LINE-2","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(server.url("/media/second.jpg?bytes=2000"))"}}}"#,
             #"{"aps":{"alert":{"title":"LINE-3","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(slow)"}}}"#,
         ]
-        let batch = directory + "/batch.jsonl"
-        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
-        let report = directory + "/report.html"
-        let result = try await CommandRunner.run(
-            "fetch-attachment",
-            ["--batch", batch, "--concurrency", "3", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report]
-                + Nginx.loopbackFlags)
+        let (result, _, html) = try await Self.runBatch(lines, in: directory, ["--concurrency", "3", "--json"] + Nginx.loopbackFlags)
         try await server.shutdown()
         #expect(result.status == 0, "\(result.stderr)")
-        let html = try String(contentsOfFile: report, encoding: .utf8)
         let first = try #require(html.range(of: "first.jpg")), second = try #require(html.range(of: "second.jpg"))
         #expect(first.lowerBound < second.lowerBound, "the second line finished first, and its row came first")
         // The slow URL's sample is its first line's notification.
@@ -136,18 +125,11 @@ struct ReportTests {
             #"{"gcm.n.e":"1","gcm.n.title":"b","gcm.n.body":"x","gcm.n.image":"\#(shared)"}"#,
             #"{"aps":"#, #"{"aps":{"content-available":1},"ab":{}}"#,
         ]
-        let batch = directory + "/batch.jsonl"
-        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
-        let report = directory + "/report.html"
-        let result = try await CommandRunner.run(
-            "fetch-attachment",
-            ["--batch", batch, "--platform", "ios,android", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report]
-                + Nginx.loopbackFlags)
+        let (result, _, html) = try await Self.runBatch(lines, in: directory, ["--platform", "ios,android", "--json"] + Nginx.loopbackFlags)
         try await server.shutdown()
         // The summary says what each platform's devices show, beside the outcomes' count.
         #expect(result.stderr.contains("by platform: ios 2 attached, "), "\(result.stderr)")
         #expect(result.stderr.contains("; android 1 attached, "), "\(result.stderr)")
-        let html = try String(contentsOfFile: report, encoding: .utf8)
         // Braze's 5 MB Android limit takes the picture; FCM's 1 MiB does not.
         #expect(html.contains(#"android: <span class="ok">attached</span> 1; <span class="bad">too-large</span> 1 (the body is larger than the Android picture limit, 1048576 bytes)"#), "\(html)")
         #expect(html.contains(#"ios: <span class="ok">attached</span> 2"#), "\(html)")
@@ -198,16 +180,9 @@ struct ReportTests {
         }
         // One picture over the largest thumbnail: a note, not a blank cell.
         lines.insert(#"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"\#(server.url("/media/big.png?bytes=2500000"))"}}}"#, at: 0)
-        let batch = directory + "/batch.jsonl"
-        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
-        let report = directory + "/report.html"
-        let result = try await CommandRunner.run(
-            "fetch-attachment",
-            ["--batch", batch, "--concurrency", "1", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report]
-                + Nginx.loopbackFlags)
+        let (result, _, html) = try await Self.runBatch(lines, in: directory, ["--concurrency", "1", "--json"] + Nginx.loopbackFlags)
         try await server.shutdown()
         #expect(result.status == 0, "\(result.stderr)")
-        let html = try String(contentsOfFile: report, encoding: .utf8)
         #expect(html.components(separatedBy: "src=\"data:image/").count - 1 == 16)
         #expect(html.components(separatedBy: "not embedded: the page holds 16000000 bytes of pictures at most").count - 1 == 4)
         #expect(html.components(separatedBy: "not embedded: over 2000000 bytes").count - 1 == 1)
@@ -225,15 +200,8 @@ struct ReportTests {
             #"{"aps":{"alert":"B","mutable-content":1},"ab":{}}"#,
             #"{"aps":{"content-available":1},"ab":{"att":{"url":"\#(server.url("/media/b.jpg?bytes=900"))"}}}"#,
         ]
-        let batch = directory + "/batch.jsonl"
-        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
-        let report = directory + "/report.html"
-        _ = try await CommandRunner.run(
-            "fetch-attachment",
-            ["--batch", batch, "--json", "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android", "--report", report]
-                + Nginx.loopbackFlags)
+        let html = try await Self.runBatch(lines, in: directory, ["--json", "--platform", "ios,android"] + Nginx.loopbackFlags).html
         try await server.shutdown()
-        let html = try String(contentsOfFile: report, encoding: .utf8)
         for platform in ["ios", "android"] {
             let section = try #require(html.components(separatedBy: "<h2>On \(platform)</h2>").last?.components(separatedBy: "</table>").first)
             let counts = section.components(separatedBy: "<tr><td>").dropFirst().compactMap { row in
