@@ -23,6 +23,11 @@ struct BatchRecord: Sendable {
     var judgedBy: UInt8
     var shownBy: UInt8
 
+    /// `platform`'s bit in `judgedBy` and `shownBy`.
+    static func bit(for platform: Platform) -> UInt8 {
+        UInt8(1) << Platform.allCases.firstIndex(of: platform)!
+    }
+
     init(_ outcome: Outcome, at index: Int) {
         self.index = index
         attached = outcome.status == .attached
@@ -32,7 +37,7 @@ struct BatchRecord: Sendable {
         judgedBy = 0
         shownBy = 0
         for verdict in outcome.verdicts {
-            let bit = UInt8(1) << Platform.allCases.firstIndex(of: verdict.platform)!
+            let bit = Self.bit(for: verdict.platform)
             judgedBy |= bit
             if verdict.status == .attached { shownBy |= bit }
         }
@@ -125,8 +130,8 @@ struct BatchSummary {
         if records.isEmpty, interruption == nil, !inputFailed { lines.append("  the input holds no payload (no line but blank ones): exit status 1") }
         // A preflight's outcome is attached when one judged platform shows a file: each one's
         // own count says what its devices show.
-        let byPlatform = Platform.allCases.enumerated().compactMap { position, platform -> String? in
-            let bit = UInt8(1) << position
+        let byPlatform = Platform.allCases.compactMap { platform -> String? in
+            let bit = BatchRecord.bit(for: platform)
             let judged = records.lazy.filter { $0.judgedBy & bit != 0 }.count
             guard judged > 0 else { return nil }
             let shown = records.lazy.filter { $0.shownBy & bit != 0 }.count
