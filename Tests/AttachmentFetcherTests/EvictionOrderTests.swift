@@ -117,12 +117,35 @@ struct EvictionOrderTests {
         #expect(model.drain() == expected)
     }
 
+    @Test("Start-up's scan, merged late, keeps what was stored meanwhile and brings back nothing removed meanwhile")
+    func scanMergedLate() {
+        var state = CacheStore.StoreState()
+        // While the scan ran: key 0 was stored anew, key 1 removed, key 2 removed and stored again.
+        state.setEntry(key(0), size: 7, lastUsed: 500)
+        state.removeEntry(key(1))
+        state.removeEntry(key(2))
+        state.setEntry(key(2), size: 9, lastUsed: 600)
+        var scanned: [CacheKey: CacheStore.IndexEntry] = [:]
+        for number in 0..<4 { scanned[key(number)] = .init(size: 1, lastUsed: Int64(100 + number)) }
+        state.mergeIndex(scanned)
+        #expect(state.index[key(0)]?.size == 7)
+        #expect(state.index[key(1)] == nil)
+        #expect(state.index[key(2)]?.size == 9)
+        #expect(state.index[key(3)]?.size == 1)
+        #expect(state.bytes == 17)
+        var merged = Model(state: state)
+        #expect(merged.drain() == [3, 0, 2].map(key))
+        // Once merged, removals are no longer remembered.
+        state.removeEntry(key(3))
+        #expect(state.removedBeforeIndexing.isEmpty)
+    }
+
     @Test("An order built from an index holds one element per entry")
     func rebuilt() {
         var index: [CacheKey: CacheStore.IndexEntry] = [:]
         for number in 0..<50 { index[key(number)] = .init(size: 1, lastUsed: Int64(1000 - number)) }
         var state = CacheStore.StoreState()
-        state.setIndex(index)
+        state.mergeIndex(index)
         #expect(state.order.count == 50)
         #expect(state.bytes == 50)
         #expect(state.order.popOldest(in: state.index)?.key == key(49))
@@ -136,6 +159,7 @@ struct EvictionOrderTests {
     ) throws -> (store: CacheStore, entries: [CachedEntry]) {
         // A budget eviction never reaches by itself: the test calls `evict(toFit:)`.
         let store = try CacheStore(configuration: .init(directory: root + "/cache"), clock: clock.clock)
+        #expect(store.waitUntilIndexed(timeout: .seconds(30)))
         let media = MediaType(mime: "image/gif", kind: .image, fileExtension: "gif")
         var entries: [CachedEntry] = []
         for index in 0..<count {
@@ -193,5 +217,59 @@ struct EvictionOrderTests {
         #expect(kept(store, entries) == [4])
         // Nothing is left in the order but the one entry (and elements gone stale).
         #expect(store.state.withLock { state in state.order.popOldest(in: state.index)?.key } == entries[4].key)
+    }
+}
+
+/// Opening a cache: its entries are indexed on the eviction thread, not in the caller's.
+@Suite("Cache start-up", .timeLimit(.minutes(2)))
+struct CacheStartupTests {
+    /// Fills `root/cache` with `count` entries of 10 bytes through a store that is then closed.
+    private func fill(_ count: Int, in root: String) throws {
+        let store = try CacheStore(configuration: .init(directory: root + "/cache"))
+        let media = MediaType(mime: "image/gif", kind: .image, fileExtension: "gif")
+        for index in 0..<count {
+            let url = try AttachmentURL.parse("http://127.0.0.1/\(index).gif").get()
+            let path = TemporaryFiles.path(in: store.temporaryDirectory)
+            let file = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite)
+            _ = try file.closeAfter { try file.writeAll(Array(String(format: "GIF89a%04d", index).utf8)) }
+            let body = DownloadedFile(path: path, media: media, byteCount: 10, effectiveURL: url.string, headerBlock: "")
+            try store.commit(body, key: CacheKey(url), freshness: HTTPFreshness(headers: [])).get().descriptor.close()
+        }
+    }
+
+    @Test("Opening a cache returns before its entries are indexed; the index then holds every entry")
+    func indexedInTheBackground() throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try fill(20, in: root)
+        // The indexing waits (at most 5 s) for the store's initialiser to have returned.
+        let opened = DispatchSemaphore(value: 0)
+        let waitedInVain = Locked<Bool?>(nil)
+        let store = try CacheStore(
+            configuration: .init(directory: root + "/cache"),
+            beforeIndexing: { waitedInVain.withLock { $0 = opened.wait(timeout: .now() + 5) == .timedOut } })
+        opened.signal()
+        #expect(store.waitUntilIndexed(timeout: .seconds(30)))
+        #expect(waitedInVain.withLock { $0 } == false)
+        #expect(store.state.withLock { $0.index.count } == 20)
+        #expect(store.state.withLock { $0.bytes } == 200)
+    }
+
+    @Test("A cache over its budget when opened is trimmed to 90 % of it without waiting for a download")
+    func trimmedWhenOpened() throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try fill(10, in: root)
+        var configuration = PushAttachmentFetcher.Configuration.Cache(directory: root + "/cache")
+        configuration.maximumBytes = 50
+        let store = try CacheStore(configuration: configuration)
+        #expect(store.waitUntilIndexed(timeout: .seconds(30)))
+        // Eviction follows the indexing on the same thread: bounded wait for it to end.
+        let entries = root + "/cache/entries"
+        for _ in 0..<300 where ((try? FileManager.default.contentsOfDirectory(atPath: entries))?.count ?? 0) > 4 {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: entries).count == 4)
+        #expect(store.state.withLock { $0.bytes } == 40)
     }
 }

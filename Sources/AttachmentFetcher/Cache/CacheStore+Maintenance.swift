@@ -218,19 +218,27 @@ final class CacheLock: Sendable {
 }
 
 /// The thread eviction runs on: its own, so that scanning and unlinking never take a thread
-/// from Swift's tasks, whose timers end each payload's wait.
+/// from Swift's tasks, whose timers end each payload's wait. It first indexes the cache's
+/// entries (`CacheStore.indexEntries`), so that opening a cache never waits for a scan.
 final class Evictor: Sendable {
     private struct State {
         var pending = false
         var stopped = false
+        var indexed = false
     }
 
     private let condition = NSCondition()
     private let state = Locked(State())
 
     /// Starts the thread; it holds the store weakly and ends with it.
-    func start(for store: CacheStore) {
+    func start(for store: CacheStore, beforeIndexing: (@Sendable () -> Void)? = nil) {
         let thread = Thread { [weak store, self] in
+            beforeIndexing?()
+            let overBudget = store?.indexEntries() ?? false
+            self.update {
+                $0.indexed = true
+                $0.pending = $0.pending || overBudget
+            }
             while true {
                 self.condition.lock()
                 while !self.state.withLock({ $0.pending || $0.stopped }) { self.condition.wait() }
@@ -248,17 +256,32 @@ final class Evictor: Sendable {
     }
 
     /// Asks for an eviction pass (passes asked for while one runs merge into one).
-    func wake() {
+    func wake() { update { $0.pending = true } }
+
+    func stop() { update { $0.stopped = true } }
+
+    /// Whether `stop()` was called: a long scan ends early.
+    var isStopped: Bool { state.withLock { $0.stopped } }
+
+    /// Waits until the entries are indexed, or the store is closing; `false` if `timeout` passed
+    /// first.
+    func waitUntilIndexed(timeout: Duration) -> Bool {
+        let (seconds, attoseconds) = timeout.components
+        let limit = Date(timeIntervalSinceNow: TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18)
         condition.lock()
-        state.withLock { $0.pending = true }
-        condition.signal()
-        condition.unlock()
+        defer { condition.unlock() }
+        while !state.withLock({ $0.indexed || $0.stopped }) {
+            guard condition.wait(until: limit) else { return state.withLock { $0.indexed || $0.stopped } }
+        }
+        return true
     }
 
-    func stop() {
+    /// Changes the state under the condition's lock and wakes every waiter (the thread, and
+    /// any caller of `waitUntilIndexed`).
+    private func update(_ change: (inout State) -> Void) {
         condition.lock()
-        state.withLock { $0.stopped = true }
-        condition.signal()
+        state.withLock(change)
+        condition.broadcast()
         condition.unlock()
     }
 }

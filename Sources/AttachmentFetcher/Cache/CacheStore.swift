@@ -65,10 +65,14 @@ final class CacheStore: Sendable {
     }
 
     struct StoreState {
-        /// Every entry this process knows of: start-up's scan, then its own commits and uses.
-        /// Changed through `setEntry`, `setLastUsed`, `removeEntry` and `setIndex`, which keep
-        /// `bytes` and `order` with it.
+        /// Every entry this process knows of: its own commits and uses, and start-up's scan,
+        /// merged in when it ends. Changed through `setEntry`, `setLastUsed`, `removeEntry` and
+        /// `mergeIndex`, which keep `bytes` and `order` with it.
         var index: [CacheKey: IndexEntry] = [:]
+        /// Whether start-up's scan has been merged into `index`.
+        var indexed = false
+        /// Keys removed before then: the scan may have seen them, and must not bring them back.
+        var removedBeforeIndexing: Set<CacheKey> = []
         var bytes = 0
         /// The index's entries, least recently used first, for eviction.
         var order = EvictionOrder()
@@ -81,11 +85,14 @@ final class CacheStore: Sendable {
     }
 
     /// Opens (creating if needed) the cache at `configuration.directory`, refusing a directory
-    /// another user owns or may write unless `allowsSharedDirectory`; removes what crashed
-    /// processes left, and indexes the entries.
+    /// another user owns or may write unless `allowsSharedDirectory`, and starts the eviction
+    /// thread, which first removes what crashed processes left and indexes the entries
+    /// (`indexEntries`), then evicts beyond the budget. `beforeIndexing` runs on that thread
+    /// first (tests hold the indexing back).
     init(
         configuration: PushAttachmentFetcher.Configuration.Cache, classifier: MediaClassifier? = nil, clock: CacheClock = .system,
-        sniffBytes: Int = 4096, verifiedCapacity: Int = 4096, largestBody: Int = .max
+        sniffBytes: Int = 4096, verifiedCapacity: Int = 4096, largestBody: Int = .max,
+        beforeIndexing: (@Sendable () -> Void)? = nil
     ) throws(AttachmentFetcherError) {
         self.verifiedCapacity = max(2, verifiedCapacity)
         self.largestBody = largestBody
@@ -131,11 +138,25 @@ final class CacheStore: Sendable {
                 return "cannot write in \(path): \(error)"
             }
         }.first
-        removeOrphans(minimumAge: TemporaryFiles.orphanAge)
-        let index = scan()
-        state.withLock { $0.setIndex(index) }
-        evictor.start(for: self)
+        evictor.start(for: self, beforeIndexing: beforeIndexing)
     }
+
+    /// Start-up's work, on the eviction thread (`Evictor`) so that opening a cache of any size
+    /// returns at once: removes what crashed processes left, then indexes the entries on disk
+    /// beside those this process has stored or removed meanwhile. Returns whether the bodies are
+    /// over the budget.
+    func indexEntries() -> Bool {
+        removeOrphans(minimumAge: TemporaryFiles.orphanAge)
+        let scanned = scan()
+        return state.withLock { state in
+            state.mergeIndex(scanned)
+            return state.bytes > configuration.maximumBytes
+        }
+    }
+
+    /// Waits until the entries on disk are indexed (or the store is closing); `false` if
+    /// `timeout` passed first.
+    func waitUntilIndexed(timeout: Duration) -> Bool { evictor.waitUntilIndexed(timeout: timeout) }
 
     deinit {
         evictor.stop()
@@ -407,10 +428,12 @@ final class CacheStore: Sendable {
         name.utf8.count == 64 && name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
-    /// Every entry's size and change time (its last link), for the index.
+    /// Every entry's size and change time (its last link), for the index; cut short (with what
+    /// it found) when the store is closing.
     private func scan() -> [CacheKey: IndexEntry] {
         var index: [CacheKey: IndexEntry] = [:]
-        for name in (try? Syscalls.names(in: entries)) ?? [] where Self.isEntryName(name) {
+        for (number, name) in ((try? Syscalls.names(in: entries)) ?? []).enumerated() where Self.isEntryName(name) {
+            if number % 1024 == 1023, evictor.isStopped { break }
             guard let status = try? Syscalls.status(of: FilePath(name), in: entries), status.type == .regular else { continue }
             index[CacheKey(hex: name)] = IndexEntry(size: Int(status.size), lastUsed: Self.nanoseconds(status.st_ctim))
         }

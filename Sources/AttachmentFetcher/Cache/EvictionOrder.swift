@@ -86,12 +86,18 @@ extension CacheStore.StoreState {
     /// Removes `key`'s entry from the index (its elements in the order go stale).
     mutating func removeEntry(_ key: CacheKey) {
         if let removed = index.removeValue(forKey: key) { bytes -= removed.size }
+        if !indexed { removedBeforeIndexing.insert(key) }
     }
 
-    /// Replaces the whole index (start-up's scan).
-    mutating func setIndex(_ entries: [CacheKey: CacheStore.IndexEntry]) {
-        index = entries
-        bytes = entries.values.reduce(0) { $0 + $1.size }
-        order.rebuild(from: entries)
+    /// Adds start-up's scan to the index: every entry it found but those stored or removed
+    /// since it began, which the index already has right. The order is built anew, in O(n).
+    mutating func mergeIndex(_ scanned: [CacheKey: CacheStore.IndexEntry]) {
+        for (key, entry) in scanned where index[key] == nil && !removedBeforeIndexing.contains(key) {
+            index[key] = entry
+            bytes += entry.size
+        }
+        removedBeforeIndexing = []
+        indexed = true
+        order.rebuild(from: index)
     }
 }
