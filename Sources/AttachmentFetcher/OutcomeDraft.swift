@@ -40,8 +40,13 @@ struct OutcomeDraft {
         ([notification].compactMap { $0 } + otherPlatformNotifications).first { $0.platform == platform }
     }
 
+    /// The original content, for `reason`. A push whose extension attaches all of its media or
+    /// none (Airship's on iOS) shows its texts as they were before the extension's changes when
+    /// a download failed or time ran out (not when it named no media: its changes then stand).
     func original(_ reason: FallbackReason, _ detail: String) -> Outcome {
-        Outcome(
+        let unchanged: Set<FallbackReason> = [.noAttachment, .internalPush, .invalidPayload]
+        let notification = unchanged.contains(reason) ? notification : notification.map(\.withoutExtensionChanges)
+        return Outcome(
             status: .original, reason: reason, detail: detail, vendor: vendor, attachments: [], warnings: warnings,
             elapsed: startedAt.duration(to: .now), payload: payload, notification: notification,
             otherPlatformNotifications: otherPlatformNotifications, failures: failures, verdicts: verdicts)
@@ -63,6 +68,8 @@ struct OutcomeDraft {
     func finish(with results: [AttachmentResult], judgedBy judges: [PlatformRules], reportingVerdicts: Bool) -> Outcome {
         var draft = self
         var attachments: [Attachment] = []
+        /// The results `attachments` came from, in the same order.
+        var attached: [AttachmentResult] = []
         var failures: [(AttachmentResult, TransferFailure)] = []
         var shownBy: [Platform: (path: String, url: String)] = [:]
         var refusals: [Platform: TransferFailure] = [:]
@@ -133,6 +140,7 @@ struct OutcomeDraft {
                     continue
                 }
                 for platform in accepting where shownBy[platform] == nil { shownBy[platform] = (file.path, reported) }
+                attached.append(attachment)
                 attachments.append(
                     Attachment(
                         url: reported, payloadURL: attachment.reportedPayloadURL(besides: reported),
@@ -148,6 +156,21 @@ struct OutcomeDraft {
                 failures.append((attachment, own.map(failure.judged) ?? failure))
                 for judge in judges where refusals[judge.platform] == nil { refusals[judge.platform] = failure.judged(by: judge) }
             }
+        }
+        // Airship's iOS extension attaches all of a push's media or none: it downloads them in
+        // one throwing task group and makes every attachment before it sets a text, so one that
+        // fails and the original shows, without the `content` override (`original`).
+        var outcomeDetail: String?
+        if notification?.allOrNothing != nil, let (failed, failure) = failures.first, !attachments.isEmpty {
+            let detail = "\(failed.reportedURL): \(failure.detail); Airship's extension attaches all of a push's media or none"
+            outcomeDetail = detail
+            for (result, attachment) in zip(attached, attachments) {
+                TemporaryFiles.remove(attachment.path)
+                failures.append((result, TransferFailure(reason: failure.reason, detail: detail)))
+            }
+            attachments = []
+            shownBy = [:]
+            for judge in judges { refusals[judge.platform] = TransferFailure(reason: failure.reason, detail: detail) }
         }
         let verdicts = judges.map { judge in
             if silent.contains(judge.platform) {
@@ -202,7 +225,7 @@ struct OutcomeDraft {
                 return draft.original(.noAttachment, own.detail ?? "")
             }
             let (attachment, failure) = failures[0]
-            let detail = results.count > 1 ? "\(attachment.reportedURL): \(failure.detail)" : failure.detail
+            let detail = outcomeDetail ?? (results.count > 1 ? "\(attachment.reportedURL): \(failure.detail)" : failure.detail)
             return draft.original(failure.reason, detail)
         }
         for (attachment, failure) in failures {

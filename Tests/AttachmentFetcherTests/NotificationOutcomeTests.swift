@@ -73,6 +73,35 @@ struct NotificationOutcomeTests {
         }
     }
 
+    /// An Airship iOS push with two media and a `content` override; `URL1`/`URL2` stand for them.
+    static let airshipTwoMedia =
+        #"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"_":"s","com.urbanairship.media_attachment":{"urls":[{"url":"URL1","url_id":"a"},{"url":"URL2","url_id":"b"}],"content":{"title":"T2","body":"B2"}}}"#
+
+    @Test("Airship iOS attaches all of a push's media or none: one that fails and the original shows, its content override too; all ready and the override shows")
+    func airshipAllOrNothing() async throws {
+        try await Fixture.with { fixture in
+            func payload(_ second: String) -> Data {
+                Data(Self.airshipTwoMedia.replacingOccurrences(of: "URL1", with: fixture.server.url("/media/a.png?bytes=2000"))
+                    .replacingOccurrences(of: "URL2", with: fixture.server.url(second)).utf8)
+            }
+            let failed = await fixture.fetcher.process(payload("/media/b.png?status=404"))
+            #expect(failed.status == .original)
+            #expect(failed.reason == .httpStatus, "\(failed.detail ?? "")")
+            #expect(failed.detail?.contains("Airship's extension attaches all of a push's media or none") == true, "\(failed.detail ?? "")")
+            #expect(failed.attachments.isEmpty)
+            #expect(Set(failed.failures.map(\.url)).count == 2)
+            #expect(failed.notification?.title == "T" && failed.notification?.body == "B")
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: fixture.directory))?.isEmpty == true)
+            let ready = await fixture.fetcher.process(payload("/media/c.png?bytes=1000"))
+            #expect(ready.status == .attached)
+            #expect(ready.attachments.count == 2)
+            #expect(ready.notification?.title == "T2" && ready.notification?.body == "B2")
+            // The extension's time running out shows the original too.
+            let expired = fixture.fetcher.original(payload("/media/c.png"), startedAt: .now, .deadline, "serviceExtensionTimeWillExpire")
+            #expect(expired.notification?.title == "T" && expired.notification?.body == "B")
+        }
+    }
+
     @Test("Content warnings join the outcome's warnings; the picture is still fetched and the bytes untouched")
     func warningsInOutcome() async throws {
         try await Fixture.with { fixture in

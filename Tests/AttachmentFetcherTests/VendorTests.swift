@@ -57,22 +57,22 @@ struct VendorTests {
         }
     }
 
-    @Test("Of several attachments, one failing is a warning; all failing is the original with the first failure")
-    func airshipPartialFailure() async throws {
+    @Test("Of several attachments (OneSignal's, which skips one that fails), one failing is a warning; all failing is the original with the first failure")
+    func oneSignalPartialFailure() async throws {
         try await Fixture.with { fixture in
             let good = fixture.server.url("/media/ok.png?bytes=3000")
             let missing = fixture.server.url("/media/gone.jpg?status=404")
             let reset = fixture.server.url("/media/cut.mp4?bytes=90000&reset_after=1000")
-            func airship(_ urls: [String]) -> Data {
-                let list = urls.map { "\"\($0)\"" }.joined(separator: ",")
-                return Data(#"{"aps":{"mutable-content":1,"alert":"x"},"com.urbanairship.media_attachment":{"url":[\#(list)]}}"#.utf8)
+            func oneSignal(_ urls: [String]) -> Data {
+                let list = urls.enumerated().map { "\"id\($0)\":\"\($1)\"" }.joined(separator: ",")
+                return Data(#"{"aps":{"mutable-content":1,"alert":"x"},"custom":{"i":"n"},"att":{\#(list)}}"#.utf8)
             }
-            let partial = await fixture.fetcher.process(airship([missing, good]))
+            let partial = await fixture.fetcher.process(oneSignal([missing, good]))
             #expect(partial.status == .attached)
             #expect(partial.attachments.map(\.url) == [good])
             #expect(partial.warnings.contains { $0.contains(missing) && $0.contains("http-status") })
 
-            let failed = airship([missing, reset])
+            let failed = oneSignal([missing, reset])
             let none = await fixture.fetcher.process(failed)
             #expect(none.status == .original)
             #expect(none.reason == .httpStatus)

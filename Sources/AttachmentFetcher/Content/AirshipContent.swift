@@ -41,6 +41,11 @@ extension ContentReader {
         // The extension decodes the object whole or not at all: then the original content
         // shows, no `content` override, no thumbnail options.
         let decoded = AirshipSchema.decode(media)
+        // It attaches all of the media or none, and sets the override's texts only with them
+        // (`OutcomeDraft.finish`, `original`).
+        if case .success = decoded, serviceExtensionRuns {
+            content.allOrNothing = .init(title: content.title, subtitle: content.subtitle, body: content.body, visible: content.visible)
+        }
         if let override = object(media["content"], at: "\(key).content"),
             extensionMakes("\(key).content replaces the alert's texts", instead: "the alert stands as aps gives it")
         {

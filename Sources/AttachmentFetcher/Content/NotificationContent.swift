@@ -111,6 +111,35 @@ public struct NotificationContent: Sendable, Hashable {
         var time: Double?
         var hidden: Bool?
         var messageCenterID: String?
+        var allOrNothing: TextsBeforeExtension?
+    }
+
+    /// The texts a push shows before its service extension changes them.
+    struct TextsBeforeExtension: Sendable, Hashable {
+        var title: String?
+        var subtitle: String?
+        var body: String?
+        var visible: Bool
+    }
+
+    /// For a push whose extension attaches all of its media or none (Airship's on iOS), the
+    /// texts it shows when the extension attaches none; `nil` for every other push. Not part of
+    /// the outcome's JSON.
+    var allOrNothing: TextsBeforeExtension? {
+        get { fields.allOrNothing }
+        set { fields.allOrNothing = newValue }
+    }
+
+    /// What shows when the extension applies none of its changes: for an all-or-nothing push,
+    /// its texts before them; any other push as it is.
+    var withoutExtensionChanges: NotificationContent {
+        guard let texts = allOrNothing else { return self }
+        var content = self
+        content.title = texts.title
+        content.subtitle = texts.subtitle
+        content.body = texts.body
+        content.visible = texts.visible
+        return content
     }
 
     private final class Storage: @unchecked Sendable {
