@@ -149,6 +149,21 @@ struct NotificationContentTests {
         #expect(ping.vendor == .airship && ping.isInternal)
     }
 
+    @Test("OneSignal iOS as its extension makes it: two buttons in reverse order; badge_inc 0 is no increment, a string of digits is one")
+    func oneSignalExtensionQuirks() throws {
+        let two = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"custom":{"i":"n"},"buttons":[{"i":"yes","n":"Yes"},{"i":"no","n":"No"}]}"#)
+        #expect(two.content?.buttons == [Button(id: "no", title: "No"), Button(id: "yes", title: "Yes")])
+        #expect(two.warnings.contains { $0.contains("reverse") && $0.contains("buttons") }, "\(two.warnings)")
+        let three = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":[{"i":"a","n":"A"},{"i":"b","n":"B"},{"i":"c","n":"C"}]}}"#)
+        #expect(three.content?.buttons.map(\.id) == ["a", "b", "c"])
+        #expect(!three.warnings.contains { $0.contains("reverse") })
+        let zero = try ReadPayload(#"{"aps":{"alert":"B","badge":3,"mutable-content":1},"os_data":{"i":"n","badge_inc":0}}"#)
+        #expect(zero.content?.badge == .set(3))
+        let text = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","badge_inc":"2"}}"#)
+        #expect(text.content?.badge == .increment(2))
+        #expect(text.warnings.isEmpty, "\(text.warnings)")
+    }
+
     @Test("OneSignal: custom and os_data formats, badge_inc, buttons, the minified form; Android custom, o, pri, silent")
     func oneSignal() throws {
         let legacy = try ReadPayload(#"{"aps":{"alert":{"title":"T","subtitle":"S","body":"B"},"mutable-content":1,"badge":1,"sound":"default","thread-id":"orders"},"custom":{"i":"notif-uuid","u":"https://example.com","a":{"order":"7"},"badge_inc":1},"buttons":[{"i":"yes","n":"Yes"},{"i":"no","n":"No"}],"att":{"id":"https://cdn.example.com/a.jpg"}}"#)
@@ -157,7 +172,7 @@ struct NotificationContentTests {
         #expect(content.badge == .increment(1) && content.badge?.count(from: 4) == 5 && content.threadID == "orders")
         #expect(content.openURL == "https://example.com" && content.campaignID == "notif-uuid")
         #expect(content.extras == ["order": .string("7")])
-        #expect(content.buttons == [Button(id: "yes", title: "Yes"), Button(id: "no", title: "No")])
+        #expect(content.buttons == [Button(id: "no", title: "No"), Button(id: "yes", title: "Yes")])
         #expect(legacy.pictureURLs == ["https://cdn.example.com/a.jpg"])
 
         let osData = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"notif-uuid","u":"myapp://x","ti":"tmpl","tn":"Template","badge_inc":-1,"buttons":[{"i":"fav","n":"Favorite","icon_type":"system","path":"star"}],"att":{"img":"https://cdn.example.com/a.jpg"}},"order":"7"}"#)

@@ -1,8 +1,9 @@
 /// OneSignal. iOS: the APNs layer (or, in the legacy minified form with no `aps.alert`, the
 /// alert `m`, badge `b`, sound `s` and buttons `o`); its data is `os_data` (extras: the
 /// top-level keys but `aps` and `os_data`) or the legacy `custom` (extras: `custom.a`); tap
-/// target `u`; `badge_inc` increments the badge; buttons, each `{i, n}` (the id defaulting to the
-/// text, one without text skipped): in the `os_data` format `os_data.buttons` (an array or
+/// target `u`; `badge_inc` increments the badge (0 does not: `aps.badge` stands); buttons, each
+/// `{i, n}` (the id defaulting to the text, one without text skipped; exactly two in reverse
+/// order, as the SDK registers them): in the `os_data` format `os_data.buttons` (an array or
 /// `{o: [...]}`), else the top-level `actionbuttons`; in the original format the top-level
 /// `buttons`; in the minified form `o`; notification id `i`. With `aps.category` set, the buttons are that category's, not the
 /// payload's (a warning says so).
@@ -46,7 +47,16 @@ extension ContentReader {
         }
         content.openURL = text(data?["u"], at: "\(path).u")
         content.campaignID = identifier(data?["i"], at: "\(path).i")
-        if let increment = integer(data?["badge_inc"], at: "\(path).badge_inc"),
+        // The SDK reads it with `integerValue` (a number, or a string of digits) and takes 0 for
+        // no increment (`OneSignalExtensionBadgeHandler`): aps.badge then stands.
+        let incrementPath = "\(path).badge_inc"
+        let increment: Int? =
+            if case .string(let digits)? = data?["badge_inc"], let number = Int(digits.trimmingCharacters(in: .whitespaces)) {
+                number
+            } else {
+                integer(data?["badge_inc"], at: incrementPath)
+            }
+        if let increment, increment != 0,
             minified || extensionMakes(
                 "\(path).badge_inc is applied", instead: content.badge == nil ? "the badge is left as it is" : "the badge is aps.badge's")
         {
@@ -74,8 +84,14 @@ extension ContentReader {
         } else if payload["buttons"] != nil {
             buttons = oneSignalButtons(payload["buttons"], at: buttonsPath)
         }
-        // The extension makes a category of the buttons only when `aps.category` is not set.
-        keepButtonsUnlessCategory(buttons, from: buttonsPath, madeByExtension: !minified)
+        // The SDK makes a category of exactly two buttons in reverse order
+        // (`OneSignalAttachmentHandler.addActionButtons`), only when `aps.category` is not set.
+        let reversed = buttons.count == 2
+        keepButtonsUnlessCategory(reversed ? buttons.reversed() : buttons, from: buttonsPath, madeByExtension: !minified)
+        if reversed, content.buttons.count == 2 {
+            warnings.append(
+                "OneSignal's SDK shows exactly two buttons in reverse order: iOS shows '\(buttons[1].title ?? buttons[1].id)' before '\(buttons[0].title ?? buttons[0].id)' (\(buttonsPath))")
+        }
     }
 
     /// iOS's `[{i: id, n: text}]`, the id defaulting to the text (OneSignal has no per-button
