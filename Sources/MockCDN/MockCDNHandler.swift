@@ -177,6 +177,9 @@ final class MockCDNHandler: ChannelInboundHandler {
         guard isOpen, var r = response, r.id == id else { return }
         let plan = r.plan
         let head = HTTPResponseHead(version: r.version, status: plan.status, headers: plan.headers)
+        if let hints = plan.earlyHints {
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: r.version, status: .custom(code: 103, reasonPhrase: "Early Hints"), headers: hints))), promise: nil)
+        }
         if r.counted && plan.notModified { stats.notModifiedSent() }
         let bodyLength = plan.sendBody ? plan.body.count : 0
         if bodyLength == 0 {
@@ -295,7 +298,7 @@ final class MockCDNHandler: ChannelInboundHandler {
         // Clear the state first: writing `.end` may synchronously deliver the next pipelined request.
         response = nil
         let keepAlive = r.plan.keepAlive
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { result in
+        context.writeAndFlush(wrapOutboundOut(.end(r.plan.sendBody ? r.plan.trailers : nil))).assumeIsolated().whenComplete { result in
             if case .failure = result {
                 context.close(promise: nil)
             } else if !keepAlive {

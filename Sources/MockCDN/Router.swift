@@ -26,6 +26,10 @@ struct ResponsePlan {
     var stallMs: Int64?
     var keepAlive = true
     var notModified = false
+    /// Trailer fields sent after a chunked body (`trailer_bytes`).
+    var trailers: HTTPHeaders?
+    /// An informational `103 Early Hints` response sent before the response (`early_hints_location`).
+    var earlyHints: HTTPHeaders?
 }
 
 /// Turns a request into a ``ResponsePlan`` (no side effects).
@@ -274,6 +278,20 @@ enum Router {
         }
 
         if let setCookie { plan.headers.add(name: "Set-Cookie", value: setCookie) }
+        // `trailer_bytes`: trailer lines of 1,000 bytes each, about this many bytes in all, after
+        // a chunked body (a server whose trailers never end, cut to a size a test can send).
+        if let trailerBytes = try int("trailer_bytes", max: 16 << 20), trailerBytes > 0, plan.sendBody {
+            plan.headers.remove(name: "Content-Length")
+            plan.headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked")
+            var trailers = HTTPHeaders()
+            for line in 0..<(trailerBytes + 999) / 1000 { trailers.add(name: "X-Trailer-\(line)", value: String(repeating: "t", count: 980)) }
+            plan.trailers = trailers
+        }
+        // `early_hints_location`: a `103 Early Hints` carrying this `Location` before the response
+        // (an informational response, not a redirect).
+        if let hinted = try headerValue("early_hints_location") {
+            plan.earlyHints = ["Location": hinted, "Link": "<\(hinted)>; rel=preload"]
+        }
         if let headerBytes, headerBytes > 0 {
             plan.headers.add(name: "X-Padding", value: String(repeating: "p", count: headerBytes))
         }

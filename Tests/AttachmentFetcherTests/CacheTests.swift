@@ -481,7 +481,7 @@ struct CacheTests {
             }
             // A cache directory that is a file: a plain error, without the usage text.
             let file = directory + "/entries-file"
-            FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+            _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
             let notDirectory = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", file])
             #expect(notDirectory.status == 1)
             #expect(notDirectory.stderr.contains("is not a directory") && !notDirectory.stderr.contains("Usage:"), "\(notDirectory.stderr)")

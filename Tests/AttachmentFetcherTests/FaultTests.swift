@@ -46,6 +46,40 @@ struct FaultTests {
         }
     }
 
+    @Test("Trailers after a chunked body count with the headers: past 300 KiB the transfer stops as network, within it they are no fault")
+    func endlessTrailers() async throws {
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetch("/media/x.png?bytes=3000&trailer_bytes=2000000")
+            #expect(outcome.reason == .network, "\(outcome.status) \(outcome.detail ?? "")")
+            #expect(outcome.detail?.contains("300 KiB") == true, "\(outcome.detail ?? "")")
+            #expect(fixture.filesLeft().isEmpty)
+            let within = await fixture.fetch("/media/y.png?bytes=3000&trailer_bytes=20000")
+            #expect(within.status == .attached, "\(within.detail ?? "")")
+        }
+    }
+
+    @Test("A Location on an informational 103 response is no redirect: an Android picture over http is not refused for a scheme change")
+    func earlyHintsAreNoRedirect() async throws {
+        try await Fixture.with { fixture in
+            let url = fixture.server.url("/media/x.png?bytes=3000&early_hints_location=https%3A%2F%2Fcdn.example%2Fy.png")
+            let payload = Data(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B","gcm.n.image":"\#(url)"}"#.utf8)
+            let outcome = await fixture.fetcher.process(payload)
+            #expect(outcome.status == .attached, "\(outcome.reason.map { "\($0)" } ?? "") \(outcome.detail ?? "")")
+            #expect(!outcome.warnings.contains { $0.contains("redirect") }, "\(outcome.warnings)")
+        }
+    }
+
+    @Test("A redirect to a scheme libcurl does not know (data:, javascript:, mailto:, foo:) is invalid-url, as file: and ftp: are",
+        arguments: ["data:image/png;base64,iVBORw0KGgo=", "javascript:alert(1)", "mailto:a@b.example", "foo://bar/x.png", "ftp://127.0.0.1/x.png"])
+    func redirectToUnknownScheme(target: String) async throws {
+        try await Fixture.with { fixture in
+            let encoded = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let outcome = await fixture.fetch("/media/moved.png?redirect_to=\(encoded)")
+            #expect(outcome.reason == .invalidURL, "\(outcome.detail ?? "")")
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
     @Test("A refused connection is network")
     func refused() async throws {
         try await Fixture.with { fixture in

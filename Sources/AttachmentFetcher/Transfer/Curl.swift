@@ -78,6 +78,16 @@ final class CurlResponseSink {
     private(set) var redirectSchemes: RedirectSchemes = []
     /// The latest response's `Location` target, until the next response shows it was followed.
     private var pendingRedirect: RedirectSchemes = []
+    /// Whether the latest response's `Location` names a scheme other than http and https (which
+    /// libcurl may not even parse: the transfer's URL is then still the one before it).
+    private(set) var locationLeavesHTTP = false
+    /// Whether the latest response's header lines, trailers included, passed
+    /// `maximumHeaderBytes`: the transfer was stopped.
+    private(set) var headersOverflowed = false
+    /// The most a response's header lines may hold, trailers after a chunked body included:
+    /// libcurl's own limit on a response's headers (300 KiB), which its 7.88 does not apply to
+    /// trailers, so that a server sending trailers without end cannot grow memory without end.
+    static let maximumHeaderBytes = 300 * 1024
     /// The redirects followed so far, each with its caching header lines (they bound how long
     /// the cache may keep the body under the URL asked for).
     private(set) var redirects: [RedirectResponse] = []
@@ -118,6 +128,8 @@ final class CurlResponseSink {
         contentEncoded = false
         redirectSchemes = []
         pendingRedirect = []
+        locationLeavesHTTP = false
+        headersOverflowed = false
         redirects = []
         status = 0
         redirectSetCookie = false
@@ -144,29 +156,39 @@ final class CurlResponseSink {
         return true
     }
 
-    fileprivate func consumeHeaderLine(_ line: UnsafeRawBufferPointer) {
+    /// Takes one header line; `false` stops the transfer (its headers passed `maximumHeaderBytes`).
+    fileprivate func consumeHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
         if line.starts(with: "HTTP/".utf8) {
-            // A new response after a 3xx: libcurl followed that redirect.
+            // A new response after a 3xx: libcurl followed that redirect. After an informational
+            // response (a 103's `Location` is a hint), nothing was followed.
             if RedirectResponse.isRedirect(status) {
                 redirects.append(RedirectResponse(status: status, headerBlock: Self.cachingLines(of: headerBytes)))
                 if pendingCookie { redirectSetCookie = true }
+                redirectSchemes.formUnion(pendingRedirect)
             }
             pendingCookie = false
             status = Self.statusCode(of: line)
             headerBytes.removeAll(keepingCapacity: true)
             contentEncoded = false
-            redirectSchemes.formUnion(pendingRedirect)
             pendingRedirect = []
+            locationLeavesHTTP = false
         } else {
+            guard headerBytes.count + line.count <= Self.maximumHeaderBytes else {
+                headersOverflowed = true
+                return false
+            }
             headerBytes.append(contentsOf: line)
             if Self.announcesContentEncoding(line) { contentEncoded = true }
             let location = "location:".utf8
             if line.count > location.count, zip(line, location).allSatisfy({ $0 | 0x20 == $1 }) {
-                pendingRedirect = RedirectSchemes.target(ofLocation: line.dropFirst(location.count))
+                let value = line.dropFirst(location.count)
+                pendingRedirect = RedirectSchemes.target(ofLocation: value)
+                locationLeavesHTTP = RedirectSchemes.namesOtherScheme(value)
             }
             let setCookie = "set-cookie:".utf8
             if line.count > setCookie.count, zip(line, setCookie).allSatisfy({ $0 | 0x20 == $1 }) { pendingCookie = true }
         }
+        return true
     }
 
     /// The lines of a header block that say how long a response may be kept (`Cache-Control`,
@@ -221,8 +243,7 @@ private let curlHeaderCallback: curl_write_callback = { data, size, count, userd
     let length = size * count
     guard let userdata else { return length }
     let sink = Unmanaged<CurlResponseSink>.fromOpaque(userdata).takeUnretainedValue()
-    sink.consumeHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
-    return length
+    return sink.consumeHeaderLine(UnsafeRawBufferPointer(start: data, count: length)) ? length : CCurl_write_abort()
 }
 
 /// One libcurl easy handle (`CURL *`) and the sink its callbacks feed. Not thread-safe: it is

@@ -54,7 +54,11 @@ struct CurlFailures {
         // http(s) URL, the response was not HTTP (a service speaking another protocol, which
         // libcurl calls HTTP/0.9): a network failure, its words hidden under the policy, lest
         // payloads tell open ports from closed ones.
-        case .unsupportedProtocol where RedirectSchemes.target(ofLocation: (easy.effectiveURL ?? transfer.owner.ticket.request.url).utf8).isEmpty:
+        // A target libcurl cannot parse (`data:`, `javascript:`) leaves the transfer's URL as it
+        // was: the `Location` seen says where it led.
+        case .unsupportedProtocol
+        where transfer.sink.locationLeavesHTTP
+            || RedirectSchemes.target(ofLocation: (easy.effectiveURL ?? transfer.owner.ticket.request.url).utf8).isEmpty:
             return TransferFailure(reason: .invalidURL, detail: "redirected to a URL that is not http or https: \(message)")
         case .unsupportedProtocol:
             return TransferFailure(reason: .network, detail: "the response is not HTTP: \(message)")
@@ -69,6 +73,11 @@ struct CurlFailures {
         case .fileSizeExceeded:
             return policy.ceilingExceeded
         case .writeError:
+            if transfer.sink.headersOverflowed {
+                return TransferFailure(
+                    reason: .network,
+                    detail: "the response's header lines, trailers after its body included, pass \(CurlResponseSink.maximumHeaderBytes / 1024) KiB")
+            }
             if let error = transfer.sink.writeFailure {
                 // A nameless file's path (/proc/self/fd/N) would say nothing: its directory does.
                 let file = TemporaryFiles.isAnonymous(transfer.temporaryPath)

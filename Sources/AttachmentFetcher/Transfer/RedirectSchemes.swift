@@ -30,6 +30,23 @@ struct RedirectSchemes: OptionSet, Hashable, Sendable {
         }
     }
 
+    /// Whether a `Location` value is absolute with a scheme other than http and https
+    /// (`data:`, `javascript:`, `ftp:`…): a redirect there is `invalid-url`.
+    static func namesOtherScheme(_ value: some Collection<UInt8>) -> Bool {
+        var scheme: [UInt8] = []
+        for byte in value.drop(while: { $0 == 0x20 || $0 == 0x09 }) {
+            if byte == UInt8(ascii: ":") { break }
+            let lower = byte | 0x20
+            guard (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(lower)
+                || (!scheme.isEmpty && (byte.isASCIIDigit || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")))
+            else { return false }
+            scheme.append(lower)
+        }
+        guard !scheme.isEmpty, scheme.count < value.count else { return false }
+        let name = String(decoding: scheme, as: UTF8.self)
+        return name != "http" && name != "https"
+    }
+
     /// `.https` for an https URL, else `.http`: a normalised URL's scheme is lower-case, and
     /// only http and https are fetched.
     static func scheme(of url: String) -> RedirectSchemes { url.hasPrefix("https:") ? .https : .http }
