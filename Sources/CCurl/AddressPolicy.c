@@ -100,8 +100,13 @@ int CCurl_address_is_global(const unsigned char address[16]) {
 int CCurl_address_policy_permits(const CCurl_address_policy *policy, const unsigned char address[16]) {
     if (policy == NULL) return 0;
     if (policy->allow_private_networks) return 1;
+    // An IPv4 address, written IPv4-mapped, is inside every IPv6 network shorter than /96
+    // (::/0 among them): only a network within the mapped range (an IPv4 network, or
+    // ::ffff:a.b.c.d/n written out) allows it.
+    int ipv4 = memcmp(address, ipv4_mapped_prefix, 12) == 0;
     for (size_t i = 0; i < policy->allowed_count; i++) {
         unsigned int bits = policy->allowed[i].prefix_length > 128 ? 128 : policy->allowed[i].prefix_length;
+        if (ipv4 && bits < 96) continue;
         if (prefix_matches(address, policy->allowed[i].address, bits)) return 1;
     }
     return CCurl_address_is_global(address);

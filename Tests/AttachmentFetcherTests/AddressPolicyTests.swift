@@ -77,6 +77,22 @@ struct AddressPolicyTests {
         #expect(Policy().permits(numericHost: "cdn.example.test") == nil)
     }
 
+    @Test("An IPv6 network allows no IPv4 address unless it is written in the IPv4-mapped range: ::/0 opens IPv6, not 127.0.0.1 or the metadata address")
+    func ipv6NetworksLeaveIPv4Alone() throws {
+        for network in ["::/0", "::/80", "::/95"] {
+            let policy = Policy(allowedNetworks: [try #require(IPNetwork(network))])
+            for host in ["127.0.0.1", "169.254.169.254", "10.0.0.1", "::ffff:127.0.0.1"] {
+                #expect(policy.permits(numericHost: host) == false, "\(network) \(host)")
+            }
+            #expect(policy.permits(numericHost: "fd00::1") == (network == "::/0"), "\(network)")
+            #expect(policy.permits(numericHost: "::1") == true, "\(network)")
+        }
+        // The IPv4-mapped range written out is IPv4 on purpose.
+        let mapped = Policy(allowedNetworks: [try #require(IPNetwork("::ffff:127.0.0.0/104"))])
+        #expect(mapped.permits(numericHost: "127.0.0.1") == true)
+        #expect(mapped.permits(numericHost: "10.0.0.1") == false)
+    }
+
     @Test("Networks parse from standard notation only, host bits cleared")
     func networkParsing() {
         #expect(IPNetwork("10.0.0.0/8")?.description == "10.0.0.0/8")
