@@ -100,7 +100,7 @@ public final class PushAttachmentFetcher: Sendable {
                 : PreparedFiles(directory: configuration.outputDirectory, capacity: prepared, permissions: 0o644)
             let cache = CachedDownloads(
                 store: store, engine: engine, outputDirectory: configuration.outputDirectory,
-                transferBudget: configuration.timeout, preparedFiles: preparedFiles, keyScope: configuration.cacheScope)
+                preparedFiles: preparedFiles, keyScope: configuration.cacheScope)
             self.cache = cache
             downloader = cache
         } else {

@@ -282,15 +282,16 @@ struct MessageTests {
     @Test("Every failed attachment of a payload is in the outcome, with its own reason")
     func everyFailure() async throws {
         try await Fixture.with { fixture in
-            func airship(_ paths: [String]) -> Data {
-                let urls = paths.map { #"{"url":"\#(fixture.server.url($0))"}"# }.joined(separator: ",")
-                return Data(#"{"aps":{"alert":"x","mutable-content":1},"com.urbanairship.media_attachment":{"urls":[\#(urls)]}}"#.utf8)
+            // OneSignal's, whose extension attaches what it can (Airship's attaches all or none).
+            func oneSignal(_ paths: [String]) -> Data {
+                let urls = paths.enumerated().map { #""id\#($0)":"\#(fixture.server.url($1))""# }.joined(separator: ",")
+                return Data(#"{"aps":{"alert":"x","mutable-content":1},"custom":{"i":"n"},"att":{\#(urls)}}"#.utf8)
             }
-            let some = await fixture.fetcher.process(airship(["/media/gone.png?status=404", "/media/page.html?bytes=900", "/media/ok.png?bytes=600"]))
+            let some = await fixture.fetcher.process(oneSignal(["/media/gone.png?status=404", "/media/page.html?bytes=900", "/media/ok.png?bytes=600"]))
             #expect(some.status == .attached)
             #expect(some.failures.map(\.reason) == [.httpStatus, .unsupportedType])
             #expect(some.failures.map(\.url) == [fixture.server.url("/media/gone.png?status=404"), fixture.server.url("/media/page.html?bytes=900")])
-            let none = await fixture.fetcher.process(airship(["/media/gone.png?status=404", "/media/page.html?bytes=900"]))
+            let none = await fixture.fetcher.process(oneSignal(["/media/gone.png?status=404", "/media/page.html?bytes=900"]))
             #expect(none.reason == .httpStatus)
             #expect(none.failures.map(\.reason) == [.httpStatus, .unsupportedType])
             #expect(none.jsonLine().contains(#""failures":[{"detail":"HTTP 404","reason":"http-status","url":"\#(fixture.server.url("/media/gone.png?status=404"))"}"#))

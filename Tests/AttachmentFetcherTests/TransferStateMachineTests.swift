@@ -254,6 +254,17 @@ struct TransferStateMachineTests {
         #expect(waiting.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(20), now: Self.afterDeadline) == late)
     }
 
+    @Test("a deadline moved later (a shared download another payload joined) lets a body that ends after the first one be placed; never earlier")
+    func extendedDeadline() {
+        var extended = Self.running()
+        extended.extendDeadline(to: Self.afterDeadline.advanced(by: .seconds(1)))
+        extended.extendDeadline(to: Self.beforeDeadline)
+        #expect(extended.deadline == Self.afterDeadline.advanced(by: .seconds(1)))
+        _ = extended.bodyReceived(Self.body(100))
+        _ = extended.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(100), now: Self.beforeDeadline)
+        #expect(extended.completed(.response(status: 200), body: Self.body(400), now: Self.afterDeadline) == .finishBody(Self.jpeg))
+    }
+
     @Test("an HTTP/2 connection failure is retried twice before the deadline, with answers for old attempts dropped")
     func retries() {
         var machine = Self.running()

@@ -13,8 +13,6 @@ final class CachedDownloads: Sendable {
     let store: CacheStore
     private let engine: TransferEngine
     private let outputDirectory: String
-    /// The budget of a shared transfer, from its start.
-    private let transferBudget: Duration
     /// Nameless files made ahead in the cache's `tmp` for the bodies to come, off the engine's
     /// thread (see `PreparedFiles`).
     let preparedFiles: PreparedFiles
@@ -37,14 +35,12 @@ final class CachedDownloads: Sendable {
     /// make its files in `bodyDirectory` (the store's `tmp`, or the output directory when this
     /// process cannot add entries: `store.storeProblem`); keys scoped by `keyScope`.
     init(
-        store: CacheStore, engine: TransferEngine, outputDirectory: String, transferBudget: Duration,
-        preparedFiles: PreparedFiles, keyScope: String
+        store: CacheStore, engine: TransferEngine, outputDirectory: String, preparedFiles: PreparedFiles, keyScope: String
     ) {
         self.keyScope = keyScope
         self.store = store
         self.engine = engine
         self.outputDirectory = outputDirectory
-        self.transferBudget = transferBudget
         self.preparedFiles = preparedFiles
         bodyDirectory = store.storeProblem == nil ? store.temporaryDirectory : outputDirectory
     }
@@ -70,8 +66,8 @@ final class CachedDownloads: Sendable {
 
         let (shared, isLeader) = inflight.withLock { inflight -> (SharedDownload, Bool) in
             // A download every payload gave up on is being cancelled: this payload starts anew.
-            if let existing = inflight[key], existing.join() { return (existing, false) }
-            let created = SharedDownload(transferDeadline: ContinuousClock.now.advanced(by: transferBudget))
+            if let existing = inflight[key], existing.join(until: deadline) { return (existing, false) }
+            let created = SharedDownload(deadline: deadline)
             inflight[key] = created
             return (created, true)
         }
@@ -98,7 +94,7 @@ final class CachedDownloads: Sendable {
     // MARK: The shared transfer
 
     private func lead(_ shared: SharedDownload, key: CacheKey, url: AttachmentURL) async {
-        let result = await fetch(key: key, url: url, deadline: shared.transferDeadline, shared: shared)
+        let result = await fetch(key: key, url: url, deadline: shared.deadline, shared: shared)
         if case .failure(let failure) = result, !Task.isCancelled, Self.isRemembered(failure),
             store.configuration.failureMemory > .zero
         {
@@ -123,11 +119,11 @@ final class CachedDownloads: Sendable {
     /// process, as a hit's look-up makes it) are made here, in the leader's task, as a hit's
     /// `link` is: on a miss a trip through `BlockingIO` cost more than both.
     private func fetch(
-        key: CacheKey, url: AttachmentURL, deadline: ContinuousClock.Instant, shared: SharedDownload
+        key: CacheKey, url: AttachmentURL, deadline: ExtendableDeadline, shared: SharedDownload
     ) async -> Result<SharedSource, TransferFailure> {
         let store = self.store
         var pause = Duration.milliseconds(2)
-        for _ in 0..<100_000 where ContinuousClock.now < deadline && !Task.isCancelled {
+        for _ in 0..<100_000 where ContinuousClock.now < deadline.current && !Task.isCancelled {
             let locking = store.lock(key)
             let found = store.load(key, keepingOpen: true)
             let lock: CacheLock?
@@ -156,14 +152,14 @@ final class CachedDownloads: Sendable {
             pause = min(pause * 2, .milliseconds(50))
         }
         if Task.isCancelled { return .failure(TransferStateMachine.cancellation) }
-        return .failure(TransferFailure(reason: .deadline, detail: "another process held this URL's download until the deadline"))
+        return .failure(TransferFailure(reason: .deadline, detail: "the deadline passed while another process held this URL's download"))
     }
 
     /// Downloads `url` for `key`, conditionally when a `stale` entry (open, when its descriptor
     /// comes too) has validators; this function closes or hands on that descriptor.
     private func download(
         key: CacheKey, url: AttachmentURL, revalidating found: (entry: CachedEntry, descriptor: FileDescriptor?)?,
-        deadline: ContinuousClock.Instant
+        deadline: ExtendableDeadline
     ) async -> Result<SharedSource, TransferFailure> {
         let stale = found?.entry
         var staleDescriptor = found?.descriptor
@@ -175,7 +171,7 @@ final class CachedDownloads: Sendable {
         }
         let result = await engine.download(
             TransferRequest(
-                url: url.string, headers: headers, hostKey: url.hostKey, deadline: deadline,
+                url: url.string, headers: headers, hostKey: url.hostKey, deadline: deadline.current, laterDeadline: deadline,
                 temporaryDirectory: bodyDirectory, place: { .success($0) }, hashesBody: true,
                 preparedFiles: preparedFiles))
         let store = self.store
@@ -333,9 +329,11 @@ final class SharedSource: Sendable {
 final class SharedDownload: Sendable {
     typealias Outcome = Result<SharedSource, TransferFailure>
 
-    /// When the transfer gives up. A payload whose deadline is no earlier needs no timer of its
-    /// own: the transfer's result (at the latest its deadline failure) comes first.
-    let transferDeadline: ContinuousClock.Instant
+    /// When the transfer gives up: the latest deadline of the payloads that joined it, moved
+    /// later as each later one joins, so that none is cut short by an earlier payload's. A
+    /// payload whose deadline is no earlier needs no timer of its own while that holds: the
+    /// transfer's result (at the latest its deadline failure) comes first.
+    let deadline: ExtendableDeadline
 
     private enum Waiter {
         case parked(CheckedContinuation<Outcome?, Never>)
@@ -353,14 +351,20 @@ final class SharedDownload: Sendable {
         var cancel: (@Sendable () -> Void)?
         /// Whether the leader found the key locked by another process (and polls the cache).
         var heldElsewhere = false
+        /// The waiters with a timer of their own, and those without, with their deadlines (no
+        /// earlier than the transfer's when they came: a later payload that moves the transfer's
+        /// deadline past one arms its timer then).
+        var timers: [UInt64: any DispatchSourceTimer] = [:]
+        var untimed: [UInt64: ContinuousClock.Instant] = [:]
 
         var abandoned: Bool { joined == 0 }
     }
 
     private let state = Locked(State())
 
-    init(transferDeadline: ContinuousClock.Instant) {
-        self.transferDeadline = transferDeadline
+    /// A download for a payload whose deadline is `deadline`.
+    init(deadline: ContinuousClock.Instant) {
+        self.deadline = ExtendableDeadline(deadline)
     }
 
     /// Whether another process held the key's lock when the leader last tried it.
@@ -369,12 +373,19 @@ final class SharedDownload: Sendable {
     /// Records whether another process holds the key's lock.
     func noteHeldElsewhere(_ held: Bool) { state.withLock { $0.heldElsewhere = held } }
 
-    /// Counts one more waiting payload; `false` once the download is abandoned (its payload
-    /// must start another).
-    func join() -> Bool {
+    /// Counts one more waiting payload, whose deadline is `until`: the transfer's deadline moves
+    /// there if it is later. `false` once the download is abandoned (its payload must start
+    /// another).
+    func join(until payloadDeadline: ContinuousClock.Instant) -> Bool {
         state.withLock { state in
             guard !state.abandoned else { return false }
             state.joined += 1
+            guard payloadDeadline > deadline.current else { return true }
+            deadline.extend(to: payloadDeadline)
+            for (id, waiterDeadline) in state.untimed where waiterDeadline < payloadDeadline {
+                state.untimed[id] = nil
+                state.timers[id] = Self.timer(at: waiterDeadline) { [self] in leave(id) }
+            }
             return true
         }
     }
@@ -390,15 +401,20 @@ final class SharedDownload: Sendable {
 
     /// The result, or `nil` when `deadline` (or the task's cancellation) comes first; each
     /// payload that joined calls this once. The transfer goes on while another payload waits.
-    func wait(until deadline: ContinuousClock.Instant) async -> Outcome? {
-        let id = state.withLock { state in
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
-        }
+    func wait(until payloadDeadline: ContinuousClock.Instant) async -> Outcome? {
         // A Dispatch timer, not a sleeping task: cancelled, it goes at once, where a cancelled
         // `Task.sleep` holds its task and timer until the deadline (on Linux), so that every
         // payload served early kept about a kilobyte for the rest of its timeout.
-        let timer = deadline < transferDeadline ? Self.timer(at: deadline) { [self] in leave(id) } : nil
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            let id = state.nextWaiter
+            if payloadDeadline < deadline.current {
+                state.timers[id] = Self.timer(at: payloadDeadline) { [self] in leave(id) }
+            } else {
+                state.untimed[id] = payloadDeadline
+            }
+            return id
+        }
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome?, Never>) in
                 let immediate: Outcome?? = state.withLock { state in
@@ -411,6 +427,10 @@ final class SharedDownload: Sendable {
             }
         } onCancel: {
             leave(id)
+        }
+        let timer = state.withLock { state in
+            state.untimed[id] = nil
+            return state.timers.removeValue(forKey: id)
         }
         timer?.cancel()
         return outcome

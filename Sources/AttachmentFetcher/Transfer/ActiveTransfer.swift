@@ -19,6 +19,11 @@ final class LiveTransfer {
     }
 
     var id: UInt64 { ticket.id }
+
+    /// Brings the machine's deadline up to where the requester moved it, if it did.
+    func takeLaterDeadline() {
+        if let later = ticket.request.laterDeadline?.current { machine.extendDeadline(to: later) }
+    }
 }
 
 /// One attempt in libcurl's hands, confined to the engine's thread. It owns the body's

@@ -48,6 +48,14 @@ extension EngineLoop {
         let now = ContinuousClock.now
         while let next = deadlines.min, next.deadline <= now {
             _ = deadlines.popMin()
+            // A shared download's deadline may have moved later since it went into the heap.
+            if let transfer = live[next.id], transfer.ticket.request.laterDeadline != nil {
+                transfer.takeLaterDeadline()
+                if transfer.machine.deadline > now {
+                    deadlines.insert(DeadlineEntry(deadline: transfer.machine.deadline, id: next.id))
+                    continue
+                }
+            }
             deadlinePassed(next.id)
         }
     }

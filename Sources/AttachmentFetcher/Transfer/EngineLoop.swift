@@ -67,6 +67,7 @@ final class EngineLoop: @unchecked Sendable {
                 switch command {
                 case .submit(let ticket):
                     let transfer = transfer(for: ticket)
+                    transfer.takeLaterDeadline()
                     execute(transfer.machine.submit(now: .now), for: transfer)
                 case .cancel(let ticket):
                     let transfer = transfer(for: ticket)
@@ -109,6 +110,7 @@ final class EngineLoop: @unchecked Sendable {
                 failures.failure(for: result, of: active),
                 connectionFailed: CurlFailures.isConnectionFailure(result, of: active.easy))
         let transfer = active.owner
+        transfer.takeLaterDeadline()
         execute(transfer.machine.completed(completion, body: active.body, now: .now), for: transfer)
     }
 
@@ -158,7 +160,7 @@ final class EngineLoop: @unchecked Sendable {
         case .enqueue:
             queues[transfer.ticket.request.hostKey, default: []].append(transfer)
             queuesMayAdvance = true
-            deadlines.insert(DeadlineEntry(deadline: transfer.ticket.request.deadline, id: transfer.id))
+            deadlines.insert(DeadlineEntry(deadline: transfer.machine.deadline, id: transfer.id))
         case .requestClassification(let attempt):
             if let active = transfer.active { requestClassification(of: active, attempt: attempt) }
         case .awaitType(let classification):

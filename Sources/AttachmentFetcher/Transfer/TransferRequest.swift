@@ -139,6 +139,9 @@ struct TransferRequest: Sendable {
     var hostKey: String
     /// When the payload's time is up; the transfer is cancelled then, wherever it is.
     var deadline: ContinuousClock.Instant
+    /// A deadline its requester may move later while the transfer runs (a shared download that a
+    /// payload with a later deadline joined); `deadline` is where it stood when submitted.
+    var laterDeadline: ExtendableDeadline? = nil
     /// Where the body streams to: on the same filesystem as its final place, so placing it is
     /// a rename.
     var temporaryDirectory: String
@@ -156,4 +159,21 @@ struct TransferRequest: Sendable {
 
     /// Whether the body streams into a nameless file (see `preparedFiles`).
     var anonymousBody: Bool { preparedFiles != nil }
+}
+
+/// A transfer's deadline that may move later, never earlier: a shared download's, which each
+/// payload that joins it with a later deadline of its own extends. The engine's loop reads it
+/// when the deadline it knew passes.
+final class ExtendableDeadline: Sendable {
+    private let instant: Locked<ContinuousClock.Instant>
+
+    init(_ initial: ContinuousClock.Instant) { instant = Locked(initial) }
+
+    /// Where it stands now.
+    var current: ContinuousClock.Instant { instant.withLock { $0 } }
+
+    /// Moves it to `later`, if that is later.
+    func extend(to later: ContinuousClock.Instant) {
+        instant.withLock { $0 = max($0, later) }
+    }
 }

@@ -95,8 +95,8 @@ struct TransferStateMachine: Sendable {
         case stop
     }
 
-    /// When the payload's time is up.
-    let deadline: ContinuousClock.Instant
+    /// When the payload's time is up (moved later only by `extendDeadline`).
+    private(set) var deadline: ContinuousClock.Instant
     /// Whether the request carries validators, so that a `304` is an answer and not an error.
     let isConditional: Bool
     let policy: BodyPolicy
@@ -115,6 +115,11 @@ struct TransferStateMachine: Sendable {
         self.deadline = deadline
         self.isConditional = isConditional
         self.policy = policy
+    }
+
+    /// Its requester moved the deadline to `later` (ignored unless later).
+    mutating func extendDeadline(to later: ContinuousClock.Instant) {
+        deadline = max(deadline, later)
     }
 
     /// Whether it waits in a queue, to start as `attempt`.
