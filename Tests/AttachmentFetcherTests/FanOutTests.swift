@@ -27,6 +27,21 @@ struct FanOutTests {
         }
     }
 
+    @Test("A URL named again in another spelling of the same URL (scheme or host case, a fragment) is fetched once and counts once")
+    func spellingsOfOneURL() async throws {
+        try await Fixture.with { fixture in
+            let url = fixture.server.url("/media/same.png?bytes=500")
+            let spellings = [url, url.replacingOccurrences(of: "http://", with: "HTTP://"), url + "#top"]
+            let others = (0..<3).map { fixture.server.url("/media/other\($0).png?bytes=500") }
+            let outcome = await fixture.fetcher.process(airship(spellings + others))
+            #expect(outcome.status == .attached)
+            #expect(outcome.attachments.count == 4, "\(outcome.attachments.map(\.url))")
+            #expect(fixture.server.stats().requests == 4)
+            #expect(outcome.warnings.contains { $0.contains("more than once") }, "\(outcome.warnings)")
+            #expect(!outcome.warnings.contains { $0.contains("past the limit") }, "\(outcome.warnings)")
+        }
+    }
+
     @Test("The limit is configurable")
     func configuredLimit() async throws {
         try await Fixture.with(configure: { $0.maximumAttachmentsPerPayload = 1 }) { fixture in

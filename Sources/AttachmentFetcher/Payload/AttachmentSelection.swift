@@ -1,16 +1,21 @@
 /// Which of a payload's attachments are fetched: each URL once, at most a configured number.
 enum AttachmentSelection {
-    /// The first `limit` distinct URLs of `requests`, in payload order (a URL named again is
-    /// dropped, keeping its first type hint). Every URL dropped is named in a warning: one for
+    /// The first `limit` distinct URLs of `requests`, in payload order (a URL named again, in
+    /// any spelling of the same normalised URL, is dropped, keeping its first type hint). Every URL dropped is named in a warning: one for
     /// repeats, one for those past the limit, each URL cut to 200 characters, its credentials redacted.
     static func select(
         _ requests: [RequestedAttachment], limit: Int, warnings: inout [String]
     ) -> [RequestedAttachment] {
+        // Most payloads name one attachment: nothing to compare, nothing parsed twice.
+        if requests.count == 1, limit >= 1 { return requests }
         var seen = Set<String>()
         var distinct: [RequestedAttachment] = []
         var repeated: [String] = []
         for request in requests {
-            if seen.insert(request.url).inserted { distinct.append(request) } else { repeated.append(request.url) }
+            // One URL however it is spelled (`HTTP://`, a host's case, a fragment): one download.
+            let normalised: String
+            if case .success(let url) = AttachmentURL.parse(request.url) { normalised = url.string } else { normalised = request.url }
+            if seen.insert(normalised).inserted { distinct.append(request) } else { repeated.append(request.url) }
         }
         if !repeated.isEmpty {
             warnings.append("attachment URLs named more than once, fetched once: \(list(repeated))")
