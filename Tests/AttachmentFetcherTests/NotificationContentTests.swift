@@ -250,6 +250,31 @@ struct NotificationContentTests {
         #expect(bare.vendor == .firebase && bare.pictureURLs == ["https://cdn.example.com/a.jpg"])
     }
 
+    @Test("FCM Android as its SDK draws it: a tag replaces, it does not group; the picture is the collapsed large icon too; a link opens only in the app")
+    func firebaseAndroidDetails() throws {
+        let tagged = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.tag":"score","gcm.n.image":"https://cdn.example.com/a.jpg","gcm.n.link":"https://example.com/x"}"#)
+        let content = try #require(tagged.content)
+        #expect(content.tag == "score" && content.threadID == nil)
+        #expect(content.largeIconURL == "https://cdn.example.com/a.jpg" && content.imageURL == "https://cdn.example.com/a.jpg")
+        #expect(content.openURL == "https://example.com/x")
+        #expect(tagged.warnings.contains { $0.contains("gcm.n.link") && $0.contains("package") }, "\(tagged.warnings)")
+        let v1 = try ReadPayload(#"{"message":{"notification":{"title":"T"},"android":{"notification":{"tag":"score"}}}}"#)
+        #expect(v1.content?.tag == "score" && v1.content?.threadID == nil)
+    }
+
+    @Test("Customer.io Android sent as an FCM notification message (gcm.n.e 1) shows what FCM's SDK draws in the background, with a warning")
+    func customerIONotificationMessage() throws {
+        let read = try ReadPayload(#"{"CIO-Delivery-ID":"d","CIO-Delivery-Token":"t","gcm.n.e":"1","gcm.n.title":"FT","gcm.n.body":"FB","title":"CT","body":"CB","link":"myapp://x","image":"https://cdn.example.com/a.jpg"}"#)
+        let content = try #require(read.content)
+        #expect(read.vendor == .customerIO && read.platform == .android && content.visible)
+        #expect(content.title == "FT" && content.body == "FB" && content.openURL == nil && content.imageURL == nil)
+        #expect(content.campaignID == "d")
+        #expect(read.pictureURLs.isEmpty)
+        #expect(read.warnings.contains { $0.contains("gcm.n.e") && $0.contains("foreground") }, "\(read.warnings)")
+        let withPicture = try ReadPayload(#"{"CIO-Delivery-ID":"d","CIO-Delivery-Token":"t","gcm.n.e":"1","gcm.n.title":"FT","gcm.n.image":"https://cdn.example.com/b.jpg","image":"https://cdn.example.com/a.jpg"}"#)
+        #expect(withPicture.pictureURLs == ["https://cdn.example.com/b.jpg"])
+    }
+
     @Test("CleverTap: iOS wzrk_dl and extras; Android full, silent flag, empty nm")
     func cleverTap() throws {
         let ios = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1,"badge":1},"wzrk_id":"1700000000_20260101","wzrk_pivot":"wzrk_default","wzrk_dl":"myapp://x","ct_mediaUrl":"https://cdn.example.com/a.jpg","ct_mediaType":"image","k":"v"}"#)

@@ -5,7 +5,9 @@
 /// Android: title `title`, body `body` (else FCM's `gcm.n.title` / `gcm.n.body`), tap target
 /// `link` (not blank), picture `image` (else FCM's `gcm.n.image`), each key winning when it is
 /// there, empty or not; always the default sound; extras the other keys. Shown only with both
-/// `CIO-Delivery-ID` and `CIO-Delivery-Token` there. On iOS the alert shows
+/// `CIO-Delivery-ID` and `CIO-Delivery-Token` there. An FCM notification message (`gcm.n.e` "1")
+/// is read as FCM's SDK draws it in the background (the app's usual state for a push), with a
+/// warning: Customer.io's handler shows it only in the foreground. On iOS the alert shows
 /// without them, but the SDK's extension attaches nothing (see `CustomerIOSchema`).
 extension ContentReader {
     static let customerIODeliveryKeys: Set<String> = ["CIO-Delivery-ID", "CIO-Delivery-Token"]
@@ -27,6 +29,7 @@ extension ContentReader {
     /// SDK asks whether a key is there (`bundle.getString(IMAGE_KEY) ?: notification.imageUrl`),
     /// not whether it is empty: an empty `image` is no picture, and no fallback either.
     static func customerIOAndroidPicture(_ payload: JSONObject) -> String? {
+        if isCustomerIONotificationMessage(payload) { return firstText([payload["gcm.n.image"], payload["gcm.notification.image"]]) }
         if let image = payload["image"] { return image.string.flatMap { $0.isEmpty ? nil : $0 } }
         return firstText([payload["gcm.n.image"], payload["gcm.notification.image"]])
     }
@@ -36,7 +39,22 @@ extension ContentReader {
         customerIODeliveryKeys.allSatisfy { payload[$0] != nil }
     }
 
+    /// Whether an Android push is an FCM notification message (`gcm.n.e` "1"), which FCM's SDK
+    /// draws itself while the app is in the background: Customer.io's handler never sees it then.
+    static func isCustomerIONotificationMessage(_ payload: JSONObject) -> Bool {
+        payload["gcm.n.e"]?.string == "1" || payload["gcm.notification.e"]?.string == "1"
+    }
+
     mutating func readCustomerIOAndroid() {
+        if Self.isCustomerIONotificationMessage(payload) {
+            // `FirebaseMessagingService` hands it to `DisplayNotification` unless the app is in
+            // the foreground, and only there to Customer.io's `onMessageReceived`.
+            readFirebaseAndroid()
+            content.campaignID = text("CIO-Delivery-ID")
+            warnings.append(
+                "gcm.n.e is 1: an FCM notification message, which FCM's SDK shows itself while the app is in the background (shown here: gcm.n.*); only in the foreground does Customer.io's SDK show title, body, image and link")
+            return
+        }
         // As the picture: a key that is there wins, empty or not.
         content.title = payload["title"] != nil ? text("title") : text("gcm.n.title")
         content.body = payload["body"] != nil ? text("body") : text("gcm.n.body")
@@ -45,6 +63,8 @@ extension ContentReader {
         // Its SDK reads no sound key: every push plays the default sound.
         content.sound = "default"
         content.imageURL = Self.customerIOAndroidPicture(payload)
+        // `addImage` draws the picture as the collapsed notification's large icon too.
+        content.largeIconURL = content.imageURL
         content.campaignID = text("CIO-Delivery-ID")
         // Both keys there (`!= null`), empty or not.
         content.visible = Self.hasCustomerIODeliveryKeys(payload)

@@ -5,7 +5,8 @@
 /// legacy `gcm.notification.*`), their `_loc_key` / `_loc_args`, picture `gcm.n.image`, channel
 /// `gcm.n.android_channel_id`, sound `gcm.n.sound2` (else `gcm.n.sound`), count
 /// `gcm.n.notification_count` (sets the badge), priority `gcm.n.notification_priority`, tag
-/// `gcm.n.tag` (as thread), tap target `gcm.n.link_android` else `gcm.n.link`. Shown only with
+/// `gcm.n.tag` (the tag a later notification replaces it by), the picture as the collapsed
+/// large icon too, tap target `gcm.n.link_android` else `gcm.n.link`. Shown only with
 /// `gcm.n.e` set and without `gcm.n.noui`. Extras: the keys that are not FCM's.
 ///
 /// Android, as an HTTP v1 message (`{message: …}` or its content): `notification{title, body,
@@ -52,7 +53,10 @@ extension ContentReader {
                 warnings.append("\(key("notification_priority")) is \(priority), outside −2…2: the FCM SDK skips it (the channel's importance applies)")
             }
         }
-        content.threadID = text(key("tag"))
+        content.tag = text(key("tag"))
+        // `DisplayNotification` draws the picture as the collapsed notification's large icon too.
+        content.largeIconURL = content.imageURL
+        let linkKey = payload[key("link_android")] != nil ? key("link_android") : key("link")
         content.openURL = text(key("link_android")) ?? text(key("link"))
         // `CommonNotificationBuilder.createTargetIntent`: a click action starts the activity
         // for that action, and the link goes unused.
@@ -61,6 +65,9 @@ extension ContentReader {
                 warnings.append("\(key("click_action")) '\(action)' starts the app's activity for that action: the link \(link) is not opened")
             }
             content.openURL = nil
+        } else if let link = content.openURL, link.lowercased().hasPrefix("http") {
+            // The same: its `ACTION_VIEW` intent names the app's package.
+            warnings.append("\(linkKey) \(link) opens only in the app itself (FCM's SDK limits its intent to the app's package): never in a browser, and not at all unless the app handles the link")
         }
         content.campaignID = text("google.c.a.c_id")
         // `NotificationParams.isNotification`: "1" exactly, under either prefix.
@@ -112,7 +119,8 @@ extension ContentReader {
         content.channel = textValue("channel_id")
         content.sound = textValue("sound")
         warnSoundBeforeChannels("FCM's android.notification.sound")
-        content.threadID = textValue("tag")
+        content.tag = textValue("tag")
+        content.largeIconURL = content.imageURL
         let count = value("notification_count")
         if let count = integer(count.0, at: count.1) { content.badge = .set(count) }
         content.priority = Self.firebasePriorities[textValue("notification_priority") ?? ""]

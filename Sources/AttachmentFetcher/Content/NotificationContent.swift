@@ -84,6 +84,7 @@ public struct NotificationContent: Sendable, Hashable {
         var soundVolume: Double?
         var category: String?
         var threadID: String?
+        var tag: String?
         var openURL: String?
         var openInWebview: Bool = false
         var buttons: [Button] = []
@@ -220,6 +221,13 @@ public struct NotificationContent: Sendable, Hashable {
     public var threadID: String? {
         get { fields.threadID }
         set { fields.threadID = newValue }
+    }
+    /// Android's notification tag (FCM's `gcm.n.tag`, HTTP v1's `android.notification.tag`):
+    /// a later notification of the app with the same tag replaces this one in the shade, rather
+    /// than grouping with it.
+    public var tag: String? {
+        get { fields.tag }
+        set { fields.tag = newValue }
     }
     /// What a tap opens; `nil` opens the app.
     public var openURL: String? {

@@ -12,7 +12,7 @@ extension NotificationContent: Encodable {
         case channel, priority, summary, largeIconURL = "large_icon_url", imageURL = "image_url"
         case expandedTitle = "expanded_title", expandedText = "expanded_text"
         case inlineImage = "inline_image", thumbnailID = "thumbnail_id", crop, time, hidden
-        case messageCenterID = "message_center_id"
+        case messageCenterID = "message_center_id", tag
     }
 
     /// The `"notification"` object of the CLI's JSON: the contract's fields always (`null` when
@@ -57,6 +57,7 @@ extension NotificationContent: Encodable {
         try container.encodeIfPresent(time.map(PayloadValue.number), forKey: .time)
         try container.encodeIfPresent(hidden, forKey: .hidden)
         try container.encodeIfPresent(messageCenterID, forKey: .messageCenterID)
+        try container.encodeIfPresent(tag, forKey: .tag)
     }
 }
 
@@ -158,6 +159,7 @@ extension NotificationContent {
         object.optionalArray("subtitle_loc_args", subtitleLocArgs, &buffer)
         object.optionalField("subtitle_loc_key", subtitleLocKey, &buffer)
         object.optionalField("summary", summary, &buffer)
+        object.optionalField("tag", tag, &buffer)
         object.field("thread_id", threadID, &buffer)
         object.optionalField("thumbnail_id", thumbnailID, &buffer)
         if let time { object.number("time", time, &buffer) }
