@@ -21,8 +21,8 @@ struct CacheCommand: AsyncParsableCommand {
             try cache.validate()
         }
 
-        /// The cache, or `nil` when its directory does not exist or holds no cache (neither the
-        /// lock file nor `entries/` a fetch with the cache makes): an inspection creates nothing.
+        /// The cache, or `nil` when its directory does not exist or holds no cache (not both the
+        /// lock file and the `entries/` a fetch with the cache makes): an inspection creates nothing.
         /// A directory that cannot be used is a `Failure`: the command line was right.
         func open() async throws -> AttachmentCache? {
             let configuration = cache.configuration()
@@ -177,8 +177,9 @@ struct CacheCommand: AsyncParsableCommand {
                 The default output directory (without --output-dir), attachments/ in the cache \
                 directory, holds each payload's hard link of \
                 a cache body; once the body is gone from the cache, a link is disk space of its own, \
-                so clear removes those files too: the regular files directly in it, never following \
-                a symbolic link (an attachments/ that is one is left alone, an error).
+                so clear removes those files too: the regular files directly in it named as the \
+                fetcher names them (others stay), never following a symbolic link (an attachments/ \
+                that is one is left alone, an error).
                 """)
         @OptionGroup var options: Options
 

@@ -148,6 +148,42 @@ struct CacheSafetyTests {
         #expect(try manager.contentsOfDirectory(atPath: project) == ["attachments"])
     }
 
+    @Test("cache clear and prune remove only what the fetcher made: a directory with a file named lock, or an entries/ alone, is no cache; other files in a cache's attachments/ stay")
+    func clearRemovesOnlyOurFiles() async throws {
+        let home = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let manager = FileManager.default
+        func write(_ path: String) throws {
+            try manager.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data("precious".utf8).write(to: URL(fileURLWithPath: path))
+        }
+        // Somebody's directories, given as --cache-dir by mistake.
+        let lockOnly = home + "/lock-only", entriesOnly = home + "/entries-only"
+        try write(lockOnly + "/lock")
+        try manager.createDirectory(atPath: entriesOnly + "/entries", withIntermediateDirectories: true)
+        for directory in [lockOnly, entriesOnly] {
+            try write(directory + "/attachments/notes.txt")
+            try write(directory + "/attachments/holiday-0a1b2c3d4e5.jpg")
+            for command in ["clear", "prune"] {
+                let run = try await CommandRunner.run("fetch-attachment", ["cache", command, "--cache-dir", directory])
+                #expect(run.status == 0 && run.stdout.contains("nothing removed"), "\(command) \(directory): \(run.stdout) \(run.stderr)")
+            }
+            #expect(try manager.contentsOfDirectory(atPath: directory + "/attachments").sorted() == ["holiday-0a1b2c3d4e5.jpg", "notes.txt"])
+        }
+        // A real cache: of its attachments/, only the files named as the fetcher names them go.
+        let cache = home + "/cache"
+        let store = try CacheStore(configuration: .init(directory: cache))
+        _ = store
+        for name in ["notes.txt", "IMG_2041.jpg", "photo-2023.jpg", "x-0a1b2c3d4e5.jpg", "attachment-1z2y3x4w5v6u7.gif"] {
+            try write(cache + "/attachments/" + name)
+        }
+        let stats = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", cache])
+        #expect(stats.stdout.contains("attachments: 2 files"), "\(stats.stdout)")
+        let cleared = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache])
+        #expect(cleared.status == 0 && cleared.stdout.contains("and 2 attachment files"), "\(cleared.stdout) \(cleared.stderr)")
+        #expect(try manager.contentsOfDirectory(atPath: cache + "/attachments").sorted() == ["IMG_2041.jpg", "notes.txt", "photo-2023.jpg"])
+    }
+
     @Test("cache clear and stats never follow a symbolic link: an attachments/ that links elsewhere is left alone, and only the regular files in it are removed or counted, each inode once")
     func attachmentsDirectoryLinks() async throws {
         let home = try makeTemporaryDirectory()
@@ -159,6 +195,7 @@ struct CacheSafetyTests {
         try Data("nested".utf8).write(to: URL(fileURLWithPath: victim + "/sub/nested.txt"))
         try manager.createDirectory(atPath: cache, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try manager.createDirectory(atPath: cache + "/entries", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        _ = manager.createFile(atPath: cache + "/lock", contents: nil)
         try manager.createSymbolicLink(atPath: cache + "/attachments", withDestinationPath: victim)
 
         let refused = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache])
@@ -182,8 +219,8 @@ struct CacheSafetyTests {
         try manager.removeItem(atPath: cache + "/attachments")
         let attachments = cache + "/attachments"
         try manager.createDirectory(atPath: attachments + "/kept-dir", withIntermediateDirectories: true)
-        try Data(repeating: 7, count: 3000).write(to: URL(fileURLWithPath: attachments + "/a.jpg"))
-        try manager.linkItem(atPath: attachments + "/a.jpg", toPath: attachments + "/b.jpg")
+        try Data(repeating: 7, count: 3000).write(to: URL(fileURLWithPath: attachments + "/a-0a1b2c3d4e5.jpg"))
+        try manager.linkItem(atPath: attachments + "/a-0a1b2c3d4e5.jpg", toPath: attachments + "/b-0a1b2c3d4e5.jpg")
         try manager.createSymbolicLink(atPath: attachments + "/link.txt", withDestinationPath: victim + "/keep.txt")
         let counted = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", cache, "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(counted.stdout.utf8)) as? [String: Any])
@@ -191,12 +228,12 @@ struct CacheSafetyTests {
         #expect(files["files"] as? Int == 2 && files["bytes"] as? Int == 3000, "\(counted.stdout)")
         // prune takes only a file that is its body's one link (no entry holds it any more), and
         // not one just made: a fetch of a no-store body, or without the cache, may be reading it.
-        try Data(repeating: 8, count: 500).write(to: URL(fileURLWithPath: attachments + "/alone.jpg"))
+        try Data(repeating: 8, count: 500).write(to: URL(fileURLWithPath: attachments + "/alone-0a1b2c3d4e5.jpg"))
         let pruned = try await CommandRunner.run("fetch-attachment", ["cache", "prune", "--cache-dir", cache])
         #expect(pruned.stdout.contains("; 0 attachment files no entry holds, 0 bytes"), "\(pruned.stdout) \(pruned.stderr)")
         let aged = try AttachmentCache.removeOutputFiles(in: attachments, unlinkedOnly: true, minimumAge: .zero)
         #expect(aged.files == 1 && aged.bytes == 500, "\(aged)")
-        #expect(try manager.contentsOfDirectory(atPath: attachments).sorted() == ["a.jpg", "b.jpg", "kept-dir", "link.txt"])
+        #expect(try manager.contentsOfDirectory(atPath: attachments).sorted() == ["a-0a1b2c3d4e5.jpg", "b-0a1b2c3d4e5.jpg", "kept-dir", "link.txt"])
         let cleared = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache])
         #expect(cleared.status == 0, "\(cleared.stderr)")
         #expect(cleared.stdout.contains("and 2 attachment files"), "\(cleared.stdout)")
@@ -205,11 +242,11 @@ struct CacheSafetyTests {
 
         // The bytes freed: a file's once its last link is gone, whether both links were here or one
         // is elsewhere (an entry's).
-        try Data(repeating: 1, count: 700).write(to: URL(fileURLWithPath: attachments + "/x.jpg"))
-        try manager.linkItem(atPath: attachments + "/x.jpg", toPath: attachments + "/x2.jpg")
-        try Data(repeating: 2, count: 90).write(to: URL(fileURLWithPath: attachments + "/y.jpg"))
+        try Data(repeating: 1, count: 700).write(to: URL(fileURLWithPath: attachments + "/x-0a1b2c3d4e5.jpg"))
+        try manager.linkItem(atPath: attachments + "/x-0a1b2c3d4e5.jpg", toPath: attachments + "/x2-0a1b2c3d4e5.jpg")
+        try Data(repeating: 2, count: 90).write(to: URL(fileURLWithPath: attachments + "/y-0a1b2c3d4e5.jpg"))
         try Data(repeating: 3, count: 5000).write(to: URL(fileURLWithPath: home + "/entry"))
-        try manager.linkItem(atPath: home + "/entry", toPath: attachments + "/z.jpg")
+        try manager.linkItem(atPath: home + "/entry", toPath: attachments + "/z-0a1b2c3d4e5.jpg")
         let freed = try AttachmentCache.removeOutputFiles(in: attachments)
         #expect(freed.files == 4 && freed.bytes == 790, "\(freed)")
     }

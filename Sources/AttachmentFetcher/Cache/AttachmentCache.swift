@@ -36,10 +36,14 @@ public struct AttachmentCache: Sendable {
         await BlockingIO.run { [store] in store.clear() }
     }
 
-    /// Whether `directory` holds a cache: the lock file or `entries/` that opening one makes.
-    /// An inspection of a directory without them opens nothing there, which would make them.
+    /// Whether `directory` holds a cache: the directory `entries/` and the lock file that opening
+    /// one makes (or an earlier layout's `locks/`), neither a symbolic link. An inspection of a
+    /// directory without them opens nothing there, which would make them, and `cache clear`
+    /// removes nothing there: a file named `lock`, or an `entries/` alone, is somebody else's.
     public static func holdsCache(at directory: String) -> Bool {
-        [CacheStore.lockName, CacheStore.entriesName].contains { FileManager.default.fileExists(atPath: directory + "/" + $0) }
+        func status(_ name: String) -> Stat? { try? Syscalls.status(of: FilePath(directory + "/" + name), followingLink: false) }
+        return status(CacheStore.entriesName)?.type == .directory
+            && (status(CacheStore.lockName)?.type == .regular || status("locks")?.type == .directory)
     }
 
     /// The regular files directly in `directory` (the command line's default output directory,
@@ -101,7 +105,8 @@ public struct AttachmentCache: Sendable {
         }
         do {
             let files = try Syscalls.names(in: descriptor).compactMap { name -> (name: String, status: Stat)? in
-                guard let status = try? Syscalls.status(of: FilePath(name), in: descriptor), status.type == .regular else { return nil }
+                // Only the files the fetcher names: anything else there is somebody else's.
+                guard AttachmentFiles.isAttachmentName(name), let status = try? Syscalls.status(of: FilePath(name), in: descriptor), status.type == .regular else { return nil }
                 return (name, status)
             }
             return (descriptor, files)

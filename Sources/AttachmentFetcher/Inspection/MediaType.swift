@@ -99,6 +99,9 @@ enum AttachmentTypes {
         return Dictionary(uniqueKeysWithValues: table.map { ($0.0, Entry(kind: $0.1, fileExtension: $0.2, ios: $0.3, android: $0.4)) })
     }()
 
+    /// Every file name extension an attachment is given.
+    static let fileExtensions = Set(known.values.map(\.fileExtension))
+
     /// The type for a detected MIME type when some platform shows it, or `nil` when none does.
     static func mediaType(forMIME mime: String) -> MediaType? {
         guard let entry = known[mime.lowercased()] else { return nil }

@@ -157,6 +157,24 @@ enum AttachmentFiles {
         "\(directory)/\(url.fileStem)-\(FileNameTag.next()).\(body.media.fileExtension)"
     }
 
+    /// Whether `name` is one `finalPath` makes (a stem of at most 48 letters, digits, `-` and
+    /// `_`; a tag of 10 to 13 lower-case base-36 digits; a media type's extension), or a body's
+    /// temporary file: what `cache clear` and `prune` may remove from an output directory, where
+    /// a file of any other name is somebody else's.
+    static func isAttachmentName(_ name: String) -> Bool {
+        if name.hasPrefix(TemporaryFiles.prefix), name.hasSuffix(TemporaryFiles.suffix) { return true }
+        guard let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")),
+            AttachmentTypes.fileExtensions.contains(String(name[name.index(after: dot)...])),
+            let dash = name[..<dot].utf8.lastIndex(of: UInt8(ascii: "-"))
+        else { return false }
+        let stem = name.utf8[..<dash], tag = name.utf8[name.index(after: dash)..<dot]
+        let isTagDigit = { (byte: UInt8) in (48...57).contains(byte) || (97...122).contains(byte) }
+        let isStemByte = { (byte: UInt8) in
+            isTagDigit(byte) || (65...90).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+        return (10...13).contains(tag.count) && tag.allSatisfy(isTagDigit) && stem.count <= 48 && stem.allSatisfy(isStemByte)
+    }
+
     /// A safe, short file name stem from a URL path component ("attachment" when nothing is left).
     static func stem(of component: String) -> String {
         let withoutSuffix = component.split(separator: ".", omittingEmptySubsequences: false).first.map(String.init) ?? ""
