@@ -330,9 +330,9 @@ final class SharedDownload: Sendable {
     typealias Outcome = Result<SharedSource, TransferFailure>
 
     /// When the transfer gives up: the latest deadline of the payloads that joined it, moved
-    /// later as each later one joins, so that none is cut short by an earlier payload's. A
-    /// payload whose deadline is no earlier needs no timer of its own while that holds: the
-    /// transfer's result (at the latest its deadline failure) comes first.
+    /// later as each later one joins, so that none is cut short by an earlier payload's. Each
+    /// payload still has a timer of its own: what follows the transfer (the commit, a wait for
+    /// another process) is bounded by nothing else.
     let deadline: ExtendableDeadline
 
     private enum Waiter {
@@ -351,11 +351,6 @@ final class SharedDownload: Sendable {
         var cancel: (@Sendable () -> Void)?
         /// Whether the leader found the key locked by another process (and polls the cache).
         var heldElsewhere = false
-        /// The waiters with a timer of their own, and those without, with their deadlines (no
-        /// earlier than the transfer's when they came: a later payload that moves the transfer's
-        /// deadline past one arms its timer then).
-        var timers: [UInt64: any DispatchSourceTimer] = [:]
-        var untimed: [UInt64: ContinuousClock.Instant] = [:]
 
         var abandoned: Bool { joined == 0 }
     }
@@ -374,18 +369,13 @@ final class SharedDownload: Sendable {
     func noteHeldElsewhere(_ held: Bool) { state.withLock { $0.heldElsewhere = held } }
 
     /// Counts one more waiting payload, whose deadline is `until`: the transfer's deadline moves
-    /// there if it is later. `false` once the download is abandoned (its payload must start
-    /// another).
+    /// there if it is later. `false` once the download is abandoned, or its deadline has passed
+    /// (the engine has given it up, or is about to): that payload starts another.
     func join(until payloadDeadline: ContinuousClock.Instant) -> Bool {
         state.withLock { state in
-            guard !state.abandoned else { return false }
+            guard !state.abandoned, ContinuousClock.now < deadline.current else { return false }
             state.joined += 1
-            guard payloadDeadline > deadline.current else { return true }
             deadline.extend(to: payloadDeadline)
-            for (id, waiterDeadline) in state.untimed where waiterDeadline < payloadDeadline {
-                state.untimed[id] = nil
-                state.timers[id] = Self.timer(at: waiterDeadline) { [self] in leave(id) }
-            }
             return true
         }
     }
@@ -402,19 +392,14 @@ final class SharedDownload: Sendable {
     /// The result, or `nil` when `deadline` (or the task's cancellation) comes first; each
     /// payload that joined calls this once. The transfer goes on while another payload waits.
     func wait(until payloadDeadline: ContinuousClock.Instant) async -> Outcome? {
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
         // A Dispatch timer, not a sleeping task: cancelled, it goes at once, where a cancelled
         // `Task.sleep` holds its task and timer until the deadline (on Linux), so that every
         // payload served early kept about a kilobyte for the rest of its timeout.
-        let id = state.withLock { state in
-            defer { state.nextWaiter += 1 }
-            let id = state.nextWaiter
-            if payloadDeadline < deadline.current {
-                state.timers[id] = Self.timer(at: payloadDeadline) { [self] in leave(id) }
-            } else {
-                state.untimed[id] = payloadDeadline
-            }
-            return id
-        }
+        let timer = Self.timer(at: payloadDeadline) { [self] in leave(id) }
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome?, Never>) in
                 let immediate: Outcome?? = state.withLock { state in
@@ -428,11 +413,7 @@ final class SharedDownload: Sendable {
         } onCancel: {
             leave(id)
         }
-        let timer = state.withLock { state in
-            state.untimed[id] = nil
-            return state.timers.removeValue(forKey: id)
-        }
-        timer?.cancel()
+        timer.cancel()
         return outcome
     }
 

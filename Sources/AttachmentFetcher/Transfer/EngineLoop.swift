@@ -135,6 +135,7 @@ final class EngineLoop: @unchecked Sendable {
         // Gone already (deadline, cancellation, failure): the machine drops answers for earlier
         // attempts itself.
         guard let transfer = live[answered.id], let active = transfer.active else { return }
+        transfer.takeLaterDeadline()
         execute(
             transfer.machine.typeAnswered(attempt: answered.attempt, detection, body: active.body, now: .now),
             for: transfer)
