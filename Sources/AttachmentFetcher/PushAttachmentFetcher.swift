@@ -155,6 +155,8 @@ public final class PushAttachmentFetcher: Sendable {
     public func shutdown() async {
         await engine.shutdown()
         preparedFiles.close()
+        // A start-up scan of a large cache still running ends early; nothing evicts any more.
+        cache?.store.evictor.stop()
     }
 
     /// Processes one payload: the outcome holds either the attachment files or the original

@@ -266,10 +266,25 @@ struct CacheStartupTests {
         #expect(store.waitUntilIndexed(timeout: .seconds(30)))
         // Eviction follows the indexing on the same thread: bounded wait for it to end.
         let entries = root + "/cache/entries"
-        for _ in 0..<300 where ((try? FileManager.default.contentsOfDirectory(atPath: entries))?.count ?? 0) > 4 {
+        for _ in 0..<300 {
+            guard ((try? FileManager.default.contentsOfDirectory(atPath: entries))?.count ?? 0) > 4 else { break }
             Thread.sleep(forTimeInterval: 0.05)
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: entries).count == 4)
         #expect(store.state.withLock { $0.bytes } == 40)
+    }
+
+    @Test("cache stats with a budget smaller than the cache removes nothing; cache prune applies it, with every entry indexed first")
+    func maintenanceOpensWithoutTrimming() async throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try fill(10, in: root)
+        let cache = root + "/cache", entries = root + "/cache/entries"
+        let stats = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", cache, "--cache-max-bytes", "50", "--json"])
+        #expect(stats.status == 0 && stats.stdout.contains(#""entries":10"#), "\(stats.stdout) \(stats.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: entries).count == 10)
+        let prune = try await CommandRunner.run("fetch-attachment", ["cache", "prune", "--cache-dir", cache, "--cache-max-bytes", "50", "--json"])
+        #expect(prune.status == 0 && prune.stdout.contains(#""removed_entries":5"#), "\(prune.stdout) \(prune.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: entries).count == 5)
     }
 }

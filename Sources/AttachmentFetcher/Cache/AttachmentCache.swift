@@ -10,10 +10,17 @@ import Glibc
 public struct AttachmentCache: Sendable {
     private let store: CacheStore
 
-    /// Opens the cache (creating it if missing, and removing what crashed processes left).
+    /// Opens the cache (creating it if missing), once what crashed processes left is removed and
+    /// its entries are indexed. Opening evicts nothing: only `prune` applies the budget, so that
+    /// `cache stats` with another budget than the fetchers' removes nothing.
     public init(configuration: PushAttachmentFetcher.Configuration.Cache) async throws(AttachmentFetcherError) {
         let result = await BlockingIO.run { () -> Result<CacheStore, AttachmentFetcherError> in
-            do throws(AttachmentFetcherError) { return .success(try CacheStore(configuration: configuration)) } catch {
+            do throws(AttachmentFetcherError) {
+                let store = try CacheStore(configuration: configuration, trimsWhenOpened: false)
+                // An hour at most: the scan of a cache of a million entries takes seconds.
+                _ = store.waitUntilIndexed(timeout: .seconds(3600))
+                return .success(store)
+            } catch {
                 return .failure(error)
             }
         }

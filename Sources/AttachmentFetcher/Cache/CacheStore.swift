@@ -53,6 +53,8 @@ final class CacheStore: Sendable {
     private let largestBody: Int
     let state = Locked(StoreState())
     let evictor = Evictor()
+    /// Whether the eviction thread applies the budget once the entries are indexed.
+    private let trimsWhenOpened: Bool
 
     /// How many verified entries a process remembers (default 4,096, about 1 MB); beyond, the
     /// least recently used half is forgotten (and classified again on its next use).
@@ -87,13 +89,15 @@ final class CacheStore: Sendable {
     /// Opens (creating if needed) the cache at `configuration.directory`, refusing a directory
     /// another user owns or may write unless `allowsSharedDirectory`, and starts the eviction
     /// thread, which first removes what crashed processes left and indexes the entries
-    /// (`indexEntries`), then evicts beyond the budget. `beforeIndexing` runs on that thread
-    /// first (tests hold the indexing back).
+    /// (`indexEntries`), then evicts beyond the budget (unless not `trimsWhenOpened`: a
+    /// maintenance command's budget may not be the fetchers'). `beforeIndexing` runs on that
+    /// thread first (tests hold the indexing back).
     init(
         configuration: PushAttachmentFetcher.Configuration.Cache, classifier: MediaClassifier? = nil, clock: CacheClock = .system,
         sniffBytes: Int = 4096, verifiedCapacity: Int = 4096, largestBody: Int = .max,
-        beforeIndexing: (@Sendable () -> Void)? = nil
+        trimsWhenOpened: Bool = true, beforeIndexing: (@Sendable () -> Void)? = nil
     ) throws(AttachmentFetcherError) {
+        self.trimsWhenOpened = trimsWhenOpened
         self.verifiedCapacity = max(2, verifiedCapacity)
         self.largestBody = largestBody
         var configuration = configuration
@@ -150,7 +154,7 @@ final class CacheStore: Sendable {
         let scanned = scan()
         return state.withLock { state in
             state.mergeIndex(scanned)
-            return state.bytes > configuration.maximumBytes
+            return trimsWhenOpened && state.bytes > configuration.maximumBytes
         }
     }
 
