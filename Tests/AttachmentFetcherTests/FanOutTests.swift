@@ -42,6 +42,19 @@ struct FanOutTests {
         }
     }
 
+    @Test("One URL named for Android and for iPhones in two spellings (an FCM HTTP v1 message) is one request, judged by both")
+    func oneURLForTwoPlatforms() throws {
+        var warnings: [String] = []
+        let selected = AttachmentSelection.select(
+            [
+                RequestedAttachment(url: "https://CDN.example.com/a.png", platforms: [.android]),
+                RequestedAttachment(url: "https://cdn.example.com/a.png#i", platforms: [.ios]),
+            ], limit: 4, warnings: &warnings)
+        #expect(selected.count == 1)
+        #expect(selected.first?.platforms == [.android, .ios])
+        #expect(warnings.isEmpty, "\(warnings)")
+    }
+
     @Test("The limit is configurable")
     func configuredLimit() async throws {
         try await Fixture.with(configure: { $0.maximumAttachmentsPerPayload = 1 }) { fixture in

@@ -8,14 +8,25 @@ enum AttachmentSelection {
     ) -> [RequestedAttachment] {
         // Most payloads name one attachment: nothing to compare, nothing parsed twice.
         if requests.count == 1, limit >= 1 { return requests }
-        var seen = Set<String>()
+        var seen: [String: Int] = [:]
         var distinct: [RequestedAttachment] = []
         var repeated: [String] = []
         for request in requests {
             // One URL however it is spelled (`HTTP://`, a host's case, a fragment): one download.
             let normalised: String
             if case .success(let url) = AttachmentURL.parse(request.url) { normalised = url.string } else { normalised = request.url }
-            if seen.insert(normalised).inserted { distinct.append(request) } else { repeated.append(request.url) }
+            guard let first = seen[normalised] else {
+                seen[normalised] = distinct.count
+                distinct.append(request)
+                continue
+            }
+            // Named for another platform (an FCM HTTP v1 message's Android picture and iPhones'
+            // image, spelled apart): the one download is judged by both.
+            if distinct[first].platforms != request.platforms {
+                distinct[first].platforms = distinct[first].platforms.flatMap { mine in request.platforms.map { mine.union($0) } }
+            } else {
+                repeated.append(request.url)
+            }
         }
         if !repeated.isEmpty {
             warnings.append("attachment URLs named more than once, fetched once: \(list(repeated))")
