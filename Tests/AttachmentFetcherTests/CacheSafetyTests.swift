@@ -163,25 +163,39 @@ struct CacheSafetyTests {
         try manager.createDirectory(atPath: entriesOnly + "/entries", withIntermediateDirectories: true)
         for directory in [lockOnly, entriesOnly] {
             try write(directory + "/attachments/notes.txt")
-            try write(directory + "/attachments/holiday-0a1b2c3d4e5.jpg")
+            try write(directory + "/attachments/holiday-0a1b2c3d4e5f6.jpg")
             for command in ["clear", "prune"] {
                 let run = try await CommandRunner.run("fetch-attachment", ["cache", command, "--cache-dir", directory])
                 #expect(run.status == 0 && run.stdout.contains("nothing removed"), "\(command) \(directory): \(run.stdout) \(run.stderr)")
             }
-            #expect(try manager.contentsOfDirectory(atPath: directory + "/attachments").sorted() == ["holiday-0a1b2c3d4e5.jpg", "notes.txt"])
+            #expect(try manager.contentsOfDirectory(atPath: directory + "/attachments").sorted() == ["holiday-0a1b2c3d4e5f6.jpg", "notes.txt"])
         }
         // A real cache: of its attachments/, only the files named as the fetcher names them go.
         let cache = home + "/cache"
         let store = try CacheStore(configuration: .init(directory: cache))
         _ = store
-        for name in ["notes.txt", "IMG_2041.jpg", "photo-2023.jpg", "x-0a1b2c3d4e5.jpg", "attachment-1z2y3x4w5v6u7.gif"] {
+        for name in ["notes.txt", "IMG_2041.jpg", "photo-2023.jpg", "photo-1718000000000.jpg", "x-0a1b2c3d4e5f6.jpg", "attachment-1z2y3x4w5v6u7.gif"] {
             try write(cache + "/attachments/" + name)
         }
         let stats = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", cache])
         #expect(stats.stdout.contains("attachments: 2 files"), "\(stats.stdout)")
         let cleared = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache])
         #expect(cleared.status == 0 && cleared.stdout.contains("and 2 attachment files"), "\(cleared.stdout) \(cleared.stderr)")
-        #expect(try manager.contentsOfDirectory(atPath: cache + "/attachments").sorted() == ["IMG_2041.jpg", "notes.txt", "photo-2023.jpg"])
+        #expect(try manager.contentsOfDirectory(atPath: cache + "/attachments").sorted() == ["IMG_2041.jpg", "notes.txt", "photo-1718000000000.jpg", "photo-2023.jpg"])
+    }
+
+    @Test("Every name the fetcher gives a file is recognised as its own: tags of 13 digits")
+    func ownNamesRecognised() {
+        for _ in 0..<10_000 {
+            let tag = FileNameTag.next()
+            #expect(tag.count == FileNameTag.length)
+            // A tag of digits alone (about one in six million) is left to its owner: taken for a timestamp.
+            let expected = tag.contains { $0.isLetter }
+            #expect(AttachmentFiles.isAttachmentName("some_stem-\(tag).jpg") == expected, "\(tag)")
+            #expect(AttachmentFiles.isAttachmentName("\(tag).jpg") == false)
+        }
+        #expect(AttachmentFiles.isAttachmentName(TemporaryFiles.path(in: "/x").split(separator: "/").last.map(String.init) ?? ""))
+        #expect(!AttachmentFiles.isAttachmentName("a-0a1b2c3d4e5f6.txt"))
     }
 
     @Test("cache clear and stats never follow a symbolic link: an attachments/ that links elsewhere is left alone, and only the regular files in it are removed or counted, each inode once")
@@ -219,8 +233,8 @@ struct CacheSafetyTests {
         try manager.removeItem(atPath: cache + "/attachments")
         let attachments = cache + "/attachments"
         try manager.createDirectory(atPath: attachments + "/kept-dir", withIntermediateDirectories: true)
-        try Data(repeating: 7, count: 3000).write(to: URL(fileURLWithPath: attachments + "/a-0a1b2c3d4e5.jpg"))
-        try manager.linkItem(atPath: attachments + "/a-0a1b2c3d4e5.jpg", toPath: attachments + "/b-0a1b2c3d4e5.jpg")
+        try Data(repeating: 7, count: 3000).write(to: URL(fileURLWithPath: attachments + "/a-0a1b2c3d4e5f6.jpg"))
+        try manager.linkItem(atPath: attachments + "/a-0a1b2c3d4e5f6.jpg", toPath: attachments + "/b-0a1b2c3d4e5f6.jpg")
         try manager.createSymbolicLink(atPath: attachments + "/link.txt", withDestinationPath: victim + "/keep.txt")
         let counted = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", cache, "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(counted.stdout.utf8)) as? [String: Any])
@@ -228,12 +242,12 @@ struct CacheSafetyTests {
         #expect(files["files"] as? Int == 2 && files["bytes"] as? Int == 3000, "\(counted.stdout)")
         // prune takes only a file that is its body's one link (no entry holds it any more), and
         // not one just made: a fetch of a no-store body, or without the cache, may be reading it.
-        try Data(repeating: 8, count: 500).write(to: URL(fileURLWithPath: attachments + "/alone-0a1b2c3d4e5.jpg"))
+        try Data(repeating: 8, count: 500).write(to: URL(fileURLWithPath: attachments + "/alone-0a1b2c3d4e5f6.jpg"))
         let pruned = try await CommandRunner.run("fetch-attachment", ["cache", "prune", "--cache-dir", cache])
         #expect(pruned.stdout.contains("; 0 attachment files no entry holds, 0 bytes"), "\(pruned.stdout) \(pruned.stderr)")
         let aged = try AttachmentCache.removeOutputFiles(in: attachments, unlinkedOnly: true, minimumAge: .zero)
         #expect(aged.files == 1 && aged.bytes == 500, "\(aged)")
-        #expect(try manager.contentsOfDirectory(atPath: attachments).sorted() == ["a-0a1b2c3d4e5.jpg", "b-0a1b2c3d4e5.jpg", "kept-dir", "link.txt"])
+        #expect(try manager.contentsOfDirectory(atPath: attachments).sorted() == ["a-0a1b2c3d4e5f6.jpg", "b-0a1b2c3d4e5f6.jpg", "kept-dir", "link.txt"])
         let cleared = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache])
         #expect(cleared.status == 0, "\(cleared.stderr)")
         #expect(cleared.stdout.contains("and 2 attachment files"), "\(cleared.stdout)")
@@ -242,11 +256,11 @@ struct CacheSafetyTests {
 
         // The bytes freed: a file's once its last link is gone, whether both links were here or one
         // is elsewhere (an entry's).
-        try Data(repeating: 1, count: 700).write(to: URL(fileURLWithPath: attachments + "/x-0a1b2c3d4e5.jpg"))
-        try manager.linkItem(atPath: attachments + "/x-0a1b2c3d4e5.jpg", toPath: attachments + "/x2-0a1b2c3d4e5.jpg")
-        try Data(repeating: 2, count: 90).write(to: URL(fileURLWithPath: attachments + "/y-0a1b2c3d4e5.jpg"))
+        try Data(repeating: 1, count: 700).write(to: URL(fileURLWithPath: attachments + "/x-0a1b2c3d4e5f6.jpg"))
+        try manager.linkItem(atPath: attachments + "/x-0a1b2c3d4e5f6.jpg", toPath: attachments + "/x2-0a1b2c3d4e5f6.jpg")
+        try Data(repeating: 2, count: 90).write(to: URL(fileURLWithPath: attachments + "/y-0a1b2c3d4e5f6.jpg"))
         try Data(repeating: 3, count: 5000).write(to: URL(fileURLWithPath: home + "/entry"))
-        try manager.linkItem(atPath: home + "/entry", toPath: attachments + "/z-0a1b2c3d4e5.jpg")
+        try manager.linkItem(atPath: home + "/entry", toPath: attachments + "/z-0a1b2c3d4e5f6.jpg")
         let freed = try AttachmentCache.removeOutputFiles(in: attachments)
         #expect(freed.files == 4 && freed.bytes == 790, "\(freed)")
     }

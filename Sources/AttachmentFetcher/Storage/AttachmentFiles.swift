@@ -158,9 +158,10 @@ enum AttachmentFiles {
     }
 
     /// Whether `name` is one `finalPath` makes (a stem of at most 48 letters, digits, `-` and
-    /// `_`; a tag of 10 to 13 lower-case base-36 digits; a media type's extension), or a body's
-    /// temporary file: what `cache clear` and `prune` may remove from an output directory, where
-    /// a file of any other name is somebody else's.
+    /// `_`; a tag of 13 lower-case base-36 digits, one a letter at least, as all but about one
+    /// tag in six million are; a media type's extension), or a body's temporary file: what
+    /// `cache clear` and `prune` may remove from an output directory, where a file of any other
+    /// name (a photo named after a timestamp, say) is somebody else's.
     static func isAttachmentName(_ name: String) -> Bool {
         if name.hasPrefix(TemporaryFiles.prefix), name.hasSuffix(TemporaryFiles.suffix) { return true }
         guard let dot = name.utf8.lastIndex(of: UInt8(ascii: ".")),
@@ -172,7 +173,8 @@ enum AttachmentFiles {
         let isStemByte = { (byte: UInt8) in
             isTagDigit(byte) || (65...90).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
         }
-        return (10...13).contains(tag.count) && tag.allSatisfy(isTagDigit) && stem.count <= 48 && stem.allSatisfy(isStemByte)
+        return tag.count == FileNameTag.length && tag.allSatisfy(isTagDigit) && tag.contains(where: { $0 >= 97 })
+            && stem.count <= 48 && stem.allSatisfy(isStemByte)
     }
 
     /// A safe, short file name stem from a URL path component ("attachment" when nothing is left).

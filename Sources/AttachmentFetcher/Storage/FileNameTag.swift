@@ -13,9 +13,15 @@ enum FileNameTag {
 
     /// A tag that no other call in this process returns, and that another process returns only
     /// by a chance of about 2^-64 per pair of names: a random number drawn once per process,
-    /// plus the call's number times an odd constant (a bijection on 64 bits), in base 36.
+    /// plus the call's number times an odd constant (a bijection on 64 bits), in base 36, always
+    /// 13 digits (zeros in front), so that the fetcher's files can be told by their names
+    /// (`AttachmentFiles.isAttachmentName`).
     static func next() -> String {
         let number = counter.wrappingAdd(1, ordering: .relaxed).newValue
-        return String(processNonce &+ number &* 0x9E37_79B9_7F4A_7C15, radix: 36)
+        let digits = String(processNonce &+ number &* 0x9E37_79B9_7F4A_7C15, radix: 36)
+        return String(repeating: "0", count: max(0, length - digits.count)) + digits
     }
+
+    /// How many digits a tag has: 2^64 in base 36 takes 13.
+    static let length = 13
 }
