@@ -160,17 +160,21 @@ struct OutcomeDraft {
         // Airship's iOS extension attaches all of a push's media or none: it downloads them in
         // one throwing task group and makes every attachment before it sets a text, so one that
         // fails and the original shows, without the `content` override (`original`).
+        // It decides for iPhones alone: another platform a preflight judges keeps its verdict.
         var outcomeDetail: String?
-        if notification?.allOrNothing != nil, let (failed, failure) = failures.first, !attachments.isEmpty {
-            let detail = "\(failed.reportedURL): \(failure.detail); Airship's extension attaches all of a push's media or none"
-            outcomeDetail = detail
-            for (result, attachment) in zip(attached, attachments) {
-                TemporaryFiles.remove(attachment.path)
-                failures.append((result, TransferFailure(reason: failure.reason, detail: detail)))
+        if notification?.allOrNothing != nil, shownBy[.ios] != nil, let refusal = refusals[.ios] {
+            let failedURL = failures.first { $0.0.request.isJudged(on: .ios) }?.0.reportedURL
+            let detail = (failedURL.map { "\($0): " } ?? "") + "\(refusal.detail); Airship's extension attaches all of a push's media or none"
+            shownBy[.ios] = nil
+            refusals[.ios] = TransferFailure(reason: refusal.reason, detail: detail)
+            if shownBy.isEmpty {
+                outcomeDetail = detail
+                for (result, attachment) in zip(attached, attachments) {
+                    TemporaryFiles.remove(attachment.path)
+                    failures.append((result, TransferFailure(reason: refusal.reason, detail: detail)))
+                }
+                attachments = []
             }
-            attachments = []
-            shownBy = [:]
-            for judge in judges { refusals[judge.platform] = TransferFailure(reason: failure.reason, detail: detail) }
         }
         let verdicts = judges.map { judge in
             if silent.contains(judge.platform) {

@@ -112,7 +112,6 @@ public struct NotificationContent: Sendable, Hashable {
         var time: Double?
         var hidden: Bool?
         var messageCenterID: String?
-        var allOrNothing: TextsBeforeExtension?
     }
 
     /// The texts a push shows before its service extension changes them.
@@ -124,12 +123,19 @@ public struct NotificationContent: Sendable, Hashable {
     }
 
     /// For a push whose extension attaches all of its media or none (Airship's on iOS), the
-    /// texts it shows when the extension attaches none; `nil` for every other push. Not part of
-    /// the outcome's JSON.
+    /// texts it shows when the extension attaches none; `nil` for every other push. Neither in
+    /// the outcome's JSON nor in equality: what the notification says is its fields.
     var allOrNothing: TextsBeforeExtension? {
-        get { fields.allOrNothing }
-        set { fields.allOrNothing = newValue }
+        get { textsBeforeExtension?.texts }
+        set { textsBeforeExtension = newValue.map(TextsBox.init) }
     }
+
+    private final class TextsBox: Sendable {
+        let texts: TextsBeforeExtension
+        init(_ texts: TextsBeforeExtension) { self.texts = texts }
+    }
+
+    private var textsBeforeExtension: TextsBox?
 
     /// What shows when the extension applies none of its changes: for an all-or-nothing push,
     /// its texts before them; any other push as it is.
