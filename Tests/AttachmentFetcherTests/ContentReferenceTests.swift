@@ -274,22 +274,36 @@ struct ContentReferenceTests {
         }
     }
 
-    @Test("CleverTap iOS: test payloads (in-app, inbox, ad unit previews) are handled by the SDK and show nothing")
+    @Test("CleverTap iOS: test payloads (in-app, inbox, ad unit previews) are handled by the SDK and show nothing; with an aps.alert iOS shows them all the same")
     func cleverTapIOSTestPayloads() throws {
         for key in ["wzrk_inapp", "wzrk_inbox", "wzrk_adunit", "wzrk_inapp_s3_url"] {
-            let read = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"\#(key)":"{}","ct_mediaUrl":"https://c/a.jpg"}"#)
-            #expect(read.vendor == .cleverTap && read.isInternal, "\(key)")
+            let silent = try ReadPayload(#"{"aps":{"content-available":1,"mutable-content":1},"\#(key)":"{}","ct_mediaUrl":"https://c/a.jpg"}"#)
+            #expect(silent.vendor == .cleverTap && silent.isInternal, "\(key)")
+            let alerted = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"\#(key)":"{}","ct_mediaUrl":"https://c/a.jpg","ct_mediaType":"image"}"#)
+            #expect(alerted.vendor == .cleverTap && !alerted.isInternal && alerted.content?.visible == true, "\(key)")
+            #expect(alerted.pictureURLs == ["https://c/a.jpg"])
+            #expect(alerted.warnings.contains { $0.hasPrefix("\(key) marks an internal push") }, "\(alerted.warnings)")
         }
     }
 
-    @Test("Braze iOS: content-card sync and test-trigger fetch are internal even with mutable-content")
+    @Test("Braze and MoEngage iOS: content-card sync, geofence sync, test-trigger fetch, uninstall tracking and MoEngage's silent push are internal without an aps.alert; with one iOS shows them all the same")
     func brazeIOSInternal() throws {
-        for text in [
-            #"{"aps":{"alert":"x","mutable-content":1},"ab":{"ab_cd":"…","att":{"url":"https://c/a.jpg"}}}"#,
-            #"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"https://c/a.jpg"}},"ab_push_fetch_test_triggers_key":true}"#,
+        for (vendor, key, quietText, alertedText) in [
+            (Vendor.braze, "ab.ab_cd", #"{"aps":{"mutable-content":1},"ab":{"ab_cd":"…","att":{"url":"https://c/a.jpg"}}}"#,
+             #"{"aps":{"alert":"x","mutable-content":1},"ab":{"ab_cd":"…","att":{"url":"https://c/a.jpg","type":"jpg"}}}"#),
+            (.braze, "ab_push_fetch_test_triggers_key", #"{"aps":{"mutable-content":1},"ab":{"att":{"url":"https://c/a.jpg"}},"ab_push_fetch_test_triggers_key":true}"#,
+             #"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"https://c/a.jpg"}},"ab_push_fetch_test_triggers_key":true}"#),
+            (.braze, "ab.ab_sync_geos", #"{"aps":{"content-available":1},"ab":{"ab_sync_geos":true,"att":{"url":"https://c/a.jpg"}}}"#,
+             #"{"aps":{"alert":"x","mutable-content":1},"ab":{"ab_sync_geos":true,"att":{"url":"https://c/a.jpg"}}}"#),
+            (.moengage, "moengage.silentPush", #"{"aps":{"content-available":1},"moengage":{"silentPush":1,"media-attachment":"https://c/a.jpg"}}"#,
+             #"{"aps":{"alert":"x","mutable-content":1},"moengage":{"silentPush":1,"media-attachment":"https://c/a.jpg"}}"#),
         ] {
-            let read = try ReadPayload(text)
-            #expect(read.vendor == .braze && read.isInternal, "\(text)")
+            let quiet = try ReadPayload(quietText)
+            #expect(quiet.vendor == vendor && quiet.isInternal, "\(quietText)")
+            let shown = try ReadPayload(alertedText)
+            #expect(shown.vendor == vendor && !shown.isInternal && shown.content?.visible == true, "\(alertedText)")
+            #expect(shown.pictureURLs == ["https://c/a.jpg"], "\(alertedText)")
+            #expect(shown.warnings.contains { $0.hasPrefix("\(key) marks an internal push") }, "\(shown.warnings)")
         }
     }
 

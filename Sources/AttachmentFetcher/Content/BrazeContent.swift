@@ -25,6 +25,12 @@ extension ContentReader {
         content.openURL = text("ab_uri")
         content.openInWebview = flag(payload["ab_use_webview"], at: "ab_use_webview") ?? false
         let ab = object(payload["ab"], at: "ab")
+        warnInternalKeysShown(
+            [
+                ("appboy_uninstall_tracking", payload["appboy_uninstall_tracking"]?.isSet == true),
+                ("ab.ab_sync_geos", ab?["ab_sync_geos"] != nil), ("ab.ab_cd", ab?["ab_cd"] != nil),
+                ("ab_push_fetch_test_triggers_key", payload["ab_push_fetch_test_triggers_key"] != nil),
+            ], sdk: "Braze")
         // Braze's payload description puts the campaign id `c` (which may be null) at the top
         // level, where it stays among the extras; `ab.c` [U] is read when that one is not there.
         content.campaignID = identifier(payload["c"], at: "c") ?? identifier(ab?["c"], at: "ab.c")

@@ -18,6 +18,7 @@ extension ContentReader {
         setExtras(from: payload) { $0 == "aps" }
         content.openURL = text("wzrk_dl")
         content.campaignID = text("wzrk_id")
+        warnInternalKeysShown(CleverTapSchema.testPayloadKeys.map { ($0, payload[$0] != nil) }, sdk: "CleverTap")
     }
 
     mutating func readCleverTapAndroid() {

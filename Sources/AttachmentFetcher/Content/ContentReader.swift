@@ -67,6 +67,16 @@ struct ContentReader {
     /// Whether iOS runs the service extension for this payload.
     var serviceExtensionRuns: Bool { Self.runsServiceExtension(payload) }
 
+    /// A warning for each of `keys` (paths into the payload, present) that marks an internal push
+    /// for `sdk`, when `aps.alert` is set: iOS shows the push all the same.
+    mutating func warnInternalKeysShown(_ keys: [(path: String, present: Bool)], sdk: String) {
+        guard payload.hasAPSAlert else { return }
+        for key in keys where key.present {
+            warnings.append(
+                "\(key.path) marks an internal push for \(sdk)'s SDK, yet aps.alert is set: iOS shows this push all the same (an extension cannot hide it), and its picture is fetched")
+        }
+    }
+
     /// Whether the service extension makes `change` (what the vendor's extension does with the
     /// payload's `path`); when iOS runs none, a warning says so and what the phone shows instead.
     mutating func extensionMakes(_ change: String, instead: String) -> Bool {

@@ -21,6 +21,7 @@ extension ContentReader {
         let appExtra = object(payload["app_extra"], at: "app_extra") ?? [:]
         setExtras(from: appExtra) { $0 == "moe_deeplink" }
         let moengage = object(payload["moengage"], at: "moengage")
+        warnInternalKeysShown([("moengage.silentPush", moengage?["silentPush"]?.isSet == true)], sdk: "MoEngage")
         if let deepLink = text(appExtra["moe_deeplink"], at: "app_extra.moe_deeplink") {
             content.openURL = deepLink
         } else if let landing = text(moengage?["webUrl"], at: "moengage.webUrl") {

@@ -4,7 +4,10 @@
 /// Internal pushes: uninstall tracking (`appboy_uninstall_tracking`), geofence sync
 /// (`ab.ab_sync_geos`), content-card sync (`ab.ab_cd`), test-trigger fetch
 /// (`ab_push_fetch_test_triggers_key`), and a silent push (`aps.content-available: 1` with no
-/// alert and no `mutable-content`), which has nothing to display.
+/// alert and no `mutable-content`), which has nothing to display. Each of those keys tells only
+/// the SDK what to do: iOS shows any push with an `aps.alert` (a service extension cannot hide
+/// it), so a push that carries one is shown, and its picture fetched, like any other (a warning
+/// says so, `readBrazeIOS`).
 struct BrazeSchema: VendorSchema {
     var vendor: Vendor { .braze }
 
@@ -19,10 +22,12 @@ struct BrazeSchema: VendorSchema {
         let uninstallTracking = payload["appboy_uninstall_tracking"]
         guard !(ab ?? [:]).isEmpty || uninstallTracking != nil else { return nil }
 
-        if uninstallTracking?.isSet == true { return .internalPush("Braze uninstall tracking") }
-        if ab?["ab_sync_geos"] != nil { return .internalPush("Braze geofence sync") }
-        if ab?["ab_cd"] != nil { return .internalPush("Braze content-card sync") }
-        if let fetch = Self.testTriggerFetch(payload) { return fetch }
+        if !payload.hasAPSAlert {
+            if uninstallTracking?.isSet == true { return .internalPush("Braze uninstall tracking") }
+            if ab?["ab_sync_geos"] != nil { return .internalPush("Braze geofence sync") }
+            if ab?["ab_cd"] != nil { return .internalPush("Braze content-card sync") }
+            if let fetch = Self.testTriggerFetch(payload) { return fetch }
+        }
         if payload.isSilentPush { return .internalPush("Braze silent push (aps.content-available only)") }
 
         guard let attachment = payload[path: ["ab", "att"]] else { return .noAttachment }
@@ -35,6 +40,9 @@ struct BrazeSchema: VendorSchema {
 }
 
 extension JSONObject {
+    /// Whether `aps.alert` is there: iOS shows such a push whatever its other keys say.
+    var hasAPSAlert: Bool { self["aps"]?.object?["alert"] != nil }
+
     /// `aps.content-available` is set, and there is neither an alert nor `mutable-content`:
     /// iOS shows nothing for such a push.
     var isSilentPush: Bool {

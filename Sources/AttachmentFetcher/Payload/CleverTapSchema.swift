@@ -3,7 +3,8 @@
 /// (`image`, `gif`, `audio` or `video`).
 ///
 /// Internal: the dashboard's test payloads (`wzrk_inapp`, `wzrk_inbox`, `wzrk_adunit`,
-/// `wzrk_inapp_s3_url`), which the SDK handles (`_checkAndHandleTestPushPayload`) and does not show.
+/// `wzrk_inapp_s3_url`), which the SDK handles (`_checkAndHandleTestPushPayload`), and which show
+/// nothing unless they carry an `aps.alert`: iOS shows that all the same (a warning says so).
 struct CleverTapSchema: VendorSchema {
     var vendor: Vendor { .cleverTap }
 
@@ -17,7 +18,7 @@ struct CleverTapSchema: VendorSchema {
 
     func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard payload["ct_mediaUrl"] != nil || payload["wzrk_pn"] != nil else { return nil }
-        if let test = Self.testPayload(payload) { return test }
+        if !payload.hasAPSAlert, let test = Self.testPayload(payload) { return test }
         let type = payload["ct_mediaType"]?.string.flatMap { $0.isEmpty ? nil : ClaimedType.kind($0) }
         return .attachment(payload["ct_mediaUrl"], at: "ct_mediaUrl", claimedType: type)
     }
