@@ -116,10 +116,11 @@ struct OutcomeDraft {
                 }
                 // Firebase's iOS extension names the file after the name URLSession suggests for
                 // the response; without an image extension there, iOS attaches nothing.
-                let unnamed = draft.vendor == .firebase && judges.contains { $0.platform == .ios } && file.hasUnsuffixedName
+                let unnamed = draft.vendor.map(PlatformRules.namesFileAsSuggested.contains) == true
+                    && judges.contains { $0.platform == .ios } && file.hasUnsuffixedName
                 for judge in judges {
                     if unnamed, judge.platform == .ios {
-                        refuse(PlatformRules.unsuffixedNameRefusal, on: .ios)
+                        refuse(PlatformRules.unsuffixedNameRefusal(draft.vendor ?? .firebase), on: .ios)
                         continue
                     }
                     if changedScheme, let refusal = PlatformRules.schemeChangeRefusal(on: judge.platform, from: scheme) {

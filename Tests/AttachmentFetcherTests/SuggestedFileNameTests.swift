@@ -2,9 +2,10 @@
 import Foundation
 import Testing
 
-/// Firebase's iOS extension names an attachment after the file name URLSession suggests for the
-/// response (`FIRMessagingExtensionHelper.m`), and iOS attaches no file without a type in its name.
-@Suite("Firebase iOS: the suggested file name decides whether iPhones attach", .timeLimit(.minutes(2)))
+/// Firebase's and Iterable's iOS extensions name an attachment after the file name URLSession
+/// suggests for the response (`FIRMessagingExtensionHelper.m`, `ITBNotificationServiceExtension`),
+/// and iOS attaches no file without a type in its name.
+@Suite("Firebase and Iterable iOS: the suggested file name decides whether iPhones attach", .timeLimit(.minutes(2)))
 struct SuggestedFileNameTests {
     @Test(
         "A suggested name surely without an image extension is told apart from one that has some",
@@ -18,9 +19,11 @@ struct SuggestedFileNameTests {
             ("https://cdn.example/banner.jpg", "Content-Disposition: inline; filename=\"banner\"\r\nContent-Type: application/octet-stream\r\n", true),
             ("https://cdn.example/banner", "Content-Disposition: inline; filename*=UTF-8''caf%C3%A9.png\r\n", false),
             ("https://cdn.example/img?id=7.png", "Content-Type: binary/octet-stream\r\n", true),
+            ("https://cdn.example/clip", "Content-Type: video/mp4\r\n", false),
+            ("https://cdn.example/tone", "Content-Type: audio/mpeg\r\n", false),
         ])
-    func lacksImageExtension(url: String, headers: String, lacks: Bool) {
-        #expect(SuggestedFileName.lacksImageExtension(url: url, headers: HTTPHeader.parse(headers)) == lacks)
+    func lacksMediaExtension(url: String, headers: String, lacks: Bool) {
+        #expect(SuggestedFileName.lacksMediaExtension(url: url, headers: HTTPHeader.parse(headers)) == lacks)
     }
 
     @Test("An entry keeps the flag, and reads back as written")
@@ -54,6 +57,21 @@ struct SuggestedFileNameTests {
                 #expect(braze.status == .attached, "round \(round): \(braze.detail ?? "")")
             }
             if cached { #expect(fixture.server.stats().requestsPerPath["/media/banner"] == 1) }
+        }
+    }
+
+    @Test("Iterable's iOS extension names the file the same way (UUID + suggestedFilename): an opaque URL served as application/octet-stream attaches nothing; as video/mp4 the suggested name has an extension")
+    func iterableVerdict() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.ios] }) { fixture in
+            func iterable(_ path: String) -> Data {
+                Data(#"{"aps":{"alert":"x","mutable-content":1},"itbl":{"messageId":"m","templateId":1,"attachment-url":"\#(fixture.server.url(path))"}}"#.utf8)
+            }
+            let refused = await fixture.fetcher.process(iterable("/media/banner?media=jpg&bytes=3000&content_type=application/octet-stream"))
+            #expect(refused.vendor == .iterable)
+            #expect(refused.status == .original && refused.reason == .unsupportedType, "\(refused.detail ?? "")")
+            #expect(refused.detail?.contains("Iterable's iOS extension names the file") == true, "\(refused.detail ?? "")")
+            let video = await fixture.fetcher.process(iterable("/media/clip?media=mp4&bytes=3000&content_type=video/mp4"))
+            #expect(video.reason != .unsupportedType || video.detail?.contains("names the file") != true, "\(video.detail ?? "")")
         }
     }
 }

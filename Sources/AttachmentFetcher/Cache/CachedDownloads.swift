@@ -208,7 +208,7 @@ final class CachedDownloads: Sendable {
                 return .success(SharedSource(body: body))
             }
             // Worked out from the headers parsed here, for the entry's metadata.
-            body.unsuffixedName = SuggestedFileName.lacksImageExtension(url: body.effectiveURL, headers: headers)
+            body.unsuffixedName = SuggestedFileName.lacksMediaExtension(url: body.effectiveURL, headers: headers)
             let kept = body
             return await BlockingIO.run {
                 switch store.commit(kept, key: key, freshness: freshness) {

@@ -72,12 +72,19 @@ struct PlatformRules: Sendable {
         "Android draws only the first frame of an animated \(format): the animation does not play"
     }
 
-    /// Firebase's iOS verdict on a body whose suggested file name has no image extension (see
-    /// `SuggestedFileName`): its extension (`FIRMessagingExtensionHelper.m`) names the file
-    /// `"." + suggestedFilename.pathExtension`, and iOS attaches no file whose type its name does not say.
-    static let unsuffixedNameRefusal = TransferFailure(
-        reason: .unsupportedType,
-        detail: "Firebase's iOS extension names the file after the name URLSession suggests for the response, which has no image extension here (none in the URL's name or a Content-Disposition filename, and a Content-Type that is not an image's): iOS attaches no file without one")
+    /// The vendors whose iOS extension names the file after the name URLSession suggests for
+    /// the response (see `SuggestedFileName`): Firebase's (`FIRMessagingExtensionHelper.m`, `"." +
+    /// suggestedFilename.pathExtension`) and Iterable's (`ITBNotificationServiceExtension`, a
+    /// UUID and `suggestedFilename`).
+    static let namesFileAsSuggested: Set<Vendor> = [.firebase, .iterable]
+
+    /// iOS's verdict, for such a vendor, on a body whose suggested file name has no media
+    /// extension: iOS attaches no file whose type its name does not say.
+    static func unsuffixedNameRefusal(_ vendor: Vendor) -> TransferFailure {
+        TransferFailure(
+            reason: .unsupportedType,
+            detail: "\(vendor == .iterable ? "Iterable" : "Firebase")'s iOS extension names the file after the name URLSession suggests for the response, which has no media extension here (none in the URL's name or a Content-Disposition filename, and a Content-Type that is not an image's, a video's or a sound's): iOS attaches no file without one")
+    }
 
     /// Why `platform` shows nothing from a download whose redirects changed its scheme, or `nil`
     /// where the change is followed. Android's `HttpURLConnection`, which every vendor SDK's

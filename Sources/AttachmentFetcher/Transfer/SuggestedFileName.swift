@@ -4,19 +4,20 @@ import Foundation
 /// its type. That name is the `Content-Disposition` filename, else the URL's last path component,
 /// with, "in most cases", the extension of its `Content-Type` appended. Firebase's iOS extension
 /// names the attachment after it alone (`FIRMessagingExtensionHelper.m`: `"." +
-/// suggestedFilename.pathExtension`), and iOS takes an attachment's type from its extension.
+/// suggestedFilename.pathExtension`), and so does Iterable's (`ITBNotificationServiceExtension`:
+/// a UUID followed by `suggestedFilename`); iOS takes an attachment's type from its extension.
 enum SuggestedFileName {
-    /// Whether the suggested name surely has no image extension: neither the
+    /// Whether the suggested name surely has no media extension: neither the
     /// `Content-Disposition` filename nor, without one, the URL's last path component has an
-    /// extension, and the `Content-Type` is not an image's (whose extension would be appended).
-    /// A name with some extension is not judged: which extension URLSession would keep is not
-    /// documented.
-    static func lacksImageExtension(url: String, headers: [HTTPHeader]) -> Bool {
+    /// extension, and the `Content-Type` is not an image's, a video's or a sound's (whose
+    /// extension would be appended). A name with some extension is not judged: which extension
+    /// URLSession would keep is not documented.
+    static func lacksMediaExtension(url: String, headers: [HTTPHeader]) -> Bool {
         let disposition = headers.last { $0.name == "content-disposition" }.flatMap { filename(in: $0.value) }
         let name = disposition ?? URLComponents(string: url)?.path.split(separator: "/").last.map(String.init) ?? ""
         if let dot = name.lastIndex(of: "."), name.index(after: dot) != name.endIndex { return false }
         let type = headers.last { $0.name == "content-type" }?.value.lowercased() ?? ""
-        return !type.hasPrefix("image/")
+        return !["image/", "video/", "audio/"].contains { type.hasPrefix($0) }
     }
 
     /// The `filename` (or RFC 5987 `filename*`) parameter of a `Content-Disposition` value,

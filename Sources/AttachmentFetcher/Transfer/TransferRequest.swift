@@ -102,7 +102,7 @@ struct DownloadedFile: Sendable {
 extension DownloadedFile {
     /// Whether the file name URLSession would suggest for this body has no image extension.
     var hasUnsuffixedName: Bool {
-        unsuffixedName ?? SuggestedFileName.lacksImageExtension(url: effectiveURL, headers: HTTPHeader.parse(headerBlock))
+        unsuffixedName ?? SuggestedFileName.lacksMediaExtension(url: effectiveURL, headers: HTTPHeader.parse(headerBlock))
     }
 }
 
