@@ -274,6 +274,19 @@ struct ContentReferenceTests {
         }
     }
 
+    @Test("CleverTap iOS: without ct_mediaType its extension attaches nothing (CTNotificationServiceExtension stops there)")
+    func cleverTapIOSNeedsMediaType() throws {
+        let untyped = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"wzrk_id":"1","ct_mediaUrl":"https://c/a.jpg"}"#)
+        #expect(untyped.vendor == .cleverTap && untyped.pictureURLs.isEmpty)
+        guard case .notAttached(let why)? = untyped.recognized?.recognition else {
+            Issue.record("\(String(describing: untyped.recognized?.recognition))")
+            return
+        }
+        #expect(why.contains("ct_mediaType"))
+        let typed = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"wzrk_id":"1","ct_mediaUrl":"https://c/a.jpg","ct_mediaType":"image"}"#)
+        #expect(typed.pictureURLs == ["https://c/a.jpg"])
+    }
+
     @Test("CleverTap iOS: test payloads (in-app, inbox, ad unit previews) are handled by the SDK and show nothing; with an aps.alert iOS shows them all the same")
     func cleverTapIOSTestPayloads() throws {
         for key in ["wzrk_inapp", "wzrk_inbox", "wzrk_adunit", "wzrk_inapp_s3_url"] {

@@ -1,6 +1,6 @@
 /// CleverTap: a push is CleverTap's when `ct_mediaUrl` or its push marker `wzrk_pn` is present
 /// at the top level. The attachment is `ct_mediaUrl` with a class hint `ct_mediaType`
-/// (`image`, `gif`, `audio` or `video`).
+/// (`image`, `gif`, `audio` or `video`), without which its extension attaches nothing.
 ///
 /// Internal: the dashboard's test payloads (`wzrk_inapp`, `wzrk_inbox`, `wzrk_adunit`,
 /// `wzrk_inapp_s3_url`), which the SDK handles (`_checkAndHandleTestPushPayload`), and which show
@@ -20,6 +20,11 @@ struct CleverTapSchema: VendorSchema {
         guard payload["ct_mediaUrl"] != nil || payload["wzrk_pn"] != nil else { return nil }
         if !payload.hasAPSAlert, let test = Self.testPayload(payload) { return test }
         let type = payload["ct_mediaType"]?.string.flatMap { $0.isEmpty ? nil : ClaimedType.kind($0) }
-        return .attachment(payload["ct_mediaUrl"], at: "ct_mediaUrl", claimedType: type)
+        let recognition = PayloadRecognition.attachment(payload["ct_mediaUrl"], at: "ct_mediaUrl", claimedType: type)
+        // `CTNotificationServiceExtension` stops at `mediaUrl == nil || mediaType == nil`.
+        if case .attachments = recognition, payload["ct_mediaType"] == nil || payload["ct_mediaType"] == .null {
+            return .notAttached("CleverTap's extension attaches nothing to a push without ct_mediaType")
+        }
+        return recognition
     }
 }
