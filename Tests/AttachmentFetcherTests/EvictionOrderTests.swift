@@ -160,19 +160,7 @@ struct EvictionOrderTests {
         // A budget eviction never reaches by itself: the test calls `evict(toFit:)`.
         let store = try CacheStore(configuration: .init(directory: root + "/cache"), clock: clock.clock)
         #expect(store.waitUntilIndexed(timeout: .seconds(30)))
-        let media = MediaType(mime: "image/gif", kind: .image, fileExtension: "gif")
-        var entries: [CachedEntry] = []
-        for index in 0..<count {
-            let url = try AttachmentURL.parse("http://127.0.0.1/\(index).gif").get()
-            let path = TemporaryFiles.path(in: store.temporaryDirectory)
-            let file = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite)
-            _ = try file.closeAfter { try file.writeAll(Array(String(format: "GIF89a%04d", index).utf8)) }
-            let body = DownloadedFile(path: path, media: media, byteCount: 10, effectiveURL: url.string, headerBlock: "")
-            let committed = try store.commit(body, key: CacheKey(url), freshness: HTTPFreshness(headers: [])).get()
-            try committed.descriptor.close()
-            entries.append(committed.entry)
-            clock.advance(by: .milliseconds(1))
-        }
+        let entries = try commitTestEntries(count, to: store) { clock.advance(by: .milliseconds(1)) }
         return (store, entries)
     }
 
@@ -225,16 +213,7 @@ struct EvictionOrderTests {
 struct CacheStartupTests {
     /// Fills `root/cache` with `count` entries of 10 bytes through a store that is then closed.
     private func fill(_ count: Int, in root: String) throws {
-        let store = try CacheStore(configuration: .init(directory: root + "/cache"))
-        let media = MediaType(mime: "image/gif", kind: .image, fileExtension: "gif")
-        for index in 0..<count {
-            let url = try AttachmentURL.parse("http://127.0.0.1/\(index).gif").get()
-            let path = TemporaryFiles.path(in: store.temporaryDirectory)
-            let file = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite)
-            _ = try file.closeAfter { try file.writeAll(Array(String(format: "GIF89a%04d", index).utf8)) }
-            let body = DownloadedFile(path: path, media: media, byteCount: 10, effectiveURL: url.string, headerBlock: "")
-            try store.commit(body, key: CacheKey(url), freshness: HTTPFreshness(headers: [])).get().descriptor.close()
-        }
+        _ = try commitTestEntries(count, to: try CacheStore(configuration: .init(directory: root + "/cache")))
     }
 
     @Test("Opening a cache returns before its entries are indexed; the index then holds every entry")
@@ -287,4 +266,23 @@ struct CacheStartupTests {
         #expect(prune.status == 0 && prune.stdout.contains(#""removed_entries":5"#), "\(prune.stdout) \(prune.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: entries).count == 5)
     }
+}
+
+/// Stores `count` entries of 10 bytes (GIF bodies of `http://127.0.0.1/N.gif`) in `store`,
+/// calling `afterEach` after each; the entries, in order.
+private func commitTestEntries(_ count: Int, to store: CacheStore, afterEach: () -> Void = {}) throws -> [CachedEntry] {
+    let media = MediaType(mime: "image/gif", kind: .image, fileExtension: "gif")
+    var entries: [CachedEntry] = []
+    for index in 0..<count {
+        let url = try AttachmentURL.parse("http://127.0.0.1/\(index).gif").get()
+        let path = TemporaryFiles.path(in: store.temporaryDirectory)
+        let file = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.create, .exclusiveCreate], permissions: .ownerReadWrite)
+        _ = try file.closeAfter { try file.writeAll(Array(String(format: "GIF89a%04d", index).utf8)) }
+        let body = DownloadedFile(path: path, media: media, byteCount: 10, effectiveURL: url.string, headerBlock: "")
+        let committed = try store.commit(body, key: CacheKey(url), freshness: HTTPFreshness(headers: [])).get()
+        try committed.descriptor.close()
+        entries.append(committed.entry)
+        afterEach()
+    }
+    return entries
 }

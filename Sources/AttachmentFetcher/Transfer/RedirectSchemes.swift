@@ -12,39 +12,32 @@ struct RedirectSchemes: OptionSet, Hashable, Sendable {
     /// for a reference relative to the current URL (`/a.jpg`, `//host/a.jpg`, `a.jpg`), which
     /// keeps the current scheme. Other schemes are `invalid-url` before any request.
     static func target(ofLocation value: some Collection<UInt8>) -> RedirectSchemes {
-        // RFC 3986 3.1: a scheme is a letter, then letters, digits, "+", "-" or ".", then ":".
-        var scheme: [UInt8] = []
-        for byte in value.drop(while: { $0 == 0x20 || $0 == 0x09 }) {
-            if byte == UInt8(ascii: ":") { break }
-            let lower = byte | 0x20
-            guard (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(lower)
-                || (!scheme.isEmpty && (byte.isASCIIDigit || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")))
-            else { return [] }
-            scheme.append(lower)
-            if scheme.count > 8 { return [] }
-        }
-        switch String(decoding: scheme, as: UTF8.self) {
-        case "http": return .http
-        case "https": return .https
-        default: return []
+        switch explicitScheme(of: value) {
+        case "http": .http
+        case "https": .https
+        default: []
         }
     }
 
     /// Whether a `Location` value is absolute with a scheme other than http and https
     /// (`data:`, `javascript:`, `ftp:`…): a redirect there is `invalid-url`.
     static func namesOtherScheme(_ value: some Collection<UInt8>) -> Bool {
+        explicitScheme(of: value).map { $0 != "http" && $0 != "https" } ?? false
+    }
+
+    /// The scheme a `Location` value names, lower-cased: RFC 3986 3.1's letter, then letters,
+    /// digits, "+", "-" or ".", then ":"; `nil` for a relative reference.
+    private static func explicitScheme(of value: some Collection<UInt8>) -> String? {
         var scheme: [UInt8] = []
         for byte in value.drop(while: { $0 == 0x20 || $0 == 0x09 }) {
-            if byte == UInt8(ascii: ":") { break }
+            if byte == UInt8(ascii: ":") { return scheme.isEmpty ? nil : String(decoding: scheme, as: UTF8.self) }
             let lower = byte | 0x20
             guard (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(lower)
                 || (!scheme.isEmpty && (byte.isASCIIDigit || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")))
-            else { return false }
-            scheme.append(lower)
+            else { return nil }
+            scheme.append(lower)  // "| 0x20" leaves digits, "+", "-" and "." as they are
         }
-        guard !scheme.isEmpty, scheme.count < value.count else { return false }
-        let name = String(decoding: scheme, as: UTF8.self)
-        return name != "http" && name != "https"
+        return nil
     }
 
     /// `.https` for an https URL, else `.http`: a normalised URL's scheme is lower-case, and
