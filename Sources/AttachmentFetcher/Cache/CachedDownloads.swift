@@ -389,7 +389,7 @@ final class SharedDownload: Sendable {
         if abandoned { cancel() }
     }
 
-    /// The result, or `nil` when `deadline` (or the task's cancellation) comes first; each
+    /// The result, or `nil` when `payloadDeadline` (or the task's cancellation) comes first; each
     /// payload that joined calls this once. The transfer goes on while another payload waits.
     func wait(until payloadDeadline: ContinuousClock.Instant) async -> Outcome? {
         let id = state.withLock { state in
