@@ -13,7 +13,8 @@ final class LatestPayload: Sendable {
         if let known = latest.withLock({ latest in latest.flatMap { $0.payload == payload ? $0.prepared : nil } }) {
             return known
         }
-        let prepared = PreparedPayload(payload, maximumAttachments: maximumAttachments, judging: platforms)
+        let prepared = PreparedPayload(
+            payload, maximumAttachments: maximumAttachments, judging: platforms, normalise: AttachmentURL.normalised)
         latest.withLock { $0 = (payload, prepared) }
         return prepared
     }

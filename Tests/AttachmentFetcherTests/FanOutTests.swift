@@ -49,7 +49,7 @@ struct FanOutTests {
             [
                 RequestedAttachment(url: "https://CDN.example.com/a.png", platforms: [.android]),
                 RequestedAttachment(url: "https://cdn.example.com/a.png#i", platforms: [.ios]),
-            ], limit: 4, warnings: &warnings)
+            ], limit: 4, warnings: &warnings, normalise: AttachmentURL.normalised)
         #expect(selected.count == 1)
         #expect(selected.first?.platforms == [.android, .ios])
         #expect(warnings.isEmpty, "\(warnings)")

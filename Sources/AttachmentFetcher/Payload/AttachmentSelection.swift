@@ -1,10 +1,12 @@
 /// Which of a payload's attachments are fetched: each URL once, at most a configured number.
 enum AttachmentSelection {
     /// The first `limit` distinct URLs of `requests`, in payload order (a URL named again, in
-    /// any spelling of the same normalised URL, is dropped, keeping its first type hint). Every URL dropped is named in a warning: one for
+    /// any spelling `normalise` gives the same form, is dropped, keeping its first type hint).
+    /// The fetcher normalises as it fetches (`AttachmentURL.normalised`); by default URLs are
+    /// compared as written. Every URL dropped is named in a warning: one for
     /// repeats, one for those past the limit, each URL cut to 200 characters, its credentials redacted.
     static func select(
-        _ requests: [RequestedAttachment], limit: Int, warnings: inout [String]
+        _ requests: [RequestedAttachment], limit: Int, warnings: inout [String], normalise: (String) -> String = { $0 }
     ) -> [RequestedAttachment] {
         // Most payloads name one attachment: nothing to compare, nothing parsed twice.
         if requests.count == 1, limit >= 1 { return requests }
@@ -13,8 +15,7 @@ enum AttachmentSelection {
         var repeated: [String] = []
         for request in requests {
             // One URL however it is spelled (`HTTP://`, a host's case, a fragment): one download.
-            let normalised: String
-            if case .success(let url) = AttachmentURL.parse(request.url) { normalised = url.string } else { normalised = request.url }
+            let normalised = normalise(request.url)
             guard let first = seen[normalised] else {
                 seen[normalised] = distinct.count
                 distinct.append(request)

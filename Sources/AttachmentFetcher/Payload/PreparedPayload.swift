@@ -23,9 +23,13 @@ struct PreparedPayload: Sendable {
     static let noExtensionWarning =
         "aps.mutable-content is not 1: iOS would not run a service extension for this payload"
 
-    /// Reads `payload` (at most `maximumAttachments` attachments are asked for), for the
-    /// `judging` platforms (`Configuration.platforms`; empty for the payload's own).
-    init(_ payload: Data, maximumAttachments: Int, judging platforms: [Platform] = []) {
+    /// Reads `payload` (at most `maximumAttachments` attachments are asked for, URLs compared in
+    /// the form `normalise` gives them: see `AttachmentSelection`), for the `judging` platforms
+    /// (`Configuration.platforms`; empty for the payload's own).
+    init(
+        _ payload: Data, maximumAttachments: Int, judging platforms: [Platform] = [],
+        normalise: (String) -> String = { $0 }
+    ) {
         let json: JSONObject
         // JSON's whitespace (RFC 8259): an empty input is named as such, not as a syntax error.
         guard payload.contains(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) else {
@@ -107,7 +111,7 @@ struct PreparedPayload: Sendable {
             next = .original(.noAttachment, detail)
         case .attachments(let named):
             if notification.serviceExtension == false { warnings.append(Self.noExtensionWarning) }
-            let requests = AttachmentSelection.select(named, limit: maximumAttachments, warnings: &warnings)
+            let requests = AttachmentSelection.select(named, limit: maximumAttachments, warnings: &warnings, normalise: normalise)
             next = .download(requests, platform: recognized.platform)
         }
     }

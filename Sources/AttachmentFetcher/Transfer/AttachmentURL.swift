@@ -21,6 +21,13 @@ struct AttachmentURL: Sendable, Hashable {
     /// `AttachmentFiles.stem(of:)`), worked out once per URL rather than once per file.
     var fileStem: String
 
+    /// `string`'s normalised form, or `string` itself when it is no URL this fetches: how a
+    /// payload's attachments are told apart (`AttachmentSelection`).
+    static func normalised(_ string: String) -> String {
+        if case .success(let url) = parse(string) { return url.string }
+        return string
+    }
+
     /// Checks and normalises `string`; `invalid-url` explains what is wrong.
     static func parse(_ string: String) -> Result<AttachmentURL, TransferFailure> {
         func invalid(_ why: String) -> Result<AttachmentURL, TransferFailure> {
