@@ -164,6 +164,21 @@ struct NotificationContentTests {
         #expect(text.warnings.isEmpty, "\(text.warnings)")
     }
 
+    @Test("OneSignal iOS's legacy minified form, which its SDK shows itself as a local notification: only with buttons or attachments, its picture from at, the default sound, no badge for b 0, no badge_inc, its buttons whatever aps.category says")
+    func oneSignalMinified() throws {
+        let bare = try ReadPayload(#"{"aps":{"content-available":1},"m":"Hi","custom":{"i":"n"}}"#)
+        #expect(bare.vendor == .oneSignal && bare.content?.visible == false)
+        let rich = try ReadPayload(#"{"aps":{"content-available":1,"category":"cat"},"m":"Hi","o":[{"n":"OK"}],"at":{"x":"https://cdn.example.com/a.jpg"},"b":0,"custom":{"i":"n","badge_inc":2}}"#)
+        let content = try #require(rich.content)
+        #expect(content.visible && content.body == "Hi" && content.sound == "default" && content.badge == nil)
+        #expect(content.buttons == [Button(id: "OK", title: "OK")])
+        #expect(rich.pictureURLs == ["https://cdn.example.com/a.jpg"])
+        let osData = try ReadPayload(#"{"aps":{"content-available":1},"os_data":{"i":"n","buttons":{"m":"Hi","s":"chime","b":3,"o":[{"i":"a","n":"A"},{"i":"b","n":"B"}],"at":{"x":"https://cdn.example.com/b.jpg"}}}}"#)
+        #expect(osData.content?.visible == true && osData.content?.sound == "chime" && osData.content?.badge == .set(3))
+        #expect(osData.content?.buttons.map(\.id) == ["b", "a"])
+        #expect(osData.pictureURLs == ["https://cdn.example.com/b.jpg"])
+    }
+
     @Test("OneSignal: custom and os_data formats, badge_inc, buttons, the minified form; Android custom, o, pri, silent")
     func oneSignal() throws {
         let legacy = try ReadPayload(#"{"aps":{"alert":{"title":"T","subtitle":"S","body":"B"},"mutable-content":1,"badge":1,"sound":"default","thread-id":"orders"},"custom":{"i":"notif-uuid","u":"https://example.com","a":{"order":"7"},"badge_inc":1},"buttons":[{"i":"yes","n":"Yes"},{"i":"no","n":"No"}],"att":{"id":"https://cdn.example.com/a.jpg"}}"#)

@@ -1,5 +1,6 @@
-/// OneSignal. iOS: the APNs layer (or, in the legacy minified form with no `aps.alert`, the
-/// alert `m`, badge `b`, sound `s` and buttons `o`); its data is `os_data` (extras: the
+/// OneSignal. iOS: the APNs layer (or, in the legacy minified form with no `aps.alert`, which its
+/// SDK shows itself only with buttons or attachments, the alert `m`, badge `b` (not 0), sound `s`
+/// (else the default), buttons `o` and attachments `at`); its data is `os_data` (extras: the
 /// top-level keys but `aps` and `os_data`) or the legacy `custom` (extras: `custom.a`); tap
 /// target `u`; `badge_inc` increments the badge (0 does not: `aps.badge` stands); buttons, each
 /// `{i, n}` (the id defaulting to the text, one without text skipped; exactly two in reverse
@@ -41,9 +42,14 @@ extension ContentReader {
         }
         let minified = minifiedKeys != nil
         if let (fields, prefix) = minifiedKeys {
+            // The SDK shows it itself, as a local notification (`prepareUNNotificationRequest`),
+            // only with rich data (`receiveRemoteNotification`): buttons `o` or attachments `at`
+            // in the original format, `os_data.buttons` as an object in the `os_data` one. It
+            // plays the default sound without `s`, and sets no badge for `b` 0.
             readAlert(fields["m"], at: prefix + "m")
-            if let badge = integer(fields["b"], at: prefix + "b") { content.badge = .set(badge) }
-            if fields["s"] != nil { readSound(fields["s"], at: prefix + "s") }
+            if let badge = integer(fields["b"], at: prefix + "b"), badge != 0 { content.badge = .set(badge) }
+            if fields["s"] != nil { readSound(fields["s"], at: prefix + "s") } else { content.sound = "default" }
+            content.visible = content.hasText && (osData != nil || fields["o"] != nil || fields["at"] != nil)
         }
         content.openURL = text(data?["u"], at: "\(path).u")
         content.campaignID = identifier(data?["i"], at: "\(path).i")
@@ -56,8 +62,9 @@ extension ContentReader {
             } else {
                 integer(data?["badge_inc"], at: incrementPath)
             }
-        if let increment, increment != 0,
-            minified || extensionMakes(
+        // The local notification of the minified form takes no increment: `b` alone.
+        if let increment, increment != 0, !minified,
+            extensionMakes(
                 "\(path).badge_inc is applied", instead: content.badge == nil ? "the badge is left as it is" : "the badge is aps.badge's")
         {
             content.badge = .increment(increment)
@@ -85,9 +92,14 @@ extension ContentReader {
             buttons = oneSignalButtons(payload["buttons"], at: buttonsPath)
         }
         // The SDK makes a category of exactly two buttons in reverse order
-        // (`OneSignalAttachmentHandler.addActionButtons`), only when `aps.category` is not set.
+        // (`OneSignalAttachmentHandler.addActionButtons`), only when `aps.category` is not set;
+        // the minified form's local notification has its own category whatever `aps` says.
         let reversed = buttons.count == 2
-        keepButtonsUnlessCategory(reversed ? buttons.reversed() : buttons, from: buttonsPath, madeByExtension: !minified)
+        if minified {
+            content.buttons = reversed ? buttons.reversed() : buttons
+        } else {
+            keepButtonsUnlessCategory(reversed ? buttons.reversed() : buttons, from: buttonsPath, madeByExtension: true)
+        }
         if reversed, content.buttons.count == 2 {
             warnings.append(
                 "OneSignal's SDK shows exactly two buttons in reverse order: iOS shows '\(buttons[1].title ?? buttons[1].id)' before '\(buttons[0].title ?? buttons[0].id)' (\(buttonsPath))")

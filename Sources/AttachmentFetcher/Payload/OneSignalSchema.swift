@@ -17,9 +17,18 @@ struct OneSignalSchema: VendorSchema {
         let legacyMarker = payload[path: ["custom", "i"]]?.string != nil
         guard osData != nil || payload["att"] != nil || legacyMarker else { return nil }
         let (path, attachments): (String, JSONValue?)
+        // The legacy minified form (no `aps.alert`) takes its attachments from `at`, beside `m`
+        // (`OSNotification.parseRemoteSlient`).
+        let alertless = !payload.hasAPSAlert
         if let osData {
             guard let object = osData.object else { return .malformed("os_data is not an object") }
-            (path, attachments) = ("os_data.att", object["att"])
+            if alertless, let buttons = object["buttons"]?.object {
+                (path, attachments) = ("os_data.buttons.at", buttons["at"])
+            } else {
+                (path, attachments) = ("os_data.att", object["att"])
+            }
+        } else if alertless, payload["m"] != nil {
+            (path, attachments) = ("at", payload["at"])
         } else {
             (path, attachments) = ("att", payload["att"])
         }
