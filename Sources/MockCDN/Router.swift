@@ -287,6 +287,11 @@ enum Router {
             for line in 0..<(trailerBytes + 999) / 1000 { trailers.add(name: "X-Trailer-\(line)", value: String(repeating: "t", count: 980)) }
             plan.trailers = trailers
         }
+        // `second_content_length`: another `Content-Length` line with this value after the true one
+        // (a framing conflict libcurl settles by taking the last).
+        if let second = try int("second_content_length"), plan.headers.contains(name: "Content-Length") {
+            plan.headers.add(name: "Content-Length", value: String(second))
+        }
         // `early_hints_location`: a `103 Early Hints` carrying this `Location` before the response
         // (an informational response, not a redirect).
         if let hinted = try headerValue("early_hints_location") {

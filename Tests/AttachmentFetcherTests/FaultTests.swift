@@ -80,6 +80,18 @@ struct FaultTests {
         }
     }
 
+    @Test("Two different Content-Length headers are network (RFC 9112 6.3), not a body cut to the last; the same length twice is no fault")
+    func conflictingContentLengths() async throws {
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetch("/media/x.png?bytes=5000&second_content_length=100")
+            #expect(outcome.reason == .network, "\(outcome.status) \(outcome.detail ?? "")")
+            #expect(outcome.detail?.contains("two different Content-Length") == true, "\(outcome.detail ?? "")")
+            #expect(fixture.filesLeft().isEmpty)
+            let same = await fixture.fetch("/media/y.png?bytes=5000&second_content_length=5000")
+            #expect(same.status == .attached, "\(same.detail ?? "")")
+        }
+    }
+
     @Test("A refused connection is network")
     func refused() async throws {
         try await Fixture.with { fixture in

@@ -355,6 +355,15 @@ struct TransferStateMachineTests {
             == .fail(refusal))
     }
 
+    @Test("a 206 is part of a file, never the whole: no request asks for a range")
+    func partialContent() {
+        var machine = Self.running()
+        _ = machine.bodyReceived(Self.body(100))
+        _ = machine.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(100), now: Self.beforeDeadline)
+        #expect(machine.completed(.response(status: 206), body: Self.body(400), now: Self.beforeDeadline)
+            == .fail(TransferFailure(reason: .httpStatus, detail: "HTTP 206 (partial content) to a request for the whole file")))
+    }
+
     @Test("a 304 answers only a conditional request; other statuses and empty bodies fail")
     func statuses() {
         var conditional = Self.running(conditional: true)

@@ -84,6 +84,12 @@ final class CurlResponseSink {
     /// Whether the latest response's header lines, trailers included, passed
     /// `maximumHeaderBytes`: the transfer was stopped.
     private(set) var headersOverflowed = false
+    /// The latest response's `Content-Length` value, trimmed, while it has one.
+    private var contentLength: [UInt8]?
+    /// Whether the latest response had two different `Content-Length` values (RFC 9112 6.3: an
+    /// unrecoverable error; libcurl 7.88 takes the last, and a body cut to it looked whole): the
+    /// transfer was stopped.
+    private(set) var conflictingLengths = false
     /// The most a response's header lines may hold, trailers after a chunked body included:
     /// libcurl's own limit on a response's headers (300 KiB), which its 7.88 does not apply to
     /// trailers, so that a server sending trailers without end cannot grow memory without end.
@@ -130,6 +136,8 @@ final class CurlResponseSink {
         pendingRedirect = []
         locationLeavesHTTP = false
         headersOverflowed = false
+        contentLength = nil
+        conflictingLengths = false
         redirects = []
         status = 0
         redirectSetCookie = false
@@ -172,6 +180,7 @@ final class CurlResponseSink {
             contentEncoded = false
             pendingRedirect = []
             locationLeavesHTTP = false
+            contentLength = nil
         } else {
             guard headerBytes.count + line.count <= Self.maximumHeaderBytes else {
                 headersOverflowed = true
@@ -184,6 +193,16 @@ final class CurlResponseSink {
                 let value = line.dropFirst(location.count)
                 pendingRedirect = RedirectSchemes.target(ofLocation: value)
                 locationLeavesHTTP = RedirectSchemes.namesOtherScheme(value)
+            }
+            let length = "content-length:".utf8
+            if line.count > length.count, zip(line, length).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) {
+                let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
+                let value = Array(line.dropFirst(length.count).drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+                if let earlier = contentLength, earlier != value {
+                    conflictingLengths = true
+                    return false
+                }
+                contentLength = value
             }
             let setCookie = "set-cookie:".utf8
             if line.count > setCookie.count, zip(line, setCookie).allSatisfy({ $0 | 0x20 == $1 }) { pendingCookie = true }

@@ -73,6 +73,9 @@ struct CurlFailures {
         case .fileSizeExceeded:
             return policy.ceilingExceeded
         case .writeError:
+            if transfer.sink.conflictingLengths {
+                return TransferFailure(reason: .network, detail: "the response has two different Content-Length headers")
+            }
             if transfer.sink.headersOverflowed {
                 return TransferFailure(
                     reason: .network,

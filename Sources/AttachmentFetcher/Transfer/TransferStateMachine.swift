@@ -284,6 +284,10 @@ struct TransferStateMachine: Sendable {
             guard (200..<300).contains(status) else {
                 return finish(.fail(TransferFailure(reason: .httpStatus, detail: "HTTP \(status)")))
             }
+            // No request asks for a range: a 206 is part of a file, never the whole.
+            guard status != 206 else {
+                return finish(.fail(TransferFailure(reason: .httpStatus, detail: "HTTP 206 (partial content) to a request for the whole file")))
+            }
             // A 204, or a 200 with nothing in it: the origin sent no file, whatever it is meant to be.
             guard body.bytesReceived > 0 else {
                 return finish(.fail(TransferFailure(reason: .httpStatus, detail: "HTTP \(status) with an empty body")))
