@@ -265,6 +265,17 @@ enum Router {
                 plan.status = .notModified
                 plan.notModified = true
                 plan.sendBody = false
+                // `not_modified_cache_control`: the 304's own Cache-Control, or none when empty
+                // (the stored response's directives then stand); `not_modified_etag`: another
+                // ETag on the 304 than the one it matched.
+                if let replaced = try headerValue("not_modified_cache_control") {
+                    plan.headers.remove(name: "Cache-Control")
+                    plan.headers.remove(name: "Expires")
+                    if !replaced.isEmpty { plan.headers.add(name: "Cache-Control", value: replaced) }
+                }
+                if let other = try headerValue("not_modified_etag") {
+                    plan.headers.replaceOrAdd(name: "ETag", value: other.hasPrefix("\"") ? other : "\"\(other)\"")
+                }
             } else {
                 plan.status = HTTPResponseStatus(statusCode: statusCode ?? 200)
                 plan.headers.add(name: "Content-Type", value: contentType ?? trueContentType)

@@ -147,6 +147,34 @@ struct CacheTests {
         }
     }
 
+    @Test("A 304 without Cache-Control keeps the stored directives (RFC 9111 4.3.4): no-cache still revalidates on every use; a 304 with no-store drops the entry; a 304 with another ETag is fetched again whole")
+    func notModifiedKeepsStoredDirectives() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let bare = fixture.braze("/media/bare304.jpg?bytes=3000&cache_control=no-cache&etag=v1&not_modified_cache_control=")
+            for _ in 0..<3 { #expect(await fixture.fetcher.process(bare).status == .attached) }
+            // Three uses, two revalidations: the bare 304 made nothing fresh.
+            #expect(fixture.server.stats().conditionalRequests == 2, "\(fixture.server.stats())")
+
+            let noStore = fixture.braze("/media/nostore304.jpg?bytes=3000&cache_control=no-cache&etag=v2&not_modified_cache_control=no-store")
+            #expect(await fixture.fetcher.process(noStore).status == .attached)
+            #expect(await fixture.fetcher.process(noStore).status == .attached)
+            // Served from the entry it revalidated, which is then gone: the next use downloads it whole.
+            let requestsBefore = fixture.server.stats().requestsPerPath["/media/nostore304.jpg"] ?? 0
+            #expect(await fixture.fetcher.process(noStore).status == .attached)
+            #expect((fixture.server.stats().requestsPerPath["/media/nostore304.jpg"] ?? 0) == requestsBefore + 1)
+            #expect(fixture.server.stats().conditionalRequests == 3, "\(fixture.server.stats())")
+
+            let mismatch = fixture.braze("/media/mismatch304.jpg?bytes=3000&cache_control=no-cache&etag=v3&not_modified_etag=OTHER")
+            #expect(await fixture.fetcher.process(mismatch).status == .attached)
+            let conditionalBefore = fixture.server.stats().conditionalRequests
+            let again = await fixture.fetcher.process(mismatch)
+            #expect(again.status == .attached, "\(again.detail ?? "")")
+            // The 304 named another ETag: not this body's answer, so one more request, unconditional.
+            #expect(fixture.server.stats().conditionalRequests == conditionalBefore + 1)
+            #expect(fixture.server.stats().requestsPerPath["/media/mismatch304.jpg"] == 3, "\(fixture.server.stats())")
+        }
+    }
+
     @Test("max-age=0 (or no-cache) revalidates on every use, with a conditional request answered 304")
     func alwaysRevalidate() async throws {
         try await Fixture.with(cached: true) { fixture in

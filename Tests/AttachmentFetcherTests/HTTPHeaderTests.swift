@@ -4,6 +4,16 @@ import Testing
 
 @Suite("Cache: response headers as the cache reads them")
 struct HTTPHeaderTests {
+    @Test("Only line feeds end a line: a vertical tab, form feed or NEL inside a value stays there; an ETag over 1,024 bytes is no validator; Vary: * is never stored")
+    func valuesKeepTheirCharacters() {
+        let block = "ETag: \"a\u{0B}b\u{0C}c\u{85}d\"\r\nX-Next: 1\r\n"
+        #expect(HTTPHeader.parse(block) == [HTTPHeader(name: "etag", value: "\"a\u{0B}b\u{0C}c\u{85}d\""), HTTPHeader(name: "x-next", value: "1")])
+        let long = HTTPFreshness(headers: [HTTPHeader(name: "etag", value: "\"" + String(repeating: "e", count: 1100) + "\"")])
+        #expect(long.etag == nil)
+        #expect(HTTPFreshness(headers: [HTTPHeader(name: "vary", value: "Accept, *")]).noStore)
+        #expect(!HTTPFreshness(headers: [HTTPHeader(name: "vary", value: "Accept-Encoding")]).noStore)
+    }
+
     @Test("Names are lowercased, values trimmed, lines without a colon skipped, any line ending")
     func parsesABlock() {
         let block = "HTTP/1.1 200 OK\r\nCache-Control:  max-age=60 \r\nETag:\t\"abc\"\t\r\nX-Empty:   \r\nLast-Modified: Tue, 24 Nov 2026 05:00:00 GMT\n\r\n"

@@ -34,6 +34,12 @@ struct SuggestedFileNameTests {
         metadata.unsuffixedName = true
         #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
         #expect(CacheEntryMetadata.decode(metadata.encoded())?.unsuffixedName == true)
+        // The origin's lifetime, 0 (no-cache) included, beside a download time.
+        for lifetime in [0, 3600] {
+            metadata.lifetime = lifetime
+            metadata.downloadTime = .seconds(2)
+            #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
+        }
     }
 
     @Test(

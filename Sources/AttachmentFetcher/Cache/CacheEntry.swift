@@ -31,6 +31,9 @@ struct CacheEntryMetadata: Sendable, Hashable {
     var unsuffixedName = false
     /// Whether a redirect on the way set a cookie (Android keeps none for the next hop).
     var redirectSetCookie = false
+    /// The lifetime the origin gave the body (`max-age`, `no-cache` as 0, `Expires`), in
+    /// seconds, when it gave one: a `304` that gives none keeps it (RFC 9111 4.3.4).
+    var lifetime: Int? = nil
 
     /// The shortest download time an entry keeps: below it no Android SDK's picture time is
     /// near (the shortest is 5 s, and a warning starts at half of it).
@@ -46,8 +49,9 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// The attribute's bytes: version, size, modification time, freshness (milliseconds since
     /// 1970), the digest, then each validator as a 16-bit length and its UTF-8 bytes, then a
     /// flags byte (1: `changedScheme`; 2: the download time follows, in milliseconds, 32 bits;
-    /// 4: `unsuffixedName`; 8: `redirectSetCookie`) only when a flag is set, so that the attribute of an entry without flags reads the same
-    /// in every release of the format.
+    /// 4: `unsuffixedName`; 8: `redirectSetCookie`; 16: the origin's lifetime follows, in seconds,
+    /// 32 bits, after the download time) only when a flag is set, so that the attribute of an
+    /// entry without flags reads the same in every release of the format.
     func encoded() -> [UInt8] {
         var bytes: [UInt8] = [Self.version]
         func append(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
@@ -67,13 +71,15 @@ struct CacheEntryMetadata: Sendable, Hashable {
             bytes.append(contentsOf: utf8)
         }
         let slow = Self.kept(downloadTime)
-        let flags: UInt8 = (changedScheme ? 1 : 0) | (slow != nil ? 2 : 0) | (unsuffixedName ? 4 : 0) | (redirectSetCookie ? 8 : 0)
+        let flags: UInt8 =
+            (changedScheme ? 1 : 0) | (slow != nil ? 2 : 0) | (unsuffixedName ? 4 : 0) | (redirectSetCookie ? 8 : 0) | (lifetime != nil ? 16 : 0)
         if flags != 0 { bytes.append(flags) }
         if let slow {
             let kept = min(slow, .seconds(4_000_000))  // UInt32's milliseconds, and no overflow on the way
             let milliseconds = UInt32(clamping: kept.components.seconds * 1000 + kept.components.attoseconds / 1_000_000_000_000_000)
             withUnsafeBytes(of: milliseconds.littleEndian) { bytes.append(contentsOf: $0) }
         }
+        if let lifetime { withUnsafeBytes(of: UInt32(clamping: max(0, lifetime)).littleEndian) { bytes.append(contentsOf: $0) } }
         return bytes
     }
 
@@ -101,7 +107,7 @@ struct CacheEntryMetadata: Sendable, Hashable {
         if offset < bytes.count {
             flags = bytes[offset]
             offset += 1
-            guard flags != 0, flags & ~15 == 0 else { return nil }
+            guard flags != 0, flags & ~31 == 0 else { return nil }
         }
         var downloadTime: Duration?
         if flags & 2 != 0 {
@@ -110,12 +116,18 @@ struct CacheEntryMetadata: Sendable, Hashable {
             downloadTime = .milliseconds(Int64(milliseconds))
             offset += 4
         }
+        var lifetime: Int?
+        if flags & 16 != 0 {
+            guard offset + 4 <= bytes.count else { return nil }
+            lifetime = Int((0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[offset + $1]) << (8 * UInt32($1)) })
+            offset += 4
+        }
         guard offset == bytes.count, size <= UInt64(Int.max) else { return nil }
         return CacheEntryMetadata(
             size: Int(size), sha256: digest, modified: Int64(bitPattern: modified),
             freshUntil: Date(timeIntervalSince1970: Double(Int64(bitPattern: fresh)) / 1000), etag: texts[0], lastModified: texts[1],
             changedScheme: flags & 1 != 0, downloadTime: downloadTime, unsuffixedName: flags & 4 != 0,
-            redirectSetCookie: flags & 8 != 0)
+            redirectSetCookie: flags & 8 != 0, lifetime: lifetime)
     }
 }
 

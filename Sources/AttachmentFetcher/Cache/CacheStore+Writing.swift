@@ -32,7 +32,7 @@ extension CacheStore {
                 freshUntil: now.addingTimeInterval(lifetime(freshness)), etag: freshness.etag, lastModified: freshness.lastModified,
                 changedScheme: body.redirectSchemes.changesScheme(from: key.normalizedURL),
                 downloadTime: CacheEntryMetadata.kept(body.downloadTime), unsuffixedName: body.hasUnsuffixedName,
-                redirectSetCookie: body.redirectSetCookie)
+                redirectSetCookie: body.redirectSetCookie, lifetime: freshness.lifetime.map { Int($0.components.seconds) })
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
             try Syscalls.setPermissions(of: file, 0o444)
             let name = key.name
@@ -61,9 +61,14 @@ extension CacheStore {
     }
 
     /// Renews `entry`'s freshness after a `304 Not Modified` (its metadata attribute, in place),
-    /// through `descriptor` when the entry is held open (its name may have gone since), else by name.
+    /// through `descriptor` when the entry is held open (its name may have gone since), else by
+    /// name. A `304` that gives no lifetime keeps the one the origin gave the body (RFC 9111
+    /// 4.3.4: `no-cache` still revalidates every use).
     func refresh(_ entry: CachedEntry, through descriptor: FileDescriptor? = nil, freshness: HTTPFreshness) -> Result<CachedEntry, TransferFailure> {
         var metadata = entry.metadata
+        var freshness = freshness
+        if freshness.lifetime == nil, let kept = metadata.lifetime { freshness.lifetime = .seconds(kept) }
+        metadata.lifetime = freshness.lifetime.map { Int($0.components.seconds) }
         metadata.freshUntil = clock.date().addingTimeInterval(lifetime(freshness))
         metadata.etag = freshness.etag ?? metadata.etag
         metadata.lastModified = freshness.lastModified ?? metadata.lastModified

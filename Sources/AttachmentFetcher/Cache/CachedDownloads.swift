@@ -185,11 +185,21 @@ final class CachedDownloads: Sendable {
             // The URL now redirects, and its target answered the validators the redirect carried
             // there: they were the stored body's, not the target's. Fetched again, whole.
             if redirected { return await download(key: key, url: url, revalidating: nil, deadline: deadline) }
-            notModified.add(1, ordering: .relaxed)
             let freshness = HTTPFreshness(headers: HTTPHeader.parse(headerBlock))
+            // A 304 naming another strong ETag answers for another body (RFC 9111 4.3.4): fetched
+            // again, whole.
+            if let named = freshness.etag, let kept = stale.metadata.etag, !named.hasPrefix("W/"), !kept.hasPrefix("W/"), named != kept {
+                return await download(key: key, url: url, revalidating: nil, deadline: deadline)
+            }
+            notModified.add(1, ordering: .relaxed)
             let descriptor = staleDescriptor
             staleDescriptor = nil
             return await BlockingIO.run {
+                // `no-store` on the 304: served this once from the entry it revalidated, which goes.
+                if freshness.noStore {
+                    store.remove(key)
+                    return .success(SharedSource(entry: stale, descriptor: descriptor, store: store))
+                }
                 switch store.refresh(stale, through: descriptor, freshness: freshness) {
                 case .success(let refreshed): return .success(SharedSource(entry: refreshed, descriptor: descriptor, store: store))
                 case .failure(let failure):

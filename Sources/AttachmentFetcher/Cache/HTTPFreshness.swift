@@ -11,8 +11,11 @@ struct HTTPFreshness: Sendable, Hashable {
     /// `Last-Modified`, sent back as `If-Modified-Since`.
     var lastModified: String?
 
-    /// Reads `Cache-Control` (`no-store`, `no-cache`, `max-age`), `Expires`, `Age`, `ETag` and
-    /// `Last-Modified` from `headers`.
+    /// The longest validator an entry keeps, in bytes.
+    static let longestValidator = 1024
+
+    /// Reads `Cache-Control` (`no-store`, `no-cache`, `max-age`), `Expires`, `Age`, `ETag`,
+    /// `Last-Modified` and `Vary: *` (kept nowhere, as `no-store`) from `headers`.
     init(headers: [HTTPHeader], now: Date = Date()) {
         var maxAge: Int?
         for header in headers {
@@ -33,8 +36,12 @@ struct HTTPFreshness: Sendable, Hashable {
                     default: break
                     }
                 }
-            case "etag": etag = header.value
-            case "last-modified": lastModified = header.value
+            // A validator longer than the entry keeps (1,024 bytes) would go back cut: none.
+            case "etag": etag = header.value.utf8.count <= Self.longestValidator ? header.value : nil
+            case "last-modified": lastModified = header.value.utf8.count <= Self.longestValidator ? header.value : nil
+            // `Vary: *` never matches a later request (RFC 9111 4.1): nothing to keep.
+            case "vary" where header.value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "*" }:
+                noStore = true
             default: break
             }
         }

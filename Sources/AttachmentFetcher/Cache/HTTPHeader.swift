@@ -5,12 +5,14 @@ struct HTTPHeader: Sendable, Hashable {
     /// The value, trimmed.
     var value: String
 
-    /// The headers in a block of `Name: value` lines.
+    /// The headers in a block of `Name: value` lines, ended by line feeds (with or without a
+    /// carriage return): a vertical tab, form feed or NEL, which Swift calls newlines too, stays
+    /// inside its value.
     ///
     /// Trims what `CharacterSet.whitespaces` holds, in Swift: Foundation's trimming, through
     /// `NSString`, was half of this parse's cost, paid for every body the cache stores.
     static func parse(_ block: String) -> [HTTPHeader] {
-        block.split(whereSeparator: \.isNewline).compactMap { line in
+        block.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }).compactMap { line in
             guard let colon = line.firstIndex(of: ":") else { return nil }
             return HTTPHeader(name: line[..<colon].lowercased(), value: trimmed(line[line.index(after: colon)...]))
         }
