@@ -88,10 +88,20 @@ extension PushAttachmentFetcher {
             }
             if let proxy { parts.append("proxy " + proxy) }
             if !resolve.isEmpty { parts.append("resolve " + resolve.sorted().joined(separator: ",")) }
-            if let trustedCertificatesFile { parts.append("cacert " + trustedCertificatesFile) }
+            if let trustedCertificatesFile { parts.append("cacert " + Self.certificatesIdentity(trustedCertificatesFile)) }
             if allowsCredentialsInURLs { parts.append("credentials") }
             if maximumRedirects != Self.defaultMaximumRedirects { parts.append("redirects \(maximumRedirects)") }
             return parts.joined(separator: "; ")
+        }
+
+        /// A certificates file as the cache's scope knows it: its absolute path and the SHA-256 of
+        /// what it holds now, so that the same name typed in two directories, or a file replaced
+        /// under one name, is two scopes.
+        static func certificatesIdentity(_ path: String) -> String {
+            let absolute = FilePath.absolute(path)
+            guard let file = try? Syscalls.open(absolute, flags: O_RDONLY) else { return absolute.string + " (unreadable)" }
+            defer { try? file.close() }
+            return absolute.string + " sha256 " + (CacheStore.sha256(of: file) ?? "(unreadable)")
         }
 
         /// URLSession's limit.

@@ -184,6 +184,23 @@ struct CacheSafetyTests {
         #expect(try manager.contentsOfDirectory(atPath: cache + "/attachments").sorted() == ["IMG_2041.jpg", "notes.txt", "photo-1718000000000.jpg", "photo-2023.jpg"])
     }
 
+    @Test("The cache's scope names a certificates file by its absolute path and what it holds: one name in two directories, or a file replaced, is two scopes")
+    func certificatesScope() throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/ca.pem"
+        try Data("first".utf8).write(to: URL(fileURLWithPath: path))
+        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out")
+        configuration.trustedCertificatesFile = path
+        let first = configuration.cacheScope
+        #expect(first.contains(path) && first.contains("sha256"))
+        try Data("second".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(configuration.cacheScope != first)
+        var other = configuration
+        other.trustedCertificatesFile = root + "/elsewhere/ca.pem"
+        #expect(other.cacheScope != configuration.cacheScope)
+    }
+
     @Test("Every name the fetcher gives a file is recognised as its own: tags of 13 digits")
     func ownNamesRecognised() {
         for _ in 0..<10_000 {
