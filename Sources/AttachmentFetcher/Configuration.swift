@@ -234,6 +234,10 @@ extension PushAttachmentFetcher {
                 throw .invalidConfiguration("resolve entry '\(entry)' is not HOST:PORT:ADDRESS")
             }
             if let proxy, proxy.isEmpty { throw .invalidConfiguration("proxy is empty (nil means no proxy)") }
+            if let proxy, !Self.isProxyURL(proxy) {
+                throw .invalidConfiguration(
+                    "proxy '\(URLCredentials.redacted(proxy))' is not a URL such as http://proxy.example:3128 (schemes: \(Self.proxySchemes.sorted().joined(separator: ", ")))")
+            }
             // One header line: a line break would add headers of the text's choosing.
             guard !userAgent.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
                 throw .invalidConfiguration("userAgent holds a control character (a line break would start another header)")

@@ -30,8 +30,12 @@ struct NetworkOptions: ParsableArguments {
             throw ValidationError("--allow-network '\(network)' is not an address or network such as 10.0.0.0/8 or fd00::/8")
         }
         if let proxy, proxy.isEmpty { throw ValidationError("--proxy must not be empty") }
+        if let proxy, !PushAttachmentFetcher.Configuration.isProxyURL(proxy) {
+            throw ValidationError(
+                "--proxy '\(PushAttachmentFetcher.Configuration.redactedProxy(proxy))' is not a URL such as http://proxy.example:3128 (http, https, socks4, socks4a, socks5 or socks5h)")
+        }
         for entry in resolve where !PushAttachmentFetcher.Configuration.isResolveEntry(entry) {
-            throw ValidationError("--resolve '\(entry)' is not HOST:PORT:ADDRESS")
+            throw ValidationError("--resolve '\(entry)' is not HOST:PORT:ADDRESS (addresses in standard notation, comma-separated, an IPv6 one in brackets)")
         }
     }
 

@@ -93,6 +93,23 @@ struct AddressPolicyTests {
         #expect(mapped.permits(numericHost: "10.0.0.1") == false)
     }
 
+    @Test("--resolve takes addresses in standard notation only; a proxy must be a URL libcurl takes, its password never echoed")
+    func resolveAndProxyChecked() async throws {
+        typealias Configuration = PushAttachmentFetcher.Configuration
+        #expect(Configuration.isResolveEntry("cdn.test:443:127.0.0.1"))
+        #expect(Configuration.isResolveEntry("cdn.test:443:[::1],127.0.0.1"))
+        #expect(Configuration.isResolveEntry("-cdn.test:443:"))
+        for bad in ["cdn.test:443:127.1", "cdn.test:443:0x7f.1", "cdn.test:443:", "cdn.test:443:localhost", "cdn.test:443:[::1"] {
+            #expect(!Configuration.isResolveEntry(bad), "\(bad)")
+        }
+        #expect(Configuration.isProxyURL("http://proxy.example:3128") && Configuration.isProxyURL("socks5h://[::1]:1080"))
+        for bad in ["http://u:secretpw@[::1", "gopher://proxy.example", "proxy.example:3128", "http://"] {
+            #expect(!Configuration.isProxyURL(bad), "\(bad)")
+        }
+        let run = try await CommandRunner.run("fetch-attachment", ["--proxy", "http://u:secretpw@[::1", "-"], stdin: Data("{}".utf8))
+        #expect(run.status == 64 && !run.stderr.contains("secretpw") && run.stderr.contains("--proxy"), "\(run.stderr)")
+    }
+
     @Test("Networks parse from standard notation only, host bits cleared")
     func networkParsing() {
         #expect(IPNetwork("10.0.0.0/8")?.description == "10.0.0.0/8")

@@ -1,3 +1,5 @@
+import Foundation
+
 extension PushAttachmentFetcher.Configuration {
     /// Which addresses downloads may connect to: a defence against payloads that point the
     /// fetcher at internal services (server-side request forgery).
@@ -118,6 +120,27 @@ extension PushAttachmentFetcher.Configuration {
         guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), (0...65_535).contains(port) else {
             return false
         }
-        return entry.first == "-" || !parts[2].isEmpty
+        if entry.first == "-" { return parts[2].isEmpty }
+        // Addresses in standard notation only (an IPv6 one in brackets), comma-separated, as
+        // curl takes them: "127.1" or "0x7f.1" would fail every download instead of the command.
+        let addresses = parts[2].split(separator: ",", omittingEmptySubsequences: false)
+        return !addresses.isEmpty && addresses.allSatisfy { address in
+            let bare = address.hasPrefix("[") && address.hasSuffix("]") ? address.dropFirst().dropLast() : address
+            return CurlAddressPolicy.standardAddress(String(bare)) != nil
+        }
+    }
+
+    /// `proxy` with any credentials in it redacted, for messages.
+    package static func redactedProxy(_ proxy: String) -> String { URLCredentials.redacted(proxy) }
+
+    /// The schemes libcurl takes for a proxy.
+    static let proxySchemes: Set<String> = ["http", "https", "socks4", "socks4a", "socks5", "socks5h"]
+
+    /// Whether `proxy` is a proxy URL libcurl takes: one of `proxySchemes` and a host.
+    package static func isProxyURL(_ proxy: String) -> Bool {
+        guard let components = URLComponents(string: proxy), let scheme = components.scheme?.lowercased(),
+            proxySchemes.contains(scheme), let host = components.host, !host.isEmpty
+        else { return false }
+        return true
     }
 }
