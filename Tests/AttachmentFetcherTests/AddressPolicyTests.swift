@@ -293,6 +293,23 @@ struct AddressPolicyTests {
         try await server.shutdown()
     }
 
+    @Test("A proxy that refuses the tunnel is the proxy's network failure, not the origin's HTTP status")
+    func proxyRefusesTunnel() async throws {
+        let proxy = try await MockCDNServer.start(eventLoopThreads: 1)
+        do {
+            try await Fixture.with(configure: { $0.proxy = proxy.baseURL }) { fixture in
+                // An https URL goes through CONNECT, which the mock CDN answers 405.
+                let outcome = await fixture.fetcher.process(Payloads.braze(url: "https://127.0.0.1:9/x.png"))
+                #expect(outcome.reason == .network, "\(outcome.reason.map { "\($0)" } ?? "attached"): \(outcome.detail ?? "")")
+                #expect(outcome.detail?.contains("proxy") == true, "\(outcome.detail ?? "")")
+            }
+        } catch {
+            try? await proxy.shutdown()
+            throw error
+        }
+        try await proxy.shutdown()
+    }
+
     @Test("An explicit proxy carries the request, and the policy checks the proxy's address")
     func explicitProxy() async throws {
         let proxy = try await MockCDNServer.start(eventLoopThreads: 1)

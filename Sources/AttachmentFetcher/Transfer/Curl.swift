@@ -395,6 +395,13 @@ final class CurlEasy {
         return code
     }
 
+    /// The proxy's answer to the tunnel request (`CONNECT`), 0 without one.
+    var proxyConnectCode: Int {
+        var code = 0
+        _ = CCurl_easy_getinfo_long(handle, CURLINFO_HTTP_CONNECTCODE, &code)
+        return code
+    }
+
     /// Whether the last request went over HTTP/2.
     var usedHTTP2: Bool {
         var version = 0

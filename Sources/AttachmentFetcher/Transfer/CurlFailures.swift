@@ -68,6 +68,9 @@ struct CurlFailures {
             return TransferFailure(reason: .httpStatus, detail: "too many redirects (\(configuration.maximumRedirects))")
         case .badContentEncoding:
             return TransferFailure(reason: .network, detail: "the body's Content-Encoding cannot be decoded: \(message)")
+        // The proxy's own refusal of the tunnel says nothing of the origin.
+        case .httpReturnedError where easy.proxyConnectCode >= 300:
+            return TransferFailure(reason: .network, detail: "the proxy refused the tunnel to the origin: HTTP \(easy.proxyConnectCode)")
         case .httpReturnedError:
             return TransferFailure(reason: .httpStatus, detail: "HTTP \(easy.responseCode)")
         case .fileSizeExceeded:
