@@ -360,6 +360,28 @@ struct CacheSafetyTests {
         #expect(command.status == 0 && command.stderr.contains("downloads are not shared with other processes using this cache"), "\(command.stderr)")
     }
 
+    @Test("When another process lets the URL's lock go with nothing stored, the waiting one downloads without the lock, so that processes waiting with it do not go one after another")
+    func heldThenNothingStored() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let path = "/media/unkept.png?bytes=3000&delay_ms=\(1_500 * TestTiming.scale)"
+            let other = try CacheStore(configuration: try #require(fixture.fetcher.configuration.cache))
+            let key = CacheKey(try AttachmentURL.parse(fixture.server.url(path)).get(), scope: fixture.fetcher.configuration.cacheScope)
+            let held = try #require(try other.lock(key).get())
+            let waiting = Task { await fixture.fetcher.process(fixture.braze(path), timeout: .seconds(20) * TestTiming.scale) }
+            // The fetcher polls the lock; the other process then lets it go, having stored nothing.
+            try await Task.sleep(for: .milliseconds(300))
+            held.unlock()
+            try await TestTiming.wait(atMost: .seconds(10) * TestTiming.scale) { fixture.server.stats().requests > 0 }
+            // While the origin takes its time, the lock is free for the next process.
+            let next = other.tryLock(key)
+            #expect(next != nil)
+            next?.unlock()
+            let outcome = await waiting.value
+            #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
+            #expect(fixture.server.stats().requests == 1)
+        }
+    }
+
     @Test("A payload whose deadline passes while another process holds its URL's download says so")
     func heldByAnotherProcess() async throws {
         try await Fixture.with(cached: true) { fixture in

@@ -113,6 +113,10 @@ final class CachedDownloads: Sendable {
 
     /// Takes the key's lock (polling while another process holds it, and serving its result as
     /// soon as it is stored), then serves a fresh entry, revalidates a stale one, or downloads.
+    /// When the process that held the lock let it go with nothing fresh stored (a response not
+    /// to keep, such as `no-store` or a redirect without freshness, or a failure), this one
+    /// downloads without the lock and keeps nothing, so that every process that waited does so
+    /// at once, as without the cache, rather than one after another, each holding the lock.
     ///
     /// The lock (one `fcntl`) and the look-up (an `openat`, answered from the directory cache
     /// on a miss; for an entry another process stored, its first classification in this
@@ -123,6 +127,7 @@ final class CachedDownloads: Sendable {
     ) async -> Result<SharedSource, TransferFailure> {
         let store = self.store
         var pause = Duration.milliseconds(2)
+        var waitedForAnother = false
         for _ in 0..<100_000 where ContinuousClock.now < deadline.current && !Task.isCancelled {
             let locking = store.lock(key)
             let found = store.load(key, keepingOpen: true)
@@ -139,12 +144,18 @@ final class CachedDownloads: Sendable {
             }
             if let lock {
                 shared.noteHeldElsewhere(false)
+                if waitedForAnother {
+                    lock.unlock()
+                    try? found?.descriptor?.close()
+                    return await download(key: key, url: url, revalidating: nil, deadline: deadline, keeping: false)
+                }
                 // A stale entry stays open while it is revalidated: a 304 serves it from there,
                 // whether or not its name is still there.
                 let result = await download(key: key, url: url, revalidating: found, deadline: deadline)
                 lock.unlock()
                 return result
             }
+            waitedForAnother = true
             try? found?.descriptor?.close()
             // Another process downloads this URL: a payload whose deadline passes meanwhile says so.
             shared.noteHeldElsewhere(true)
@@ -156,10 +167,11 @@ final class CachedDownloads: Sendable {
     }
 
     /// Downloads `url` for `key`, conditionally when a `stale` entry (open, when its descriptor
-    /// comes too) has validators; this function closes or hands on that descriptor.
+    /// comes too) has validators; this function closes or hands on that descriptor. Without
+    /// `keeping` (and without the key's lock) the body is served and not stored.
     private func download(
         key: CacheKey, url: AttachmentURL, revalidating found: (entry: CachedEntry, descriptor: FileDescriptor?)?,
-        deadline: ExtendableDeadline
+        deadline: ExtendableDeadline, keeping: Bool = true
     ) async -> Result<SharedSource, TransferFailure> {
         let stale = found?.entry
         var staleDescriptor = found?.descriptor
@@ -213,7 +225,7 @@ final class CachedDownloads: Sendable {
             // A body stale at once with nothing to revalidate it by (behind a redirect without
             // freshness of its own, say) would only be downloaded again: not kept either.
             let reusable = freshness.lifetime != .zero || freshness.etag != nil || freshness.lastModified != nil
-            if freshness.noStore || !reusable || body.byteCount > store.configuration.maximumBytes || store.storeProblem != nil {
+            if !keeping || freshness.noStore || !reusable || body.byteCount > store.configuration.maximumBytes || store.storeProblem != nil {
                 // Not kept: the payloads waiting now link the temporary file, removed with its last user.
                 return .success(SharedSource(body: body))
             }
