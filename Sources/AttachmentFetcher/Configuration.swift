@@ -251,6 +251,14 @@ extension PushAttachmentFetcher {
                 guard FilePath.absolute(cache.directory) != FilePath.absolute(outputDirectory) else {
                     throw .invalidConfiguration("the cache directory is the output directory: give the cache a directory of its own")
                 }
+                // Nor may the attachments sit among the cache's own files (`attachments/` is the
+                // command line's default, and the cache's business).
+                for inner in [CacheStore.entriesName, "tmp"] {
+                    let directory = FilePath.absolute(cache.directory).appending(inner)
+                    guard !FilePath.absolute(outputDirectory).starts(with: directory) else {
+                        throw .invalidConfiguration("the output directory is inside the cache's \(inner)/: give the attachments a directory of their own")
+                    }
+                }
                 guard cache.maximumBytes > 0 else { throw .invalidConfiguration("the cache budget must be positive") }
                 guard cache.defaultFreshness >= .zero, cache.failureMemory >= .zero else {
                     throw .invalidConfiguration("cache durations must not be negative")

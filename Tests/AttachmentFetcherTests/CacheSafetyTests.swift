@@ -201,6 +201,17 @@ struct CacheSafetyTests {
         #expect(other.cacheScope != configuration.cacheScope)
     }
 
+    @Test("The output directory may not be inside the cache's entries/ or tmp/ (its attachments/ is the command line's default)")
+    func outputDirectoryOutsideCacheFiles() {
+        func validates(_ output: String) -> Bool {
+            var configuration = PushAttachmentFetcher.Configuration(outputDirectory: output)
+            configuration.cache = .init(directory: "/srv/cache")
+            return (try? configuration.validate()) != nil
+        }
+        #expect(!validates("/srv/cache/entries") && !validates("/srv/cache/entries/x") && !validates("/srv/cache/tmp"))
+        #expect(validates("/srv/cache/attachments") && validates("/srv/cache/entries2") && validates("/srv/out"))
+    }
+
     @Test("Every name the fetcher gives a file is recognised as its own: tags of 13 digits")
     func ownNamesRecognised() {
         for _ in 0..<10_000 {
