@@ -187,25 +187,21 @@ final class CurlResponseSink {
                 return false
             }
             headerBytes.append(contentsOf: line)
-            if Self.announcesContentEncoding(line) { contentEncoded = true }
-            let location = "location:".utf8
-            if line.count > location.count, zip(line, location).allSatisfy({ $0 | 0x20 == $1 }) {
-                let value = line.dropFirst(location.count)
-                pendingRedirect = RedirectSchemes.target(ofLocation: value)
-                locationLeavesHTTP = RedirectSchemes.namesOtherScheme(value)
-            }
-            let length = "content-length:".utf8
-            if line.count > length.count, zip(line, length).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) {
-                let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
-                let value = Array(line.dropFirst(length.count).drop(while: isSpace).reversed().drop(while: isSpace).reversed())
-                if let earlier = contentLength, earlier != value {
+            if let coding = Self.value(of: line, named: "content-encoding:") {
+                // A coding other than `identity`.
+                if !coding.isEmpty, !coding.elementsEqual("identity".utf8, by: { $0 | 0x20 == $1 }) { contentEncoded = true }
+            } else if let location = Self.value(of: line, named: "location:") {
+                pendingRedirect = RedirectSchemes.target(ofLocation: location)
+                locationLeavesHTTP = RedirectSchemes.namesOtherScheme(location)
+            } else if let length = Self.value(of: line, named: "content-length:") {
+                if let earlier = contentLength, earlier != length {
                     conflictingLengths = true
                     return false
                 }
-                contentLength = value
+                contentLength = length
+            } else if Self.value(of: line, named: "set-cookie:") != nil {
+                pendingCookie = true
             }
-            let setCookie = "set-cookie:".utf8
-            if line.count > setCookie.count, zip(line, setCookie).allSatisfy({ $0 | 0x20 == $1 }) { pendingCookie = true }
         }
         return true
     }
@@ -232,15 +228,13 @@ final class CurlResponseSink {
         return digits.count == 3 ? digits.reduce(0) { $0 * 10 + Int($1 - 0x30) } : 0
     }
 
-    /// Whether a header line is `Content-Encoding` with a coding other than `identity`.
-    private static func announcesContentEncoding(_ line: UnsafeRawBufferPointer) -> Bool {
-        let name = "content-encoding:".utf8
-        guard line.count > name.count,
-            zip(line, name).allSatisfy({ $0 | 0x20 == $1 | 0x20 })
-        else { return false }
+    /// The value of a header line whose name is `name` (lower-case, with its colon; matched in
+    /// any case), without the blanks and line ending around it; `nil` for another header.
+    private static func value(of line: UnsafeRawBufferPointer, named name: String) -> [UInt8]? {
+        let name = name.utf8
+        guard line.count > name.count, zip(line, name).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
-        let value = line.dropFirst(name.count).drop(while: isSpace).reversed().drop(while: isSpace).reversed()
-        return !value.isEmpty && !value.elementsEqual("identity".utf8, by: { $0 | 0x20 == $1 })
+        return Array(line.dropFirst(name.count).drop(while: isSpace).reversed().drop(while: isSpace).reversed())
     }
 }
 
