@@ -71,8 +71,11 @@ extension PushAttachmentFetcher {
 
         /// The platforms whose rules judge every payload's files, for a preflight that asks what
         /// iOS and Android users would each see: the file is downloaded once, each platform judges
-        /// it, and `Outcome.verdicts` holds each one's verdict; the outcome is `attached` when one
-        /// of them shows a file. Empty (the default): the payload's own platform judges alone.
+        /// it, and `Outcome.verdicts` holds each one's verdict. The outcome is the payload's own
+        /// platform's verdict when that platform is listed (its users are who receive the
+        /// payload), else `attached` when one of the listed platforms shows a file; a file only
+        /// another platform shows stays, named by its verdict and the failure's `file`. Empty
+        /// (the default): the payload's own platform judges alone.
         public var platforms: [Platform] = []
 
         /// What decides, besides a URL, whether and from where its body may be fetched: the

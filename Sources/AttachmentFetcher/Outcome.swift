@@ -259,17 +259,22 @@ public struct AttachmentFailure: Hashable, Sendable, Codable {
     public var reason: FallbackReason
     /// A human explanation of `reason`.
     public var detail: String
+    /// The file made all the same, when another platform a preflight judges shows it though the
+    /// payload's own platform does not (`Configuration.platforms`): it stays, and that
+    /// platform's verdict names it. `nil` otherwise.
+    public var file: Attachment?
 
     /// A failed attachment.
-    public init(url: String, payloadURL: String? = nil, reason: FallbackReason, detail: String) {
+    public init(url: String, payloadURL: String? = nil, reason: FallbackReason, detail: String, file: Attachment? = nil) {
         self.url = url
         self.payloadURL = payloadURL
         self.reason = reason
         self.detail = detail
+        self.file = file
     }
 
     private enum CodingKeys: String, CodingKey {
-        case url, reason, detail
+        case url, reason, detail, file
         case payloadURL = "payload_url"
     }
 }

@@ -60,9 +60,11 @@ struct OutcomeDraft {
     /// failure (the payload's own platform's refusal, else the first platform's). A platform
     /// that shows nothing of this push (an FCM HTTP v1 message without texts for iPhones)
     /// judges no file. An iPhone that runs no
-    /// service extension for the push shows none (its files are still judged), and the outcome
-    /// is attached only when one of the judging platforms shows a file (else each file is a
-    /// failure, for the payload's own platform's reason, else the first platform's). With
+    /// service extension for the push shows none (its files are still judged). The outcome is
+    /// the payload's own platform's verdict when that platform judges and shows the push, else
+    /// attached when one of the judging platforms shows a file; when it is not, each file is a
+    /// failure, for the decisive platform's reason (the own, else the first), and a file another
+    /// platform shows stays, named by that platform's verdict. With
     /// `reportingVerdicts`, the outcome lists each platform's own verdict, with the first file it
     /// shows.
     func finish(with results: [AttachmentResult], judgedBy judges: [PlatformRules], reportingVerdicts: Bool) -> Outcome {
@@ -205,19 +207,28 @@ struct OutcomeDraft {
                 url: reported, payloadURL: attachment.reportedPayloadURL(besides: reported),
                 reason: failure.reason, detail: failure.detail)
         }
-        // The outcome is attached only when a judging platform (the payload's own, or those a
-        // preflight asks about) shows a file (an iPhone without the service extension shows
-        // none): otherwise the files go, as files every platform refuses do, each a failure, and
-        // the reason is the payload's own platform's verdict (else the first platform's),
-        // whatever order a preflight lists the platforms in.
-        if !attachments.isEmpty, !verdicts.contains(where: { $0.status == .attached }),
-            let decisive = verdicts.first(where: { $0.platform == notification?.platform }) ?? verdicts.first,
+        // The payload goes to its own platform's users: when that platform is judged and shows
+        // the push, its verdict is the outcome (an iPhone without the service extension shows no
+        // file), whatever another platform a preflight asks about would show of the same file.
+        // Otherwise (a preflight of other platforms alone, or a push its own platform shows
+        // nothing of) the outcome is attached when a judging platform shows a file. When it is
+        // not, the files go, as files every platform refuses do, each a failure, for the
+        // decisive verdict's reason (the own platform's, else the first platform's), whatever
+        // order a preflight lists the platforms in; a file another platform shows stays, named
+        // by that platform's verdict, for the preflight to look at.
+        let own = verdicts.first { $0.platform == notification?.platform && !silent.contains($0.platform) }
+        let shown = own.map { $0.status == .attached } ?? verdicts.contains { $0.status == .attached }
+        if !attachments.isEmpty, !shown, let decisive = own ?? verdicts.first(where: { $0.platform == notification?.platform }) ?? verdicts.first,
             let reason = decisive.reason
         {
+            let named = Set(verdicts.compactMap(\.path))
             for attachment in attachments {
-                TemporaryFiles.remove(attachment.path)
+                let stays = named.contains(attachment.path)
+                if !stays { TemporaryFiles.remove(attachment.path) }
                 draft.failures.append(
-                    AttachmentFailure(url: attachment.url, payloadURL: attachment.payloadURL, reason: reason, detail: decisive.detail ?? ""))
+                    AttachmentFailure(
+                        url: attachment.url, payloadURL: attachment.payloadURL, reason: reason, detail: decisive.detail ?? "",
+                        file: stays ? attachment : nil))
             }
             return draft.original(reason, decisive.detail ?? "")
         }

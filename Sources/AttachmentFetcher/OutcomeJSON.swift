@@ -19,19 +19,7 @@ extension Outcome {
         buffer.append(contentsOf: #"{"attachments":["#.utf8)
         for (position, attachment) in attachments.enumerated() {
             if position > 0 { buffer.append(UInt8(ascii: ",")) }
-            buffer.append(contentsOf: #"{"bytes":"#.utf8)
-            buffer.append(contentsOf: String(attachment.bytes).utf8)
-            buffer.append(contentsOf: #","mime":"#.utf8)
-            JSONText.appendString(attachment.mime, to: &buffer)
-            buffer.append(contentsOf: #","path":"#.utf8)
-            JSONText.appendString(attachment.path, to: &buffer)
-            if let payloadURL = attachment.payloadURL {
-                buffer.append(contentsOf: #","payload_url":"#.utf8)
-                JSONText.appendString(payloadURL, to: &buffer)
-            }
-            buffer.append(contentsOf: #","url":"#.utf8)
-            JSONText.appendString(attachment.url, to: &buffer)
-            buffer.append(UInt8(ascii: "}"))
+            attachment.appendJSON(to: &buffer)
         }
         buffer.append(contentsOf: #"],"detail":"#.utf8)
         JSONText.appendOptionalString(detail, to: &buffer)
@@ -42,6 +30,10 @@ extension Outcome {
             if position > 0 { buffer.append(UInt8(ascii: ",")) }
             buffer.append(contentsOf: #"{"detail":"#.utf8)
             JSONText.appendString(failure.detail, to: &buffer)
+            if let file = failure.file {
+                buffer.append(contentsOf: #","file":"#.utf8)
+                file.appendJSON(to: &buffer)
+            }
             if let payloadURL = failure.payloadURL {
                 buffer.append(contentsOf: #","payload_url":"#.utf8)
                 JSONText.appendString(payloadURL, to: &buffer)
@@ -141,5 +133,24 @@ enum JSONText {
 
     private static func needsEscape(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+}
+
+extension Attachment {
+    /// The object `JSONEncoder` makes of it, keys sorted, appended to `buffer`.
+    func appendJSON(to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: #"{"bytes":"#.utf8)
+        buffer.append(contentsOf: String(bytes).utf8)
+        buffer.append(contentsOf: #","mime":"#.utf8)
+        JSONText.appendString(mime, to: &buffer)
+        buffer.append(contentsOf: #","path":"#.utf8)
+        JSONText.appendString(path, to: &buffer)
+        if let payloadURL {
+            buffer.append(contentsOf: #","payload_url":"#.utf8)
+            JSONText.appendString(payloadURL, to: &buffer)
+        }
+        buffer.append(contentsOf: #","url":"#.utf8)
+        JSONText.appendString(url, to: &buffer)
+        buffer.append(UInt8(ascii: "}"))
     }
 }

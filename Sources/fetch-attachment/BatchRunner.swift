@@ -67,7 +67,7 @@ struct BatchRunner {
         // Not asked once interrupted: a read may still be waiting for input, holding the reader.
         let readError = interruption.requested ? nil : source.readError
         let summary = BatchSummary(
-            records: records, statistics: statistics, wall: wall, interruption: interruption.signal,
+            records: records, statistics: statistics, wall: wall, platforms: configuration.platforms, interruption: interruption.signal,
             firstLineNotProcessed: handedOut ? nil : firstNotProcessed, inputFailed: readError != nil)
         StandardStreams.error.write(summary.text + "\n")
         if let error = readError {

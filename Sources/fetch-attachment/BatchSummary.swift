@@ -56,6 +56,10 @@ struct BatchSummary {
     var records: [BatchRecord]
     var statistics: PushAttachmentFetcher.Statistics
     var wall: Duration
+    /// The platforms a preflight judges (`--platform`): a payload that got no verdict (nothing
+    /// was fetched: an internal push, no attachment, an invalid payload) counts as not shown on
+    /// each, as the campaign report counts it.
+    var platforms: [Platform] = []
     /// The signal that interrupted the batch (see `BatchInterruption`), if one did.
     var interruption: Int32? = nil
     /// The first line of the input that was not processed when it did (0-based); `nil` when
@@ -128,11 +132,11 @@ struct BatchSummary {
             String(format: "batch: %d payloads in %.2f s (%.0f/s): %d attached, %d original", records.count, seconds, rate, attached, records.count - attached)
         ]
         if records.isEmpty, interruption == nil, !inputFailed { lines.append("  the input holds no payload (no line but blank ones): exit status 1") }
-        // A preflight's outcome is attached when one judged platform shows a file: each one's
-        // own count says what its devices show.
+        // Each judged platform's own count says what its devices would show of every payload.
+        let unjudged = records.lazy.filter { $0.judgedBy == 0 }.count
         let byPlatform = Platform.allCases.compactMap { platform -> String? in
             let bit = BatchRecord.bit(for: platform)
-            let judged = records.lazy.filter { $0.judgedBy & bit != 0 }.count
+            let judged = records.lazy.filter { $0.judgedBy & bit != 0 }.count + (platforms.contains(platform) ? unjudged : 0)
             guard judged > 0 else { return nil }
             let shown = records.lazy.filter { $0.shownBy & bit != 0 }.count
             return "\(platform.rawValue) \(shown) attached, \(judged - shown) original"

@@ -180,6 +180,12 @@ final class CampaignReport: Sendable {
                 touch(failure.url) { row in
                     row.verdicts[failure.reason.code, default: 0] += 1
                     if row.details[failure.reason.code] == nil { row.details[failure.reason.code] = failure.detail }
+                    // A file another judged platform shows: its type, size and thumbnail.
+                    if let file = failure.file {
+                        row.mime = file.mime
+                        row.bytes = file.bytes
+                        if row.path == nil { row.path = file.path }
+                    }
                 }
             }
             if outcome.attachments.isEmpty, outcome.failures.isEmpty, let reason = outcome.reason {

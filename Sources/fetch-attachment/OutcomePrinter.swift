@@ -134,7 +134,7 @@ struct OutcomePrinter {
         }
         // A preflight's file that another platform shows and this one refuses is not this one's.
         if let verdict = outcome.verdicts.first(where: { $0.platform == notification.platform }), verdict.status == .original,
-            !outcome.attachments.isEmpty, notification.serviceExtension != false
+            outcome.verdicts.contains(where: { $0.status == .attached }), notification.serviceExtension != false
         {
             let noun = notification.platform == .ios ? "attachment" : "picture"
             let reason = verdict.reason.map { "\($0)" } ?? "unknown"
@@ -144,7 +144,7 @@ struct OutcomePrinter {
         guard notification.platform == .android else {
             // An iPhone notification read from an FCM HTTP v1 message shows iPhones' own image,
             // the one its verdict names; an iOS payload's shows every attachment.
-            if notification.serviceExtension == false, !outcome.attachments.isEmpty {
+            if notification.serviceExtension == false, outcome.verdicts.contains(where: { $0.status == .attached }) || !outcome.attachments.isEmpty {
                 lines.append("    attachment: none shown: aps.mutable-content is not 1, so iOS runs no service extension")
                 return lines
             }

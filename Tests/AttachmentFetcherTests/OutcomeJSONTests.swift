@@ -34,6 +34,21 @@ struct OutcomeJSONTests {
                 PlatformVerdict(platform: .ios, status: .original, reason: .unsupportedType, detail: awkward),
                 PlatformVerdict(platform: .android, status: .attached, reason: nil, detail: nil),
             ]),
+        // A preflight whose own platform refuses the file another platform shows: it stays.
+        Outcome(
+            status: .original, reason: .unsupportedType, detail: "webp", vendor: .braze, attachments: [], warnings: [],
+            elapsed: .milliseconds(2), payload: Data(),
+            failures: [
+                AttachmentFailure(
+                    url: "http://cdn.example/a%20b.webp", payloadURL: "http://cdn.example/a b.webp", reason: .unsupportedType, detail: "webp",
+                    file: LibraryAttachment(
+                        url: "http://cdn.example/a%20b.webp", payloadURL: "http://cdn.example/a b.webp", path: "/tmp/\(awkward).webp",
+                        mime: "image/webp", bytes: 7))
+            ],
+            verdicts: [
+                PlatformVerdict(platform: .ios, status: .original, reason: .unsupportedType, detail: "webp"),
+                PlatformVerdict(platform: .android, status: .attached, reason: nil, detail: nil, path: "/tmp/\(awkward).webp"),
+            ]),
         // An FCM HTTP v1 message judged on both platforms: Android's notification and the iPhone's.
         Outcome(
             status: .original, reason: .noAttachment, detail: "plain", vendor: .firebase, attachments: [], warnings: [],

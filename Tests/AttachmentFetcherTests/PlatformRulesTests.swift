@@ -152,21 +152,49 @@ struct PlatformRulesTests {
         }
     }
 
-    @Test("One download, two verdicts: a WebP picture is shown on Android and refused on iOS")
+    @Test("One download, two verdicts: a WebP picture is shown on Android and refused on iOS; the iOS payload's outcome is iOS's")
     func webpBothVerdicts() async throws {
         try await Fixture.with(configure: { $0.platforms = [.ios, .android] }) { fixture in
             let outcome = await fixture.fetch("/files/photo.webp")
-            #expect(outcome.status == .attached)
-            #expect(outcome.attachments.first?.mime == "image/webp")
-            #expect(outcome.attachments.first?.path.hasSuffix(".webp") == true)
+            // The payload goes to iPhones, which refuse the file: the original content stands
+            // there, whatever Android would show of the same file.
+            #expect(outcome.status == .original && outcome.reason == .unsupportedType, "\(outcome.status)")
+            #expect(outcome.detail == "detected image/webp (WebP), which iOS does not accept as an attachment")
+            #expect(outcome.attachments.isEmpty)
             #expect(outcome.verdicts.map(\.platform) == [.ios, .android])
             #expect(outcome.verdicts[0].reason == .unsupportedType)
             #expect(outcome.verdicts[0].detail == "detected image/webp (WebP), which iOS does not accept as an attachment")
             #expect(outcome.verdicts[1].status == .attached)
+            // The file Android would show stays, named in its verdict, for the preflight to look at.
+            let path = try #require(outcome.verdicts[1].path)
+            #expect(path.hasSuffix(".webp") && FileManager.default.fileExists(atPath: path))
             #expect(fixture.server.stats().requests == 1)
             let json = outcome.jsonLine()
-            let path = try #require(outcome.attachments.first?.path)
             #expect(json.contains(#""verdicts":[{"detail":"detected image/webp (WebP), which iOS does not accept as an attachment","path":null,"platform":"ios","reason":"unsupported-type","status":"original"},{"detail":null,"path":"\#(path)","platform":"android","reason":null,"status":"attached"}]"#))
+        }
+    }
+
+    @Test("A preflight's outcome is the payload's own platform's verdict: what another platform would show of the file does not make it attached")
+    func ownPlatformVerdictIsTheOutcome() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.ios, .android]; $0.sizeLimits.androidPicture = 2_000 }) { fixture in
+            // An Android payload whose picture is over Android's limit: iPhones would show the
+            // file, but this payload goes to Android.
+            let android = await fixture.fetcher.process(Self.fcm(fixture.server.url("/media/b.jpg?bytes=3000")))
+            #expect(android.status == .original && android.reason == .tooLarge, "\(android.status) \(android.detail ?? "")")
+            #expect(android.verdicts.map(\.status) == [.attached, .original])
+            #expect(android.failures.map(\.reason) == [.tooLarge])
+            // An iOS payload without mutable-content: iPhones show no attachment, Android would.
+            let noExtension = await fixture.fetcher.process(Data(#"{"aps":{"alert":"B"},"ab":{"att":{"url":"\#(fixture.server.url("/media/c.jpg?bytes=900"))"}}}"#.utf8))
+            #expect(noExtension.status == .original && noExtension.reason == .noAttachment, "\(noExtension.status)")
+            #expect(noExtension.verdicts.map(\.status) == [.original, .attached])
+            // Where the own platform shows the file, the outcome is attached as before.
+            let shown = await fixture.fetch("/media/d.jpg?bytes=900")
+            #expect(shown.status == .attached && shown.verdicts.map(\.status) == [.attached, .attached])
+        }
+        // A preflight of another platform alone judges by that platform.
+        try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in
+            let outcome = await fixture.fetch("/files/photo.webp")
+            #expect(outcome.status == .attached && outcome.verdicts.map(\.platform) == [.android])
         }
     }
 
@@ -283,7 +311,8 @@ struct PlatformRulesTests {
         try await Fixture.with(configure: { $0.platforms = [.ios, .android] }) { fixture in
             let jpeg = fixture.server.url("/files/photo.jpg"), webp = fixture.server.url("/files/photo.webp")
             let braze = await fixture.fetcher.process(Data(#"{"aps":{"alert":"x"},"ab":{"att":{"url":"\#(jpeg)","type":"jpg"}}}"#.utf8))
-            #expect(braze.status == .attached && braze.notification?.serviceExtension == false)
+            // The payload goes to iPhones, which show no attachment: the original content stands.
+            #expect(braze.status == .original && braze.reason == .noAttachment && braze.notification?.serviceExtension == false)
             #expect(braze.warnings.contains(PreparedPayload.noExtensionWarning), "\(braze.warnings)")
             let ios = try #require(braze.verdicts.first { $0.platform == .ios })
             #expect(ios.status == .original && ios.reason == .noAttachment && ios.path == nil, "\(ios)")
@@ -398,8 +427,8 @@ struct PlatformRulesTests {
     func androidICO() async throws {
         try await Fixture.with(configure: { $0.platforms = [.ios, .android] }) { fixture in
             let outcome = await fixture.fetch("/files/icon.ico")
-            #expect(outcome.status == .attached, "\(outcome.detail ?? "")")
-            #expect(outcome.attachments.first?.path.hasSuffix(".ico") == true)
+            #expect(outcome.status == .original && outcome.reason == .unsupportedType, "\(outcome.detail ?? "")")
+            #expect(outcome.verdicts.last?.path?.hasSuffix(".ico") == true)
             #expect(outcome.verdicts.map(\.status) == [.original, .attached])
             #expect(outcome.verdicts.first?.reason == .unsupportedType)
         }
@@ -426,8 +455,10 @@ struct PlatformRulesTests {
         try Payloads.braze(url: server.url("/files/photo.webp")).write(to: URL(fileURLWithPath: payload))
         let both = try await CommandRunner.run(
             "fetch-attachment", [payload, "--json", "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android"] + Nginx.loopbackFlags)
-        #expect(both.status == 0, "\(both.stderr)")
+        // The payload goes to iPhones, which refuse the file: the exit status says so.
+        #expect(both.status == 1, "\(both.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(both.stdout.utf8)) as? [String: Any])
+        #expect(object["status"] as? String == "original" && object["reason"] as? String == "unsupported-type")
         let verdicts = try #require(object["verdicts"] as? [[String: Any]])
         #expect(verdicts.map { $0["platform"] as? String } == ["ios", "android"])
         #expect(verdicts.map { $0["status"] as? String } == ["original", "attached"])

@@ -200,8 +200,10 @@ struct ReportTests {
             #"{"aps":{"alert":"B","mutable-content":1},"ab":{}}"#,
             #"{"aps":{"content-available":1},"ab":{"att":{"url":"\#(server.url("/media/b.jpg?bytes=900"))"}}}"#,
         ]
-        let html = try await Self.runBatch(lines, in: directory, ["--json", "--platform", "ios,android"] + Nginx.loopbackFlags).html
+        let (result, _, html) = try await Self.runBatch(lines, in: directory, ["--json", "--platform", "ios,android"] + Nginx.loopbackFlags)
         try await server.shutdown()
+        // The terminal's summary counts the same payloads as the report's tables.
+        #expect(result.stderr.contains("  by platform: ios 1 attached, 3 original; android 1 attached, 3 original\n"), "\(result.stderr)")
         for platform in ["ios", "android"] {
             let section = try #require(html.components(separatedBy: "<h2>On \(platform)</h2>").last?.components(separatedBy: "</table>").first)
             let counts = section.components(separatedBy: "<tr><td>").dropFirst().compactMap { row in
