@@ -1,4 +1,4 @@
-import AttachmentFetcher
+@testable import AttachmentFetcher
 import Foundation
 import MockCDN
 import Testing
@@ -126,6 +126,26 @@ struct CacheDeadlineTests {
             let statistics = try await AttachmentCache(configuration: try #require(fixture.fetcher.configuration.cache)).statistics()
             #expect(statistics.entries < urls)
             #expect(statistics.bytes <= budget)
+        }
+    }
+
+    @Test("600 payloads whose URLs another process holds: each ends at its deadline, and its wait for the lock ends with it")
+    func heldElsewhere() async throws {
+        let deadline = Duration.seconds(1) * TestTiming.scale
+        try await Fixture.with(cached: true) { fixture in
+            let planned = (0..<600).map { Planned(payload: fixture.braze("/media/held-\($0).jpg?bytes=1000"), expected: "deadline") }
+            // A second store on the same directory holds every key's lock, as another process
+            // downloading them would (the locks belong to an open file, not to the process).
+            let other = try CacheStore(configuration: try #require(fixture.fetcher.configuration.cache))
+            let scope = fixture.fetcher.configuration.cacheScope
+            let held = try (0..<600).map { index in
+                let url = try AttachmentURL.parse(fixture.server.url("/media/held-\(index).jpg?bytes=1000")).get()
+                return try #require(try other.lock(CacheKey(url, scope: scope)).get())
+            }
+            defer { for lock in held { lock.unlock() } }
+            let outcomes = await Self.run(planned, through: fixture.fetcher, deadline: deadline, inFlight: 600)
+            Self.check(outcomes, planned, deadline: deadline)
+            #expect(fixture.server.stats().requests == 0)
         }
     }
 }

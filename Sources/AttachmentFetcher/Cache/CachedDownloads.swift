@@ -128,7 +128,11 @@ final class CachedDownloads: Sendable {
         let store = self.store
         var pause = Duration.milliseconds(2)
         var waitedForAnother = false
-        for _ in 0..<100_000 where ContinuousClock.now < deadline.current && !Task.isCancelled {
+        // Bounded by the deadline (and, besides, in count); a `where` clause would only skip the
+        // rest of the count, spinning on the clock after the deadline.
+        var tries = 0
+        while tries < 100_000, ContinuousClock.now < deadline.current, !Task.isCancelled {
+            tries += 1
             let locking = store.lock(key)
             let found = store.load(key, keepingOpen: true)
             let lock: CacheLock?
