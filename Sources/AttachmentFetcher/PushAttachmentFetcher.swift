@@ -29,6 +29,9 @@ public final class PushAttachmentFetcher: Sendable {
     /// Why this fetcher adds nothing to its cache (its directories are not writable by this
     /// process's user), if it does not: it serves the entries there all the same.
     package var cacheStoreProblem: String? { cache?.store.storeProblem }
+    /// The first failure to write a body in the cache, or to keep it there, if one came: the
+    /// payloads were served all the same, from the output directory, and their bodies not kept.
+    package var cacheWriteProblem: String? { cache?.writeProblemDetail }
     /// Direct, or through the cache.
     private let downloader: any AttachmentDownloader
     /// The nameless files made ahead for bodies (see `PreparedFiles`), closed by `shutdown()`.

@@ -52,7 +52,9 @@ struct BatchRunner {
                     configuration: configuration, logger: options.logger()
                 ) { fetcher -> ([BatchRecord], PushAttachmentFetcher.Statistics, BatchInterruption) in
                     BatchSummary.writeCacheNotes(for: fetcher)
-                    return (await processAll { await fetcher.process($0) }, fetcher.statistics, interruption)
+                    let records = await processAll { await fetcher.process($0) }
+                    BatchSummary.writeCacheWriteNote(for: fetcher)
+                    return (records, fetcher.statistics, interruption)
                 }
             } catch let error as AttachmentFetcherError {
                 // No fetcher (the output or cache directory cannot be used): as for one payload,

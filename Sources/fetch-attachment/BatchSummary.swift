@@ -88,6 +88,15 @@ struct BatchSummary {
         }
     }
 
+    /// Said once, after the payloads, when the cache could not take a body (a full disk, a
+    /// cache directory removed, no extended attributes): those payloads were served all the same.
+    static func writeCacheWriteNote(for fetcher: PushAttachmentFetcher) {
+        if let problem = fetcher.cacheWriteProblem {
+            StandardStreams.error.write(
+                "  note: \(TerminalText.escaped(problem)): the cache could not take every body; those payloads were served from the output directory all the same, and their bodies were not kept\n")
+        }
+    }
+
     /// Said once on standard error when a network failure's detail was hidden by the address
     /// policy (see `FallbackReason.network`).
     static let hiddenNetworkDetailHint =

@@ -89,7 +89,9 @@ struct FetchCommand: AsyncParsableCommand {
             do {
                 outcome = try await withPushAttachmentFetcher(configuration: configuration, logger: options.logger()) { fetcher in
                     BatchSummary.writeCacheNotes(for: fetcher)
-                    return await fetcher.process(bytes)
+                    let outcome = await fetcher.process(bytes)
+                    BatchSummary.writeCacheWriteNote(for: fetcher)
+                    return outcome
                 }
             } catch let error as AttachmentFetcherError {
                 outcome = PayloadInput.unusableOutcome(error, payload: bytes)

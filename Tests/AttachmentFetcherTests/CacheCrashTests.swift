@@ -122,26 +122,30 @@ struct CacheCrashTests {
     }
 
     @Test(
-        "A full disk under the cache is storage, said of the cache's directory, leaves nothing behind, and a body that fits is served after",
+        "A full disk under the cache loses no payload whose output directory has room; under both, it is storage, said of the directory, leaving nothing behind, and a body that fits is served after",
         .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
     func fullDisk() async throws {
         try await Fixture.with(cached: true) { fixture in
             let program = CommandRunner.fetchAttachmentPath
             let small = fixture.directory + "/small"
-            try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
+            let roomy = fixture.directory + "/roomy"
+            for directory in [small, roomy] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
             let big = try Self.writeLine(fixture.braze("/media/big.jpg?bytes=3000000"), in: fixture.directory + "/big.json")
             let fits = try Self.writeLine(fixture.braze("/media/fits.jpg?bytes=20000"), in: fixture.directory + "/fits.json")
-            // A 1 MiB tmpfs holds the cache and the output; the 3 MB body cannot fit.
-            let script = #"mount -t tmpfs -o size=1m tmpfs "$1" && "$0" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks "$2"; "$0" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks "$3"; ls -A "$1/cache/tmp" "$1/out""#
+            // A 1 MiB tmpfs holds the cache and the output; the 3 MB body cannot fit. Then the
+            // same body with the output directory elsewhere: served from there, not kept.
+            let script = #"mount -t tmpfs -o size=1m tmpfs "$1" && "$0" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks "$2"; "$0" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks "$3"; "$0" --json --cache-dir "$1/cache" --output-dir "$4" --allow-private-networks "$2"; ls -A "$1/cache/tmp" "$1/out""#
             let result = try await CommandRunner.run(
-                "/usr/bin/unshare", ["-rm", "/bin/sh", "-c", script, program, small, big, fits], stdin: Data(), timeout: .seconds(60))
+                "/usr/bin/unshare", ["-rm", "/bin/sh", "-c", script, program, small, big, fits, roomy], stdin: Data(), timeout: .seconds(60))
             let lines = result.stdout.split(separator: "\n").map(String.init)
             let full = try #require(lines.first)
             #expect(full.contains(#""reason":"storage""#) && full.contains("No space left on device"), "\(full)")
-            #expect(full.contains("\(small)/cache/tmp") && !full.contains("/proc/self/fd"), "\(full)")
-            #expect(lines.count > 1 && lines[1].contains(#""status":"attached""#), "\(result.stdout)")
+            #expect(full.contains("\(small)/out") && !full.contains("/proc/self/fd"), "\(full)")
+            #expect(lines.count > 2 && lines[1].contains(#""status":"attached""#), "\(result.stdout)")
+            #expect(lines.count > 2 && lines[2].contains(#""status":"attached""#) && lines[2].contains(#""bytes":3000000"#), "\(result.stdout)")
+            #expect(result.stderr.contains("the cache could not take every body"), "\(result.stderr)")
             // Nothing in tmp/, and only the file that fitted in the output directory.
-            #expect(lines.dropFirst(2).filter { !$0.isEmpty && !$0.hasSuffix(":") }.count == 1, "\(result.stdout)")
+            #expect(lines.dropFirst(3).filter { !$0.isEmpty && !$0.hasSuffix(":") }.count == 1, "\(result.stdout)")
         }
     }
 

@@ -638,4 +638,30 @@ struct CacheSafetyTests {
             }
         }
     }
+
+    @Test("A cache whose tmp/ cannot take a body (gone, full) loses no payload: the body goes to the output directory, is not kept, and the fetcher says so once")
+    func unwritableTemporaryDirectory() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let cache = try #require(fixture.fetcher.configuration.cache).directory
+            // More payloads than files made ahead, so that bodies need new files in tmp/, which is
+            // now a regular file: every creation there fails, as on a full disk or a removed cache.
+            try FileManager.default.removeItem(atPath: cache + "/tmp")
+            try Data().write(to: URL(fileURLWithPath: cache + "/tmp"))
+            let outcomes = await withTaskGroup(of: Outcome.self) { group in
+                for index in 0..<(FileDescriptorBudget.preparedFiles(forConcurrency: 1024) + 40) {
+                    group.addTask { await fixture.fetch("/media/unkept-\(index).jpg?bytes=3000") }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let failed = outcomes.filter { $0.status != .attached }
+            #expect(failed.count == 0, "\(failed.count) not attached, e.g. \(failed.first?.reason?.code ?? ""): \(failed.first?.detail ?? "")")
+            for outcome in outcomes {
+                let path = try #require(outcome.attachments.first?.path)
+                #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count == 3000)
+            }
+            #expect(fixture.fetcher.cacheWriteProblem?.contains("\(cache)/tmp") == true, "\(fixture.fetcher.cacheWriteProblem ?? "nil")")
+            // Nothing but attachments in the output directory.
+            #expect(fixture.filesLeft().count == outcomes.count, "\(fixture.filesLeft().filter { $0.hasPrefix(".") })")
+        }
+    }
 }

@@ -48,6 +48,32 @@ final class CachedDownloads: Sendable {
     /// Where bodies stream: the store's `tmp`, or the output directory when no entry can be added.
     private let bodyDirectory: String
 
+    /// The first time a body could not be written in the cache's `tmp` (a full disk, no inodes
+    /// left, a cache directory removed) or kept as an entry (no extended attributes), and until
+    /// when bodies skip `tmp` for the output directory, unkept, as without the cache.
+    private let writeProblem = Locked<(detail: String?, skipUntil: ContinuousClock.Instant?)>((nil, nil))
+
+    /// How long bodies skip the cache's `tmp` after a write there failed, before it is tried
+    /// again (eviction, or another process, may have made room).
+    static let writeProblemPause = Duration.seconds(10)
+
+    /// What went wrong the first time the cache could not take a body, if it ever did.
+    var writeProblemDetail: String? { writeProblem.withLock { $0.detail } }
+
+    private func noteWriteProblem(_ detail: String, skippingTemporaryDirectory: Bool) {
+        let now = ContinuousClock.now
+        writeProblem.withLock { problem in
+            if problem.detail == nil { problem.detail = detail }
+            if skippingTemporaryDirectory { problem.skipUntil = now.advanced(by: Self.writeProblemPause) }
+        }
+    }
+
+    /// Whether bodies skip the cache's `tmp` for now.
+    private var skipsTemporaryDirectory: Bool {
+        guard let until = writeProblem.withLock({ $0.skipUntil }) else { return false }
+        return ContinuousClock.now < until
+    }
+
     /// The attachment for `url` as a file of its own in the output directory, by `deadline`.
     func download(_ url: AttachmentURL, deadline: ContinuousClock.Instant) async -> Result<DownloadedFile, TransferFailure> {
         let key = cacheKey(for: url)
@@ -180,6 +206,7 @@ final class CachedDownloads: Sendable {
         let stale = found?.entry
         var staleDescriptor = found?.descriptor
         defer { try? staleDescriptor?.close() }
+        if bodyDirectory != outputDirectory, skipsTemporaryDirectory { return await downloadUnkept(url, deadline: deadline) }
         var headers: [String] = []
         if let stale {
             if let etag = stale.metadata.etag { headers.append("If-None-Match: \(etag)") }
@@ -193,6 +220,14 @@ final class CachedDownloads: Sendable {
         let store = self.store
         switch result {
         case .failure(let failure):
+            // The engine writes nothing here but the body, in `bodyDirectory`: a storage failure
+            // is the cache's `tmp` failing (a full disk, no inodes, a cache removed). The payloads
+            // lose nothing by it: downloaded again into the output directory, as without the
+            // cache, and not kept; so are the next bodies for a while.
+            if failure.reason == .storage, bodyDirectory != outputDirectory, !Task.isCancelled, ContinuousClock.now < deadline.current {
+                noteWriteProblem(failure.detail, skippingTemporaryDirectory: true)
+                return await downloadUnkept(url, deadline: deadline)
+            }
             return .failure(failure)
         case .success(.notModified(let headerBlock, let redirected)):
             guard let stale else {
@@ -240,12 +275,26 @@ final class CachedDownloads: Sendable {
                 switch store.commit(kept, key: key, freshness: freshness) {
                 case .success(let committed):
                     return .success(SharedSource(entry: committed.entry, descriptor: committed.descriptor, store: store))
-                case .failure:
+                case .failure(let failure):
                     // Not kept (a full disk, a file system without extended attributes): the
                     // payloads waiting now are served all the same.
+                    self.noteWriteProblem(failure.detail, skippingTemporaryDirectory: false)
                     return .success(SharedSource(body: kept))
                 }
             }
+        }
+    }
+
+    /// `url` downloaded into the output directory and not kept, as without the cache.
+    private func downloadUnkept(_ url: AttachmentURL, deadline: ExtendableDeadline) async -> Result<SharedSource, TransferFailure> {
+        let result = await engine.download(
+            TransferRequest(
+                url: url.string, headers: [], hostKey: url.hostKey, deadline: deadline.current, laterDeadline: deadline,
+                temporaryDirectory: outputDirectory, place: { .success($0) }))
+        switch result {
+        case .success(.file(let body)): return .success(SharedSource(body: body))
+        case .success(.notModified): return .failure(TransferFailure(reason: .httpStatus, detail: "HTTP 304 to an unconditional request"))
+        case .failure(let failure): return .failure(failure)
         }
     }
 
