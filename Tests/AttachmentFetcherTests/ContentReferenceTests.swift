@@ -266,12 +266,23 @@ struct ContentReferenceTests {
         #expect(read.content?.imageURL == "https://c/a.jpg")
     }
 
-    @Test("OneSignal Android: sound \"null\" or \"nil\" means no sound")
+    @Test("OneSignal Android: sound \"null\" or \"nil\" names no sound, with a warning: silent before Android 8 and in the channel chnl creates, the channel's sound otherwise")
     func oneSignalSilentSound() throws {
         for value in ["null", "nil"] {
             let read = try ReadPayload(#"{"alert":"B","sound":"\#(value)","custom":"{\"i\":\"n\"}"}"#)
             #expect(read.vendor == .oneSignal && read.content?.sound == nil, "\(value)")
+            #expect(
+                read.warnings == [
+                    "sound '\(value)' turns the sound off before Android 8 (API 26) and in the channel that chnl creates; from Android 8 otherwise the sound is the channel's (OneSignal's default channel)"
+                ], "\(read.warnings)")
         }
+        // A channel the app made plays its own sound.
+        let other = try ReadPayload(#"{"alert":"B","sound":"null","oth_chnl":"orders","custom":"{\"i\":\"n\"}"}"#)
+        #expect(other.content?.sound == nil && other.content?.channel == "orders")
+        #expect(other.warnings.count == 1 && other.warnings.first?.hasSuffix("the sound is the channel's (orders)") == true, "\(other.warnings)")
+        // A sound's name is no such warning.
+        let named = try ReadPayload(#"{"alert":"B","sound":"chime","custom":"{\"i\":\"n\"}"}"#)
+        #expect(named.content?.sound == "chime" && named.warnings.isEmpty, "\(named.warnings)")
     }
 
     @Test("CleverTap iOS: without ct_mediaType its extension attaches nothing (CTNotificationServiceExtension stops there)")

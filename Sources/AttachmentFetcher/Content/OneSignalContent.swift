@@ -10,10 +10,12 @@
 /// payload's (a warning says so).
 ///
 /// Android: title `title`, body `alert`, picture `bicon`, large icon `licon`, sound `sound`
-/// (`"null"` or `"nil"`: none), priority `pri` (1–10), group `grp`, channel `oth_chnl` else
-/// `chnl.id` (the background image `bg_img` is a warning), buttons the JSON-in-string `o`, and
-/// the JSON-in-string `custom` (`i`, `u`, extras `a`). Shown only with a non-empty `alert`, and
-/// not at all when it is an in-app message preview (`custom.a.os_in_app_message_preview_id`).
+/// (`"null"` or `"nil"`: none named, with a warning: silent before Android 8 and in the channel
+/// `chnl` creates, the channel's sound otherwise), priority `pri` (1–10), group `grp`, channel
+/// `oth_chnl` else `chnl.id` (the background image `bg_img` is a warning), buttons the
+/// JSON-in-string `o`, and the JSON-in-string `custom` (`i`, `u`, extras `a`). Shown only with a
+/// non-empty `alert`, and not at all when it is an in-app message preview
+/// (`custom.a.os_in_app_message_preview_id`).
 extension ContentReader {
     mutating func readOneSignalIOS() {
         readAPNs()
@@ -131,8 +133,11 @@ extension ContentReader {
                 warnings.append("\(key) '\(value)' names an image bundled with the app (an asset or a resource), which is not fetched: only a URL starting with http:// or https:// is")
             }
         }
-        // "null" or "nil" turns the channel's sound off.
-        content.sound = text("sound").flatMap { ["null", "nil"].contains($0) ? nil : $0 }
+        // "null" or "nil" names no sound: the model's nil, the channel's sound on Android 8 and
+        // later (a warning below says where it is silent instead).
+        let sound = text("sound")
+        let silencing = sound.flatMap { ["null", "nil"].contains($0) ? $0 : nil }
+        content.sound = silencing == nil ? sound : nil
         content.threadID = text("grp")
         if let priority = integer(payload["pri"], at: "pri") {
             // OneSignal's 1–10 scale as NotificationCompat's −2…2 (9–10 max, 7–8 high, 5–6 default…);
@@ -140,7 +145,16 @@ extension ContentReader {
             content.priority = (min(10, max(1, priority)) - 1) / 2 - 2
         }
         // `oth_chnl` (a channel the app made) wins, where the device has it; else `chnl`.
-        content.channel = text("oth_chnl") ?? text(object(payload["chnl"], at: "chnl")?["id"], at: "chnl.id")
+        let otherChannel = text("oth_chnl")
+        content.channel = otherChannel ?? text(object(payload["chnl"], at: "chnl")?["id"], at: "chnl.id")
+        // Before Android 8 `NotificationDisplayBuilder.isSoundEnabled` is false for these values;
+        // from Android 8 only a channel the SDK creates from `chnl` is made silent
+        // (`NotificationChannelManager.createChannel`: `setSound(null, null)`), and any other
+        // channel (`oth_chnl`, or the SDK's default one) plays its own sound.
+        if let silencing {
+            warnings.append(
+                "sound '\(silencing)' turns the sound off before Android 8 (API 26) and in the channel that chnl creates; from Android 8 otherwise the sound is the channel's (\(otherChannel ?? "OneSignal's default channel"))")
+        }
         if payload["bg_img"] != nil {
             warnings.append("bg_img is OneSignal's background-image layout, which Android shows only up to Android 11 (API 30); its image is not fetched here")
         }
