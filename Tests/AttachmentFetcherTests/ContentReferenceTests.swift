@@ -285,6 +285,31 @@ struct ContentReferenceTests {
         #expect(named.content?.sound == "chime" && named.warnings.isEmpty, "\(named.warnings)")
     }
 
+    @Test("CleverTap Android: wzrk_hide_large_icon \"true\", in any case, shows no large icon (ico)")
+    func cleverTapHideLargeIcon() throws {
+        for value in ["true", "TRUE", "True"] {
+            let read = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","ico":"https://c/i.png","wzrk_hide_large_icon":"\#(value)"}"#)
+            #expect(read.vendor == .cleverTap && read.content?.largeIconURL == nil, "\(value)")
+        }
+        for value in ["false", "1", "yes", ""] {
+            let read = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","ico":"https://c/i.png","wzrk_hide_large_icon":"\#(value)"}"#)
+            #expect(read.content?.largeIconURL == "https://c/i.png", "\(value)")
+        }
+    }
+
+    @Test("CleverTap Android: wzrk_sound is the default sound only for true or the exact string \"true\"; any other string is a raw resource's name, .mp3/.ogg/.wav dropped")
+    func cleverTapSoundNames() throws {
+        for (value, expected) in [
+            (#""true""#, "default" as String?), ("true", "default"), (#""TRUE""#, "TRUE"), (#""false""#, "false"),
+            (#""chime.mp3""#, "chime"), (#""chime.ogg""#, "chime"), (#""chime.wav""#, "chime"), (#""chime""#, "chime"),
+            (#""""#, nil), ("false", nil),
+        ] {
+            let read = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_sound":\#(value)}"#)
+            #expect(read.vendor == .cleverTap && read.content?.sound == expected, "wzrk_sound \(value)")
+            #expect(read.warnings.contains { $0.hasPrefix("CleverTap's wzrk_sound plays only before Android 8") } == (expected != nil), "\(read.warnings)")
+        }
+    }
+
     @Test("CleverTap iOS: without ct_mediaType its extension attaches nothing (CTNotificationServiceExtension stops there)")
     func cleverTapIOSNeedsMediaType() throws {
         let untyped = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"wzrk_id":"1","ct_mediaUrl":"https://c/a.jpg"}"#)

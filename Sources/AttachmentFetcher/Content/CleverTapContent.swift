@@ -5,9 +5,10 @@
 ///
 /// Android (`wzrk_pn`): title `nt`, body `nm`, summary (subText) `wzrk_st`, expanded text `wzrk_nms` (only
 /// with a picture, the body when absent), picture
-/// `wzrk_bp` (an http(s) URL), large icon `ico`, tap target `wzrk_dl`, channel `wzrk_cid`,
-/// priority `pr` (`high`, `max`), sound `wzrk_sound` (`true` = default, else a name without
-/// `.mp3` / `.ogg` / `.wav`), count `wzrk_bc` (sets the badge), buttons the JSON-in-string
+/// `wzrk_bp` (an http(s) URL), large icon `ico` (none when `wzrk_hide_large_icon` is `"true"` in
+/// any case), tap target `wzrk_dl`, channel `wzrk_cid`, priority `pr` (`high`, `max`), sound
+/// `wzrk_sound` (`true` or exactly `"true"` = default, any other string a raw resource's name
+/// without `.mp3` / `.ogg` / `.wav`), count `wzrk_bc` (sets the badge), buttons the JSON-in-string
 /// `wzrk_acts` (`id`, `l`, `dl`), campaign `wzrk_id`. Shown only with a non-empty `nm` and
 /// without `wzrk_pn_s` `"true"` (in any case; another value does not silence it). Extras are
 /// every data key the app receives (FCM's own keys are not among them), CleverTap's included: the
@@ -33,7 +34,10 @@ extension ContentReader {
         // The expanded big picture's line, the body when not given; without a picture the expanded
         // view is the body's own (BigTextStyle), whatever `wzrk_nms` says.
         content.expandedText = content.imageURL == nil ? nil : text("wzrk_nms") ?? content.body
-        content.largeIconURL = text("ico")
+        // `CoreNotificationRenderer.renderNotification` sets the large icon unless
+        // `"true".equalsIgnoreCase(extras.getString("wzrk_hide_large_icon"))`.
+        let hideLargeIcon = payload["wzrk_hide_large_icon"].map { $0 == .bool(true) || $0.string?.lowercased() == "true" } ?? false
+        content.largeIconURL = hideLargeIcon ? nil : text("ico")
         content.openURL = text("wzrk_dl")
         content.channel = text("wzrk_cid")
         switch text("pr") {
@@ -41,10 +45,13 @@ extension ContentReader {
         case "max": content.priority = 2
         default: break
         }
+        // `CoreNotificationRenderer.setSound`: the default sound for `true` or the string "true"
+        // (`equals`, so "TRUE" is not it); any other non-empty string names a raw resource, with
+        // a trailing `.mp3`, `.ogg` or `.wav` dropped ("false" is a resource named "false").
         if let sound = payload["wzrk_sound"] {
-            if sound == .bool(true) || sound.string?.lowercased() == "true" {
+            if sound == .bool(true) || sound.string == "true" {
                 content.sound = "default"
-            } else if sound != .bool(false), let name = text(sound, at: "wzrk_sound"), name.lowercased() != "false" {
+            } else if sound != .bool(false), let name = text(sound, at: "wzrk_sound") {
                 let stripped = [".mp3", ".ogg", ".wav"].first { name.hasSuffix($0) }.map { String(name.dropLast($0.count)) }
                 content.sound = stripped ?? name
             }
