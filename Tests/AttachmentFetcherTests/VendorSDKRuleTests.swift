@@ -35,13 +35,18 @@ struct VendorSDKRuleTests {
         #expect(within.warnings.isEmpty, "\(within.warnings)")
     }
 
-    @Test("Airship Android: a priority that is no 32-bit integer is the default, as Kotlin's toInt() fails on it; one that is clamps")
+    @Test("Airship Android: the delivery priority \"high\" and any priority that is no 32-bit integer are the default 0 (PushMessage.priority: toInt() fails), the latter with a warning; an integer clamps to −2…2")
     func airshipPriorityRange() throws {
-        for (value, expected) in [("3000000000", nil), ("high", nil), ("7", 2 as Int?), ("-2147483648", -2)] {
+        for (value, expected, warns) in [
+            ("3000000000", 0, true), ("high", 0, false), ("urgent", 0, true), ("7", 2, false), ("-2147483648", -2, false), ("-1", -1, false),
+        ] {
             let read = try ReadPayload(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.push.PUSH_ID":"x","com.urbanairship.priority":"\#(value)"}"#)
             #expect(read.vendor == .airship)
             #expect(read.content?.priority == expected, "priority \(value)")
+            #expect(read.warnings.contains { $0.hasPrefix("com.urbanairship.priority is '\(value)'") } == warns, "\(read.warnings)")
         }
+        let absent = try ReadPayload(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.push.PUSH_ID":"x"}"#)
+        #expect(absent.content?.priority == nil)
     }
 
     @Test("Airship Message Center: on Android a rich message id opens its message (beside a deep link), unless the actions do not parse; on iOS only a ^mc action does")

@@ -13,7 +13,8 @@
 /// picture that style's `big_picture` when its type is `big_picture`,
 /// tap target the JSON-in-string `.actions` (a rich message id `_uamid` adds Message Center's),
 /// buttons those of the group `.interactive_type`, with `.interactive_actions`, category
-/// `.category`, channel `.notification_channel`, priority `.priority`,
+/// `.category`, channel `.notification_channel`, priority `.priority` (clamped to −2…2; the
+/// delivery priority `"high"` and any other value that is no 32-bit integer are 0),
 /// sound `.sound`, send id `.push.PUSH_ID`. A `big_text` or `inbox` style's `summary` is the
 /// summary line. Shown only with a non-empty ALERT.
 extension ContentReader {
@@ -160,10 +161,20 @@ extension ContentReader {
         content.category = text("com.urbanairship.category")
         airshipButtons(group: text("com.urbanairship.interactive_type"), at: "com.urbanairship.interactive_type")
         content.channel = text("com.urbanairship.notification_channel")
-        // The same key also carries the delivery priority "high", which is no display priority:
-        // `PushMessage.priority` reads it with Kotlin's 32-bit `toInt()`, 0 when that fails.
-        if let priority = text("com.urbanairship.priority"), let value = Int32(priority) {
-            content.priority = min(2, max(-2, Int(value)))
+        // `PushMessage.priority` reads the key with Kotlin's 32-bit `toInt()`, clamped to −2…2,
+        // and takes 0 when that fails: the delivery priority "high", which shares the key, is the
+        // default display priority, and so is any other value that is no 32-bit integer (with a
+        // warning, as it is no priority at all).
+        if let priority = text("com.urbanairship.priority") {
+            if let value = Int32(priority) {
+                content.priority = min(2, max(-2, Int(value)))
+            } else {
+                content.priority = 0
+                if priority != "high" {
+                    warnings.append(
+                        "com.urbanairship.priority is '\(priority)', not a 32-bit integer: Airship's SDK gives the notification the default priority (0)")
+                }
+            }
         }
         content.sound = text("com.urbanairship.sound")
         // The Kotlin `AirshipNotificationProvider` sets no sound of its own; the older Java one
