@@ -49,6 +49,26 @@ struct VendorSDKRuleTests {
         #expect(absent.content?.priority == nil)
     }
 
+    @Test("FCM HTTP v1: a negative notification_count sets no badge, and a notification_priority that is no NotificationPriority name sets no priority, each with a warning")
+    func firebaseHTTPv1OutOfRange() throws {
+        let read = try ReadPayload(#"{"message":{"notification":{"title":"T"},"android":{"notification":{"notification_count":-1,"notification_priority":"PRIORITY_URGENT"}}}}"#)
+        #expect(read.vendor == .firebase && read.content?.badge == nil && read.content?.priority == nil)
+        #expect(read.warnings.contains("message.android.notification.notification_count is -1: the FCM SDK sets no count below 0"), "\(read.warnings)")
+        #expect(read.warnings.contains { $0.hasPrefix("message.android.notification.notification_priority is 'PRIORITY_URGENT'") }, "\(read.warnings)")
+        let bare = try ReadPayload(#"{"notification":{"title":"T"},"android":{"notification":{"notification_count":"-2","notification_priority":"high"}}}"#)
+        #expect(bare.content?.badge == nil && bare.content?.priority == nil)
+        #expect(bare.warnings.contains("android.notification.notification_count is -2: the FCM SDK sets no count below 0"), "\(bare.warnings)")
+        #expect(bare.warnings.contains { $0.hasPrefix("android.notification.notification_priority is 'high'") }, "\(bare.warnings)")
+        let within = try ReadPayload(#"{"message":{"notification":{"title":"T"},"android":{"notification":{"notification_count":0,"notification_priority":"PRIORITY_MIN"}}}}"#)
+        #expect(within.content?.badge == .set(0) && within.content?.priority == -2 && within.warnings.isEmpty, "\(within.warnings)")
+        // The API reads enum names in any case.
+        let lower = try ReadPayload(#"{"message":{"notification":{"title":"T"},"android":{"notification":{"notification_priority":"priority_high"}}}}"#)
+        #expect(lower.content?.priority == 1 && lower.warnings.isEmpty, "\(lower.warnings)")
+        // The enum's own "unspecified" value sets none, as no value does.
+        let unspecified = try ReadPayload(#"{"message":{"notification":{"title":"T"},"android":{"notification":{"notification_priority":"PRIORITY_UNSPECIFIED"}}}}"#)
+        #expect(unspecified.content?.priority == nil && unspecified.warnings.isEmpty, "\(unspecified.warnings)")
+    }
+
     @Test("Airship Message Center: on Android a rich message id opens its message (beside a deep link), unless the actions do not parse; on iOS only a ^mc action does")
     func airshipMessageCenter() throws {
         let android = #"{"com.urbanairship.push.ALERT":"B","com.urbanairship.push.PUSH_ID":"s","_uamid":"m1"ACTIONS}"#

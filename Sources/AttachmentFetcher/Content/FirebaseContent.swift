@@ -10,11 +10,12 @@
 /// `gcm.n.e` set and without `gcm.n.noui`. Extras: the keys that are not FCM's.
 ///
 /// Android, as an HTTP v1 message (`{message: …}` or its content): `notification{title, body,
-/// image}` overridden by `android.notification{…, channel_id, sound, tag, notification_count,
-/// *_loc_key, *_loc_args, notification_priority}`; extras `data`. Shown when it has text. When
-/// iPhones attach another image (`apns.fcm_options.image`, else `notification.image`), a warning
-/// names it; iOS's verdict is on that image (see `FirebaseAndroidSchema`). When iOS is judged too,
-/// `readFirebaseHTTPv1IPhone` reads what iPhones show of the message.
+/// image}` overridden by `android.notification{…, channel_id, sound, tag, notification_count (a
+/// negative one sets nothing, as on the device), *_loc_key, *_loc_args, notification_priority (a
+/// `NotificationPriority` name; another value is a warning)}`; extras `data`. Shown when it has
+/// text. When iPhones attach another image (`apns.fcm_options.image`, else `notification.image`),
+/// a warning names it; iOS's verdict is on that image (see `FirebaseAndroidSchema`). When iOS is
+/// judged too, `readFirebaseHTTPv1IPhone` reads what iPhones show of the message.
 extension ContentReader {
     mutating func readFirebaseIOS() {
         readAPNs()
@@ -121,9 +122,28 @@ extension ContentReader {
         warnSoundBeforeChannels("FCM's android.notification.sound")
         content.tag = textValue("tag")
         content.largeIconURL = content.imageURL
-        let count = value("notification_count")
-        if let count = integer(count.0, at: count.1) { content.badge = .set(count) }
-        content.priority = Self.firebasePriorities[textValue("notification_priority") ?? ""]
+        // FCM passes the count on as `gcm.n.notification_count`, where `NotificationParams`
+        // skips a negative one, as in the device's bundle.
+        let (countValue, countPath) = value("notification_count")
+        if let count = integer(countValue, at: countPath) {
+            if count >= 0 {
+                content.badge = .set(count)
+            } else {
+                warnings.append("\(countPath) is \(count): the FCM SDK sets no count below 0")
+            }
+        }
+        // A `NotificationPriority` name, in any case (the API reads enum names so, as FCM's own
+        // examples write `"priority": "normal"`); `PRIORITY_UNSPECIFIED` sets none. Any other
+        // value is no value of the field's enum, for which the API refuses the whole request.
+        let (priorityValue, priorityPath) = value("notification_priority")
+        if let name = text(priorityValue, at: priorityPath) {
+            if let priority = Self.firebasePriorities[name.uppercased()] {
+                content.priority = priority
+            } else if name.uppercased() != "PRIORITY_UNSPECIFIED" {
+                warnings.append(
+                    "\(priorityPath) is '\(name)', which is no NotificationPriority (PRIORITY_MIN, PRIORITY_LOW, PRIORITY_DEFAULT, PRIORITY_HIGH, PRIORITY_MAX): FCM's HTTP v1 API refuses such a message (400 INVALID_ARGUMENT), and no priority is read here")
+            }
+        }
         content.visible = content.hasText
         setExtras(from: object(message["data"], at: "\(prefix)data") ?? [:]) { _ in false }
         // iPhones attach `apns.fcm_options.image`, else the common `notification.image`: when
