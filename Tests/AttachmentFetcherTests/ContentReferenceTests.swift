@@ -310,6 +310,30 @@ struct ContentReferenceTests {
         }
     }
 
+    @Test("Replace-by-tag keys: Airship's notification_tag, CleverTap's wzrk_ck, OneSignal's collapse_key (not do_not_collapse) and Braze's custom notification id n fill tag")
+    func replacingTags() throws {
+        let airship = try ReadPayload(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.push.PUSH_ID":"s","com.urbanairship.notification_tag":"score"}"#)
+        #expect(airship.vendor == .airship && airship.content?.tag == "score" && airship.content?.threadID == nil)
+        #expect(airship.content?.extras == [:])
+
+        let cleverTap = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_ck":"order-7"}"#)
+        #expect(cleverTap.vendor == .cleverTap && cleverTap.content?.tag == "order-7")
+
+        let oneSignal = try ReadPayload(#"{"alert":"B","collapse_key":"order-7","custom":"{\"i\":\"n\"}"}"#)
+        #expect(oneSignal.vendor == .oneSignal && oneSignal.content?.tag == "order-7")
+        let notCollapsed = try ReadPayload(#"{"alert":"B","collapse_key":"do_not_collapse","custom":"{\"i\":\"n\"}"}"#)
+        #expect(notCollapsed.content?.tag == nil)
+
+        let braze = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","n":"42"}"#)
+        #expect(braze.vendor == .braze && braze.content?.tag == "42" && braze.warnings.isEmpty, "\(braze.warnings)")
+        // The SDK reads n as a 32-bit integer: anything else is no id of its own.
+        for value in ["order", "3000000000"] {
+            let read = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","n":"\#(value)"}"#)
+            #expect(read.content?.tag == nil, "n \(value)")
+            #expect(read.warnings.contains { $0.hasPrefix("n ") }, "\(read.warnings)")
+        }
+    }
+
     @Test("CleverTap iOS: without ct_mediaType its extension attaches nothing (CTNotificationServiceExtension stops there)")
     func cleverTapIOSNeedsMediaType() throws {
         let untyped = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"wzrk_id":"1","ct_mediaUrl":"https://c/a.jpg"}"#)

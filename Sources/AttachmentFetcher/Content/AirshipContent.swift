@@ -14,8 +14,8 @@
 /// tap target the JSON-in-string `.actions` (a rich message id `_uamid` adds Message Center's),
 /// buttons those of the group `.interactive_type`, with `.interactive_actions`, category
 /// `.category`, channel `.notification_channel`, priority `.priority` (clamped to −2…2; the
-/// delivery priority `"high"` and any other value that is no 32-bit integer are 0),
-/// sound `.sound`, send id `.push.PUSH_ID`. A `big_text` or `inbox` style's `summary` is the
+/// delivery priority `"high"` and any other value that is no 32-bit integer are 0), tag
+/// `.notification_tag`, sound `.sound`, send id `.push.PUSH_ID`. A `big_text` or `inbox` style's `summary` is the
 /// summary line. Shown only with a non-empty ALERT.
 extension ContentReader {
     static let airshipPrefix = "com.urbanairship."
@@ -161,6 +161,9 @@ extension ContentReader {
         content.category = text("com.urbanairship.category")
         airshipButtons(group: text("com.urbanairship.interactive_type"), at: "com.urbanairship.interactive_type")
         content.channel = text("com.urbanairship.notification_channel")
+        // `AirshipNotificationProvider` posts a push with `PushMessage.notificationTag` under that
+        // tag and one fixed id (`TAG_NOTIFICATION_ID`): a later push with the same tag replaces it.
+        content.tag = text("com.urbanairship.notification_tag")
         // `PushMessage.priority` reads the key with Kotlin's 32-bit `toInt()`, clamped to −2…2,
         // and takes 0 when that fails: the delivery priority "high", which shares the key, is the
         // default display priority, and so is any other value that is no 32-bit integer (with a

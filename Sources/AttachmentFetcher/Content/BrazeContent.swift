@@ -5,7 +5,8 @@
 ///
 /// Android (`_ab`): title `t`, body `a`, summary `s`, expanded title and text `ab_bt` / `ab_bs`
 /// (the text is the body with a picture and neither `s` nor `ab_bs`), badge `ab_bc`, sound `sd`
-/// (`d` = default), channel `ab_nc`, priority `p`, category `ab_ct`, large icon `ab_li`, inline
+/// (`d` = default), channel `ab_nc`, priority `p`, category `ab_ct`, tag the custom notification
+/// id `n` (a 32-bit integer), large icon `ab_li`, inline
 /// image `ab_iip`, picture a push story's (`ab_c`) first page's `ab_c0_i`, else `ab_iu`, else
 /// `extra.appboy_image_url`, tap target `uri` /
 /// `ab_use_webview`, buttons `ab_a*_a` / `_t` / `_uri` / `_use_webview` / `_id`, extras the
@@ -104,6 +105,16 @@ extension ContentReader {
             }
         }
         content.category = text("ab_ct")
+        // `BrazeNotificationUtils.getNotificationId`: a custom notification id `n`
+        // (`parseStringAsInteger`) is the id the push is posted under, so a later push with the
+        // same `n` replaces it; without one the id is a hash of the title and body.
+        if let id = integer(payload["n"], at: "n") {
+            if Int32(exactly: id) != nil {
+                content.tag = String(id)
+            } else {
+                warnings.append("n is \(id), not a 32-bit integer: Braze's SDK takes it for no custom notification id")
+            }
+        }
         content.largeIconURL = text("ab_li")
         // The receiver asks only whether the key is there (`containsKey`), whatever its value.
         if payload["ab_iip"] != nil { content.inlineImage = true }

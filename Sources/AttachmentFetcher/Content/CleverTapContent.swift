@@ -9,10 +9,10 @@
 /// any case), tap target `wzrk_dl`, channel `wzrk_cid`, priority `pr` (`high`, `max`), sound
 /// `wzrk_sound` (`true` or exactly `"true"` = default, any other string a raw resource's name
 /// without `.mp3` / `.ogg` / `.wav`), count `wzrk_bc` (sets the badge), buttons the JSON-in-string
-/// `wzrk_acts` (`id`, `l`, `dl`), campaign `wzrk_id`. Shown only with a non-empty `nm` and
-/// without `wzrk_pn_s` `"true"` (in any case; another value does not silence it). Extras are
-/// every data key the app receives (FCM's own keys are not among them), CleverTap's included: the
-/// click listener gets the whole payload.
+/// `wzrk_acts` (`id`, `l`, `dl`), tag the collapse key `wzrk_ck`, campaign `wzrk_id`. Shown only
+/// with a non-empty `nm` and without `wzrk_pn_s` `"true"` (in any case; another value does not
+/// silence it). Extras are every data key the app receives (FCM's own keys are not among them),
+/// CleverTap's included: the click listener gets the whole payload.
 extension ContentReader {
     mutating func readCleverTapIOS() {
         readAPNs()
@@ -40,6 +40,10 @@ extension ContentReader {
         content.largeIconURL = hideLargeIcon ? nil : text("ico")
         content.openURL = text("wzrk_dl")
         content.channel = text("wzrk_cid")
+        // `PushProviders` posts a push with a collapse key under the key's number (the key
+        // itself when it is an integer, else its `hashCode()`): a later push with the same key
+        // replaces it.
+        content.tag = identifier(payload["wzrk_ck"], at: "wzrk_ck")
         switch text("pr") {
         case "high": content.priority = 1
         case "max": content.priority = 2

@@ -228,9 +228,13 @@ public struct NotificationContent: Sendable, Hashable {
         get { fields.threadID }
         set { fields.threadID = newValue }
     }
-    /// Android's notification tag (FCM's `gcm.n.tag`, HTTP v1's `android.notification.tag`):
-    /// a later notification of the app with the same tag replaces this one in the shade, rather
-    /// than grouping with it.
+    /// What replaces this notification on Android: a later notification of the app with the same
+    /// tag replaces it in the shade, rather than grouping with it (so it is not `threadID`). The
+    /// tag Android posts it under: FCM's `gcm.n.tag` (HTTP v1's `android.notification.tag`) and
+    /// Airship's `com.urbanairship.notification_tag`. The keys from which the vendor's SDK makes
+    /// the notification's id, to the same effect: CleverTap's collapse key `wzrk_ck`, OneSignal's
+    /// `collapse_key` (not `"do_not_collapse"`, which its SDK ignores) and Braze's custom
+    /// notification id `n`.
     public var tag: String? {
         get { fields.tag }
         set { fields.tag = newValue }

@@ -11,11 +11,11 @@
 ///
 /// Android: title `title`, body `alert`, picture `bicon`, large icon `licon`, sound `sound`
 /// (`"null"` or `"nil"`: none named, with a warning: silent before Android 8 and in the channel
-/// `chnl` creates, the channel's sound otherwise), priority `pri` (1–10), group `grp`, channel
-/// `oth_chnl` else `chnl.id` (the background image `bg_img` is a warning), buttons the
-/// JSON-in-string `o`, and the JSON-in-string `custom` (`i`, `u`, extras `a`). Shown only with a
-/// non-empty `alert`, and not at all when it is an in-app message preview
-/// (`custom.a.os_in_app_message_preview_id`).
+/// `chnl` creates, the channel's sound otherwise), priority `pri` (1–10), group `grp`, tag
+/// `collapse_key` (not `"do_not_collapse"`), channel `oth_chnl` else `chnl.id` (the background
+/// image `bg_img` is a warning), buttons the JSON-in-string `o`, and the JSON-in-string `custom`
+/// (`i`, `u`, extras `a`). Shown only with a non-empty `alert`, and not at all when it is an
+/// in-app message preview (`custom.a.os_in_app_message_preview_id`).
 extension ContentReader {
     mutating func readOneSignalIOS() {
         readAPNs()
@@ -139,6 +139,10 @@ extension ContentReader {
         let silencing = sound.flatMap { ["null", "nil"].contains($0) ? $0 : nil }
         content.sound = silencing == nil ? sound : nil
         content.threadID = text("grp")
+        // `Notification.kt` takes `collapse_key` as the collapse id unless it is
+        // "do_not_collapse"; `NotificationGenerationProcessor` then posts the push under the
+        // Android id of the shown notification with that collapse id, which it replaces.
+        content.tag = text("collapse_key").flatMap { $0 == "do_not_collapse" ? nil : $0 }
         if let priority = integer(payload["pri"], at: "pri") {
             // OneSignal's 1–10 scale as NotificationCompat's −2…2 (9–10 max, 7–8 high, 5–6 default…);
             // a value outside 1–10 counts as the nearest end (and cannot overflow the sum).
