@@ -334,6 +334,14 @@ struct ContentReferenceTests {
         }
     }
 
+    @Test("Iterable Android: a shown push has priority HIGH (1), as the SDK sets it whatever the payload says")
+    func iterablePriority() throws {
+        let shown = try ReadPayload(#"{"title":"T","body":"B","itbl":"{\"messageId\":\"m\"}"}"#)
+        #expect(shown.vendor == .iterable && shown.content?.visible == true && shown.content?.priority == 1)
+        let empty = try ReadPayload(#"{"title":"T","body":"","itbl":"{\"messageId\":\"m\"}"}"#)
+        #expect(empty.content?.visible == false && empty.content?.priority == nil)
+    }
+
     @Test("CleverTap iOS: without ct_mediaType its extension attaches nothing (CTNotificationServiceExtension stops there)")
     func cleverTapIOSNeedsMediaType() throws {
         let untyped = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"wzrk_id":"1","ct_mediaUrl":"https://c/a.jpg"}"#)

@@ -12,7 +12,7 @@ import Foundation
 /// the JSON-in-string `itbl` (`attachment-url` the picture, `defaultAction`, `actionButtons`,
 /// `campaignId`), legacy tap target `uri`, at most 3 buttons (a missing `identifier` an empty
 /// one); extras the keys but those [U]. Shown only when not a
-/// ghost push and with a non-empty `body`.
+/// ghost push and with a non-empty `body`, always with priority HIGH (1), which no key changes.
 extension ContentReader {
     mutating func readIterableIOS() {
         readAPNs()
@@ -30,6 +30,9 @@ extension ContentReader {
         content.sound = text("sound").map(Self.iterableSoundName)
         let ghost = readIterableMetadata(legacyURLKey: "uri")
         content.visible = content.body != nil && !ghost
+        // `IterableNotificationHelper.createNotification` sets `PRIORITY_HIGH` on every push it
+        // shows (and creates its channels with `IMPORTANCE_HIGH`); no key of the payload changes it.
+        if content.visible { content.priority = 1 }
         setExtras(from: payload) {
             ["itbl", "title", "body", "sound", "uri", "notificationType", "messageId"].contains($0) || Self.isFCMKey($0)
         }
