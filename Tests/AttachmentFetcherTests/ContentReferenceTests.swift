@@ -342,6 +342,18 @@ struct ContentReferenceTests {
         #expect(empty.content?.visible == false && empty.content?.priority == nil)
     }
 
+    @Test("Customer.io Android: extras are every data key but the delivery keys, whether the push is a data or an FCM notification message")
+    func customerIOAndroidExtras() throws {
+        let keys = #""title":"T","body":"B","link":"myapp://x","image":"https://c/a.jpg","CIO-Delivery-ID":"d","CIO-Delivery-Token":"t","k":"v""#
+        let expected: [String: PayloadValue] = [
+            "title": .string("T"), "body": .string("B"), "link": .string("myapp://x"), "image": .string("https://c/a.jpg"), "k": .string("v"),
+        ]
+        let data = try ReadPayload("{" + keys + #","google.message_id":"0:1"}"#)
+        #expect(data.vendor == .customerIO && data.content?.extras == expected)
+        let message = try ReadPayload("{" + keys + #","gcm.n.e":"1","gcm.n.title":"FT","google.message_id":"0:1"}"#)
+        #expect(message.vendor == .customerIO && message.content?.extras == expected)
+    }
+
     @Test("CleverTap iOS: without ct_mediaType its extension attaches nothing (CTNotificationServiceExtension stops there)")
     func cleverTapIOSNeedsMediaType() throws {
         let untyped = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"wzrk_id":"1","ct_mediaUrl":"https://c/a.jpg"}"#)

@@ -352,7 +352,13 @@ struct NotificationContentTests {
 
         let android = try ReadPayload(#"{"title":"T","body":"B","link":"myapp://x","image":"https://cdn.example.com/a.jpg","CIO-Delivery-ID":"dlv-1","CIO-Delivery-Token":"tok-1","k":"v"}"#)
         #expect(android.vendor == .customerIO && android.platform == .android && android.content?.visible == true)
-        #expect(android.content?.openURL == "myapp://x" && android.content?.extras == ["k": .string("v")])
+        // Every data key is passed through as the tap's extras; the delivery keys are the SDK's own.
+        #expect(android.content?.openURL == "myapp://x")
+        #expect(
+            android.content?.extras == [
+                "title": .string("T"), "body": .string("B"), "link": .string("myapp://x"), "image": .string("https://cdn.example.com/a.jpg"),
+                "k": .string("v"),
+            ])
         #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"])
 
         let nobody = try ReadPayload(#"{"title":"T","body":"B"}"#)

@@ -4,11 +4,18 @@
 ///
 /// Android: title `title`, body `body` (else FCM's `gcm.n.title` / `gcm.n.body`), tap target
 /// `link` (not blank), picture `image` (else FCM's `gcm.n.image`), each key winning when it is
-/// there, empty or not; always the default sound; extras the other keys. Shown only with both
-/// `CIO-Delivery-ID` and `CIO-Delivery-Token` there. An FCM notification message (`gcm.n.e` "1")
-/// is read as FCM's SDK draws it in the background (the app's usual state for a push), with a
-/// warning: Customer.io's handler shows it only in the foreground. On iOS the alert shows
-/// without them, but the SDK's extension attaches nothing (see `CustomerIOSchema`).
+/// there, empty or not; always the default sound. Shown only with both `CIO-Delivery-ID` and
+/// `CIO-Delivery-Token` there. An FCM notification message (`gcm.n.e` "1") is read as FCM's SDK
+/// draws it in the background (the app's usual state for a push), with a warning: Customer.io's
+/// handler shows it only in the foreground. On iOS the alert shows without them, but the SDK's
+/// extension attaches nothing (see `CustomerIOSchema`).
+///
+/// Android's extras are every data key but the two delivery keys, for a data push and an FCM
+/// notification message alike: `title`, `body`, `link` and `image` among them. The handler
+/// passes the whole data bundle through as the tap's extras (`CustomerIOParsedPushPayload.extras`,
+/// `putExtras(bundle)`), and so does FCM's own notification; the delivery keys are Customer.io's
+/// ids (the campaign here), left out as on iOS. FCM's own keys (`google.*`, `gcm.*`, `from`, …)
+/// are not in the data the app receives.
 extension ContentReader {
     static let customerIODeliveryKeys: Set<String> = ["CIO-Delivery-ID", "CIO-Delivery-Token"]
 
@@ -51,6 +58,7 @@ extension ContentReader {
             // the foreground, and only there to Customer.io's `onMessageReceived`.
             readFirebaseAndroid()
             content.campaignID = text("CIO-Delivery-ID")
+            setCustomerIOAndroidExtras()
             warnings.append(
                 "gcm.n.e is 1: an FCM notification message, which FCM's SDK shows itself while the app is in the background (shown here: gcm.n.*); only in the foreground does Customer.io's SDK show title, body, image and link")
             return
@@ -68,8 +76,11 @@ extension ContentReader {
         content.campaignID = text("CIO-Delivery-ID")
         // Both keys there (`!= null`), empty or not.
         content.visible = Self.hasCustomerIODeliveryKeys(payload)
-        setExtras(from: payload) {
-            Self.customerIODeliveryKeys.contains($0) || ["title", "body", "link", "image"].contains($0) || Self.isFCMKey($0)
-        }
+        setCustomerIOAndroidExtras()
+    }
+
+    /// Every data key but the delivery keys (and FCM's own, which are no data).
+    private mutating func setCustomerIOAndroidExtras() {
+        setExtras(from: payload) { Self.customerIODeliveryKeys.contains($0) || Self.isFCMKey($0) }
     }
 }
