@@ -67,9 +67,9 @@ struct CLITests {
             let one = try await run(connections: 1)
             let details = one.stdout.split(separator: "\n").compactMap { try? jsonObject(String($0))["detail"] as? String }
             // The first takes 1.2 s; the second waits 1.2 s and runs out mid-download; the third
-            // runs out in the queue.
-            #expect(details.contains { $0.contains("of waiting for a connection (at most 1 per host at once)") }, "\(details)")
-            #expect(details.contains { $0.contains("while waiting for a connection (at most 1 per host at once)") }, "\(details)")
+            // runs out in the queue, or just after it got the connection the second let go at its
+            // own deadline, a few milliseconds earlier (the state machine's tests hold each wording).
+            #expect(details.count == 2 && details.allSatisfy { $0.contains("waiting for a connection (at most 1 per host at once)") }, "\(details)")
             #expect(one.stderr.contains("hint: deadline: 2 payloads ran out of time partly waiting for a connection"), "\(one.stderr)")
             let three = try await run(connections: 3)
             #expect(three.status == 0, "\(three.stderr)")
