@@ -1,4 +1,4 @@
-import AttachmentFetcher
+@testable import AttachmentFetcher
 import Foundation
 import MockCDN
 import Testing
@@ -174,5 +174,63 @@ struct DeadlineTests {
             #expect(done.status == .attached)
             #expect(fixture.server.stats().requests == 1)
         }
+    }
+
+    /// The engine's one thread can be held up: libcurl inside a flood of HTTP/2 frames (endless
+    /// PRIORITY or empty DATA frames) does not return from `curl_multi_perform` until the flood
+    /// pauses. Each payload's answer comes from a timer of its own all the same. Here the thread
+    /// is held by a placement that takes 1.5 s.
+    @Test("A payload is answered at its deadline while the engine's thread is held up, and a file placed after its answer is removed")
+    func engineThreadHeldUp() async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var addressPolicy = PushAttachmentFetcher.Configuration.AddressPolicy()
+        addressPolicy.allowsPrivateNetworks = true
+        let engine = try TransferEngine(
+            configuration: .init(
+                sizeLimits: .init(), maximumConnectionsPerHost: 8, maximumConcurrentTransfers: 8, maximumRedirects: 5,
+                userAgent: "test", addressPolicy: addressPolicy),
+            logger: .init(label: "test"), classifier: MediaClassifier())
+        func request(_ path: String, deadline: Duration, place: @escaping @Sendable (DownloadedFile) -> Result<DownloadedFile, TransferFailure>) throws -> TransferRequest {
+            let url = try AttachmentURL.parse(server.url(path)).get()
+            return TransferRequest(
+                url: url.string, hostKey: url.hostKey, deadline: ContinuousClock.now.advanced(by: deadline), temporaryDirectory: directory,
+                place: place)
+        }
+        // Holds the engine's thread for 1.5 s once its body is in.
+        let holder = try request("/media/holder.jpg?bytes=2000", deadline: .seconds(20)) { body in
+            Thread.sleep(forTimeInterval: 1.5)
+            return .success(body)
+        }
+        let held = Task { await engine.download(holder) }
+        try await Task.sleep(for: .milliseconds(200))
+        // Submitted while the thread is held: answered at its deadline, not 1.3 s later.
+        let started = ContinuousClock.now
+        let waiting = try request("/media/waiting.jpg?bytes=2000&delay_ms=3000", deadline: .milliseconds(400)) { .success($0) }
+        let result = await engine.download(waiting)
+        let elapsed = started.duration(to: .now)
+        guard case .failure(let failure) = result else {
+            Issue.record("a transfer past its deadline produced a file")
+            return
+        }
+        #expect(failure.reason == .deadline, "\(failure)")
+        #expect(elapsed < .milliseconds(500), "\(elapsed)")
+        // A body placed after its payload was answered (here its own placement outlasts its
+        // deadline) is not left behind.
+        let late = try request("/media/late.jpg?bytes=2000", deadline: .milliseconds(300)) { body in
+            Thread.sleep(forTimeInterval: 0.6)
+            return .success(body)
+        }
+        guard case .failure(let lateFailure) = await engine.download(late) else {
+            Issue.record("a transfer answered past its deadline produced a file")
+            return
+        }
+        #expect(lateFailure.reason == .deadline)
+        _ = await held.value
+        await engine.shutdown()
+        try await server.shutdown()
+        // Only the holder's body is left: the other's never came.
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: directory))?.count == 1)
     }
 }

@@ -471,10 +471,8 @@ final class SharedDownload: Sendable {
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
         }
-        // A Dispatch timer, not a sleeping task: cancelled, it goes at once, where a cancelled
-        // `Task.sleep` holds its task and timer until the deadline (on Linux), so that every
-        // payload served early kept about a kilobyte for the rest of its timeout.
-        let timer = Self.timer(at: payloadDeadline) { [self] in leave(id) }
+        // Its own timer, which nothing else the fetcher does can hold up (see `DeadlineTimer`).
+        let timer = DeadlineTimer.start(at: payloadDeadline) { [self] in leave(id) }
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome?, Never>) in
                 let immediate: Outcome?? = state.withLock { state in
@@ -490,18 +488,6 @@ final class SharedDownload: Sendable {
         }
         timer.cancel()
         return outcome
-    }
-
-    /// A one-shot timer that runs `action` at `deadline` unless cancelled first.
-    private static func timer(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> any DispatchSourceTimer {
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        // A year at most, as every payload's deadline: the nanoseconds cannot overflow.
-        let remaining = min(max(.zero, ContinuousClock.now.duration(to: deadline)), PushAttachmentFetcher.longestTimeout)
-        let (seconds, attoseconds) = remaining.components
-        timer.schedule(deadline: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)), leeway: .milliseconds(1))
-        timer.setEventHandler(handler: action)
-        timer.resume()
-        return timer
     }
 
     /// Hands `result` to every waiter, and to every later one.

@@ -199,7 +199,12 @@ final class EngineLoop: @unchecked Sendable {
             end(active, keepingBody: placed)
             transfer.active = nil
         }
-        transfer.ticket.finish(completion)
+        // Answered already (its deadline's timer came first, the thread being held up): a
+        // body placed meanwhile is nobody's.
+        if !transfer.ticket.finish(completion), case .success(.file(let file)) = completion {
+            try? file.descriptor?.close()
+            TemporaryFiles.remove(file.path)
+        }
     }
 
     /// Takes an attempt out of libcurl and the engine's books, closes its body (removed unless

@@ -90,6 +90,17 @@ final class TransferEngine: Sendable {
     /// and its submission (tests cancel the task there).
     func download(_ request: TransferRequest, beforeSubmitting: () -> Void) async -> TransferResult {
         let ticket = TransferTicket(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue, request: request)
+        // The engine's thread answers at the deadline, with what the transfer had done by then;
+        // should that thread be held up (libcurl in a flood of HTTP/2 frames does not return
+        // until the flood pauses), this timer answers soon after, and the engine drops the
+        // transfer when it gets to it. A deadline a shared download moves later is its waiters'
+        // to keep, each with a timer of its own.
+        let (mailbox, multi) = (mailbox, multi)
+        let guardTimer = request.laterDeadline != nil ? nil : DeadlineTimer.start(at: request.deadline.advanced(by: Self.answerGrace)) {
+            let failure = TransferFailure(reason: .deadline, detail: "the deadline passed before the download finished")
+            if ticket.finish(.failure(failure)), mailbox.post(.cancel(ticket)) == .wakeEngine { multi.wakeup() }
+        }
+        defer { guardTimer?.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 guard ticket.install(continuation) else { return }
@@ -105,6 +116,10 @@ final class TransferEngine: Sendable {
             if ticket.requestCancellation(), mailbox.post(.cancel(ticket)) == .wakeEngine { multi.wakeup() }
         }
     }
+
+    /// How long after a transfer's deadline its caller is answered without the engine's thread,
+    /// when that thread has not answered by then: within the 100 ms every outcome is held to.
+    static let answerGrace = Duration.milliseconds(50)
 
     /// Asks the thread to fail what is still running and end; returns at once.
     func stop() {

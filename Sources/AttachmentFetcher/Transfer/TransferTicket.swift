@@ -63,8 +63,10 @@ final class TransferTicket: Sendable {
         }
     }
 
-    /// Resumes the caller with `completion`, unless it was resumed already.
-    func finish(_ completion: Completion) {
+    /// Resumes the caller with `completion`, unless it was resumed already; whether it was
+    /// resumed now (the caller has `completion`).
+    @discardableResult
+    func finish(_ completion: Completion) -> Bool {
         let continuation = state.withLock { state -> CheckedContinuation<Completion, Never>? in
             defer { state = .finished }
             switch state {
@@ -73,6 +75,7 @@ final class TransferTicket: Sendable {
             }
         }
         continuation?.resume(returning: completion)
+        return continuation != nil
     }
 
     static let cancellation = TransferStateMachine.cancellation
