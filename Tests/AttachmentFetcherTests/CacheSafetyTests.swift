@@ -660,8 +660,31 @@ struct CacheSafetyTests {
                 #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count == 3000)
             }
             #expect(fixture.fetcher.cacheWriteProblem?.contains("\(cache)/tmp") == true, "\(fixture.fetcher.cacheWriteProblem ?? "nil")")
-            // Nothing but attachments in the output directory.
+            // Nothing but attachments in the output directory, once the last user of each
+            // unkept body (the download it came from) has let it go.
+            try await TestTiming.wait(atMost: .seconds(10) * TestTiming.scale) { fixture.filesLeft().count == outcomes.count }
             #expect(fixture.filesLeft().count == outcomes.count, "\(fixture.filesLeft().filter { $0.hasPrefix(".") })")
+        }
+    }
+
+    @Test("An entry someone may write (its mode no longer 0444, or another user's) is never served: a payload's hard link would share an inode that can be turned into anything after libmagic's check")
+    func writableEntry() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let path = "/media/writable.jpg?bytes=20000"
+            let entry = try #require(fixture.cacheDirectory) + "/entries/" + (try key(fixture, path))
+            #expect(await fixture.fetch(path).status == .attached)
+            // Made writable after this process verified it: the next hit does not link it.
+            try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: entry)
+            let again = await fixture.fetch(path)
+            #expect(again.status == .attached && fixture.server.stats().requests == 2, "\(fixture.server.stats().requests)")
+            let attached = try #require(again.attachments.first?.path)
+            #expect((try FileManager.default.attributesOfItem(atPath: attached)[.posixPermissions] as? Int) == 0o444)
+            // Writable before another process's first use of it: not served there either.
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: entry)
+            let other = try PushAttachmentFetcher(configuration: fixture.fetcher.configuration, logger: Self.logger)
+            let third = await other.process(fixture.braze(path))
+            await other.shutdown()
+            #expect(third.status == .attached && fixture.server.stats().requests == 3, "\(fixture.server.stats().requests)")
         }
     }
 }

@@ -235,9 +235,22 @@ final class CacheStore: Sendable {
         return (found, keepingOpen ? file : nil)
     }
 
+    /// This process's effective user, who owns the entries it commits.
+    private static let userID = geteuid()
+
+    /// Whether a body's inode may be served: read-only for everyone, as a commit leaves it
+    /// (0444), and this user's unless the cache is shared (`allowsSharedDirectory`). A body
+    /// someone may write could be turned into anything after libmagic's check, through every
+    /// payload's hard link of it.
+    private func isServable(_ status: Stat) -> Bool {
+        let writable: FilePermissions = [.ownerWrite, .groupWrite, .otherWrite]
+        guard status.permissions.isDisjoint(with: writable) else { return false }
+        return configuration.allowsSharedDirectory || status.userID.rawValue == Self.userID
+    }
+
     /// `load`'s checks of the open body.
     private func check(_ file: FileDescriptor, key: CacheKey) -> CachedEntry? {
-        guard let status = try? Syscalls.status(of: file), status.type == .regular,
+        guard let status = try? Syscalls.status(of: file), status.type == .regular, isServable(status),
             let bytes = try? Syscalls.attribute(CacheEntryMetadata.attributeName, of: file),
             let metadata = CacheEntryMetadata.decode(bytes), metadata.size == Int(status.size)
         else {
@@ -352,7 +365,7 @@ final class CacheStore: Sendable {
         do {
             try Syscalls.link(entry.key.name, in: entries, to: target, in: nil)
             let status = try Syscalls.status(of: target, followingLink: false)
-            guard status.type == .regular, UInt64(status.inode.rawValue) == entry.inode else {
+            guard status.type == .regular, UInt64(status.inode.rawValue) == entry.inode, isServable(status) else {
                 try? Syscalls.unlink(target)
                 return .notTheEntry
             }
@@ -366,7 +379,7 @@ final class CacheStore: Sendable {
     private func copyByName(_ entry: CachedEntry, at path: String) -> Result<Void, TransferFailure>? {
         guard let source = try? Syscalls.open(entry.key.name, in: entries, flags: O_RDONLY | O_NOFOLLOW) else { return nil }
         let result: Result<Void, TransferFailure>?
-        if (try? Syscalls.status(of: source)).map({ UInt64($0.inode.rawValue) }) == entry.inode {
+        if let status = try? Syscalls.status(of: source), UInt64(status.inode.rawValue) == entry.inode, isServable(status) {
             result = AttachmentFiles.copy(from: source, to: path)
         } else {
             result = nil
