@@ -499,4 +499,14 @@ struct ContentReferenceTests {
             #"{"com.urbanairship.push.ALERT":"B","com.urbanairship.style":"{\"type\":\"big_picture\",\"big_picture\":\"https://c/a.jpg\",\"summary\":\"Big S\"}"}"#)
         #expect(styleOnly.content?.summary == nil && styleOnly.content?.expandedText == "Big S")
     }
+
+    @Test("Credentials in a URL among the extras (CleverTap's ct_mediaUrl, Android's wzrk_bp…) are redacted, as in every URL an outcome shows it fetched")
+    func extrasURLCredentials() throws {
+        let iOS = try ReadPayload(#"{"aps":{"alert":{"body":"B"},"mutable-content":1},"ct_mediaUrl":"http://user:SECRETX@127.0.0.1:8080/a.jpg","ct_mediaType":"image","wzrk_pn":true,"deep":{"list":["https://u:p@cdn.example/x"]}}"#)
+        #expect(iOS.content?.extras["ct_mediaUrl"] == .string("http://***@127.0.0.1:8080/a.jpg"), "\(iOS.content?.extras ?? [:])")
+        #expect(iOS.content?.extras["deep"] == .object(["list": .array([.string("https://***@cdn.example/x")])]))
+        let android = try ReadPayload(#"{"wzrk_pn":"true","nm":"B","wzrk_bp":"https://user:SECRETX@cdn.example/a.jpg","note":"plain text, user:pass@host"}"#)
+        #expect(android.content?.extras["wzrk_bp"] == .string("https://***@cdn.example/a.jpg"), "\(android.content?.extras ?? [:])")
+        #expect(android.content?.extras["note"] == .string("plain text, user:pass@host"))
+    }
 }

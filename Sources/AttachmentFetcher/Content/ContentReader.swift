@@ -53,9 +53,14 @@ struct ContentReader {
         var reader = self
         if reader.content.platform == .ios { reader.content.serviceExtension = reader.serviceExtensionRuns }
         // The pictures' URLs are fetched, so they are shown as outcomes show fetched URLs: with
-        // any credentials redacted. Tap targets are the campaign's content and stay as written.
+        // any credentials redacted; so are URLs among the extras, which hold the attachment's
+        // key on CleverTap iOS (`ct_mediaUrl`) and every data key on Android. Tap targets are
+        // the campaign's content and stay as written.
         reader.content.imageURL = reader.content.imageURL.map(URLCredentials.redacted)
         reader.content.largeIconURL = reader.content.largeIconURL.map(URLCredentials.redacted)
+        if reader.content.extras.values.contains(where: \.holdsURLCredentials) {
+            reader.content.extras = reader.content.extras.mapValues { $0.redactingURLCredentials() }
+        }
         return (reader.content, reader.warnings)
     }
 

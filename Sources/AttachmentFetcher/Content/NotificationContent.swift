@@ -254,7 +254,8 @@ public struct NotificationContent: Sendable, Hashable {
         get { fields.buttons }
         set { fields.buttons = newValue }
     }
-    /// The vendor's custom key-value pairs, with the vendor's own keys removed.
+    /// The vendor's custom key-value pairs, with the vendor's own keys removed; the credentials
+    /// of a URL among them (`https://user:pass@…`) are redacted, as in every URL an outcome shows.
     public var extras: [String: PayloadValue] {
         get { fields.extras }
         set { fields.extras = newValue }

@@ -97,3 +97,26 @@ extension JSONText {
         }
     }
 }
+
+extension PayloadValue {
+    /// Whether a URL in the value has credentials to redact: a scan for `@` in most payloads.
+    var holdsURLCredentials: Bool {
+        switch self {
+        case .string(let text): text.utf8.contains(UInt8(ascii: "@")) && URLCredentials.redactedIfURL(text) != text
+        case .array(let values): values.contains { $0.holdsURLCredentials }
+        case .object(let members): members.values.contains { $0.holdsURLCredentials }
+        case .null, .bool, .number: false
+        }
+    }
+
+    /// The value with the credentials of every URL in it redacted (`URLCredentials.redactedIfURL`),
+    /// through arrays and objects.
+    func redactingURLCredentials() -> PayloadValue {
+        switch self {
+        case .string(let text): .string(URLCredentials.redactedIfURL(text))
+        case .array(let values): .array(values.map { $0.redactingURLCredentials() })
+        case .object(let members): .object(members.mapValues { $0.redactingURLCredentials() })
+        case .null, .bool, .number: self
+        }
+    }
+}

@@ -32,4 +32,20 @@ enum URLCredentials {
         guard let lastAt else { return string }
         return String(string[..<authority.startIndex]) + "***" + String(string[lastAt...])
     }
+
+    /// `redacted(string)` when `string` starts as a URL does, with a scheme and `://`
+    /// (`https://user:pass@host/…`); any other text as it is.
+    static func redactedIfURL(_ string: String) -> String {
+        let bytes = string.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon != bytes.startIndex,
+            bytes[colon...].starts(with: "://".utf8)
+        else { return string }
+        func isSchemeByte(_ byte: UInt8) -> Bool {
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: ".")
+        }
+        guard bytes[..<colon].allSatisfy(isSchemeByte) else { return string }
+        return redacted(string)
+    }
 }
