@@ -382,6 +382,20 @@ struct AddressPolicyTests {
         #expect(URLCredentials.redacted("http://[::1]:8080/a@b.jpg") == "http://[::1]:8080/a@b.jpg")
         #expect(URLCredentials.redacted("http://[::1]/a@b.jpg") == "http://[::1]/a@b.jpg")
     }
+
+    @Test("A download the address policy refused sent the origin nothing, and the statistics count no request")
+    func refusedSendsNothing() async throws {
+        try await Fixture.with(configure: { $0.addressPolicy.allowsPrivateNetworks = false }) { fixture in
+            let outcome = await fixture.fetch("/media/refused.jpg?bytes=900")
+            #expect(outcome.reason == .addressRefused)
+            #expect(fixture.server.stats().requests == 0)
+            #expect(fixture.fetcher.statistics.originRequests == 0)
+        }
+        try await Fixture.with { fixture in
+            #expect(await fixture.fetch("/media/allowed.jpg?bytes=900").status == .attached)
+            #expect(fixture.fetcher.statistics.originRequests == 1)
+        }
+    }
 }
 
 @Suite("The CLI's address policy and proxy", .timeLimit(.minutes(2)))

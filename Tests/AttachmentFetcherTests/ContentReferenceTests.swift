@@ -509,4 +509,14 @@ struct ContentReferenceTests {
         #expect(android.content?.extras["wzrk_bp"] == .string("https://***@cdn.example/a.jpg"), "\(android.content?.extras ?? [:])")
         #expect(android.content?.extras["note"] == .string("plain text, user:pass@host"))
     }
+
+    @Test("An FCM Android push with a notification's keys but no gcm.n.e \"1\" shows nothing, and a warning says why")
+    func firebaseWithoutDisplayFlag() throws {
+        let read = try ReadPayload(#"{"gcm.n.title":"T","gcm.n.body":"B","gcm.n.image":"https://cdn.example/a.jpg","google.c.a.c_id":"1"}"#)
+        #expect(read.vendor == .firebase && read.content?.visible == false)
+        #expect(read.warnings.contains { $0.hasPrefix("gcm.n.e is not \"1\": the FCM SDK shows nothing of this push itself") }, "\(read.warnings)")
+        // A push shown as it should be has no such warning.
+        let shown = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title":"T","google.c.a.c_id":"1"}"#)
+        #expect(!shown.warnings.contains { $0.hasPrefix("gcm.n.e") }, "\(shown.warnings)")
+    }
 }

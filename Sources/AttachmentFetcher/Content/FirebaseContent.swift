@@ -78,6 +78,12 @@ extension ContentReader {
         // and shows nothing, whatever else it carries.
         let deletedMessages = payload["message_type"]?.string == "deleted_messages"
         content.visible = displayed && !noUI && !deletedMessages
+        // A notification's keys without `gcm.n.e`: what a device gets of a data message whose
+        // keys were copied from a notification message. The SDK shows none of it.
+        if !displayed, !deletedMessages, content.hasText || content.imageURL != nil {
+            warnings.append(
+                "gcm.n.e is not \"1\": the FCM SDK shows nothing of this push itself, whatever gcm.n.title, gcm.n.body or gcm.n.image say; it hands the push to the app's onMessageReceived (a data message), which draws what the app's own code draws")
+        }
         setExtras(from: payload) { Self.isFCMKey($0) }
     }
 

@@ -390,6 +390,14 @@ final class CurlEasy {
     }
 
     /// The proxy's answer to the tunnel request (`CONNECT`), 0 without one.
+    /// The bytes of the requests this handle sent (`CURLINFO_REQUEST_SIZE`): 0 when none went
+    /// out (no address permitted, no connection, a TLS handshake that failed).
+    var requestBytes: Int {
+        var bytes = 0
+        _ = CCurl_easy_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &bytes)
+        return bytes
+    }
+
     var proxyConnectCode: Int {
         var code = 0
         _ = CCurl_easy_getinfo_long(handle, CURLINFO_HTTP_CONNECTCODE, &code)

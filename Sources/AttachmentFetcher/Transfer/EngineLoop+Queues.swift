@@ -92,7 +92,6 @@ extension EngineLoop {
         transfer.active = active
         running[easy.key] = active
         runningPerHost[request.hostKey, default: 0] += 1
-        counters.requestStarted(conditional: !request.headers.isEmpty)
     }
 
     private func configure(_ easy: CurlEasy, for request: TransferRequest) {
@@ -151,6 +150,9 @@ extension EngineLoop {
     func release(_ active: ActiveTransfer) {
         guard running.removeValue(forKey: active.easy.key) != nil else { return }
         counters.received(bytes: active.sink.bytesReceived)
+        // Counted once it went out: an attempt refused by the address policy, or that never
+        // connected, sent the origin nothing.
+        if active.easy.requestBytes > 0 { counters.requestSent(conditional: !active.owner.ticket.request.headers.isEmpty) }
         multi.remove(active.easy)
         let host = active.owner.ticket.request.hostKey
         runningPerHost[host, default: 1] -= 1
