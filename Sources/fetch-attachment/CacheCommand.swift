@@ -118,7 +118,10 @@ struct CacheCommand: AsyncParsableCommand {
                     "attachments": ["directory": options.attachmentsDirectory, "files": attachments.files, "bytes": attachments.bytes],
                 ])
             } else if cache == nil {
-                print("no cache at \(statistics.directory)")
+                // Files a --no-cache run left in the default output directory are still shown.
+                let files = attachments.files > 0
+                    ? "\nattachments: \(attachments.files) files, \(attachments.bytes) bytes in \(options.attachmentsDirectory)" : ""
+                print("no cache at \(statistics.directory)\(files)")
             } else {
                 print("""
                     cache: \(statistics.directory)

@@ -109,7 +109,7 @@ struct FetchOptions: ParsableArguments {
     @Option(name: .customLong("output-dir"), help: "Where attachment files go (created if missing). Default: attachments/ in the cache directory ($XDG_CACHE_HOME/attachment-fetcher/attachments or ~/.cache/attachment-fetcher/attachments unless --cache-dir).")
     var outputDirectory: String?
 
-    @Option(name: .customLong("timeout"), parsing: .unconditional, help: ArgumentHelp("Seconds a payload may take, from the moment it is read (default 30, about what iOS gives).", valueName: "seconds"))
+    @Option(name: .customLong("timeout"), parsing: .unconditional, help: ArgumentHelp("Seconds a payload may take, from the moment it is read: above 0, at most 3600 (default 30, about what iOS gives).", valueName: "seconds"))
     var timeoutSeconds: Double?
 
     /// `--timeout`'s old name, still accepted.
@@ -172,6 +172,11 @@ struct FetchOptions: ParsableArguments {
             throw ValidationError("--max-attachments must be at least 1")
         }
         try cache.validate()
+        // Options of a cache that is not used would be silently ignored.
+        if noCache {
+            if cache.maximumBytes != nil { throw ValidationError("--cache-max-bytes sets the cache's budget, and --no-cache uses no cache: drop one") }
+            if cache.allowsSharedDirectory { throw ValidationError("--allow-shared-cache-dir is about the cache, and --no-cache uses no cache: drop one") }
+        }
     }
 
     func fetcherConfiguration() -> PushAttachmentFetcher.Configuration {

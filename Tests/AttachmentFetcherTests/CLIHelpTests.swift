@@ -39,6 +39,8 @@ struct CLIHelpTests {
             (["--max-connections-per-host", "0"], "--max-connections-per-host must be between 1 and 10000"),
             (["--max-redirects", "-2"], "--max-redirects must be between 0 and 100"),
             (["--platform", "windows"], "unknown platform 'windows'"),
+            (["--no-cache", "--cache-max-bytes", "100"], "--cache-max-bytes sets the cache's budget, and --no-cache uses no cache: drop one"),
+            (["--no-cache", "--allow-shared-cache-dir"], "--allow-shared-cache-dir is about the cache, and --no-cache uses no cache: drop one"),
             (["DIRECTORY"], "is a directory, not a payload file"),
             (["DIRECTORY/missing.json"], "cannot read 'DIRECTORY/missing.json': No such file or directory"),
             (["--batch", "DIRECTORY/missing.jsonl"], "cannot read 'DIRECTORY/missing.jsonl': No such file or directory"),

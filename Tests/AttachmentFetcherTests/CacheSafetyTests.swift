@@ -379,8 +379,9 @@ struct CacheSafetyTests {
             let key = CacheKey(try AttachmentURL.parse(fixture.server.url(path)).get(), scope: fixture.fetcher.configuration.cacheScope)
             let held = try #require(try other.lock(key).get())
             let waiting = Task { await fixture.fetcher.process(fixture.braze(path), timeout: .seconds(20) * TestTiming.scale) }
-            // The fetcher polls the lock; the other process then lets it go, having stored nothing.
-            try await Task.sleep(for: .milliseconds(300))
+            // The fetcher polls the lock (a busy machine may start it late); the other process
+            // then lets it go, having stored nothing.
+            try await TestTiming.wait(atMost: .seconds(10) * TestTiming.scale) { fixture.fetcher.cache?.waitsForAnotherProcess(key) == true }
             held.unlock()
             try await TestTiming.wait(atMost: .seconds(10) * TestTiming.scale) { fixture.server.stats().requests > 0 }
             // While the origin takes its time, the lock is free for the next process.

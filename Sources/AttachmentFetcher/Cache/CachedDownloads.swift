@@ -117,6 +117,11 @@ final class CachedDownloads: Sendable {
         }
     }
 
+    /// Whether this process's download of `key` waits for another process that holds its lock.
+    func waitsForAnotherProcess(_ key: CacheKey) -> Bool {
+        inflight.withLock { $0[key]?.isHeldElsewhere ?? false }
+    }
+
     // MARK: The shared transfer
 
     private func lead(_ shared: SharedDownload, key: CacheKey, url: AttachmentURL) async {
