@@ -200,12 +200,6 @@ public final class PushAttachmentFetcher: Sendable {
         return outcome
     }
 
-    /// The vendor whose keys `payload` uses, read without a fetcher: for outcomes made where no
-    /// fetcher could be (an unusable output directory).
-    package static func vendor(of payload: Data) -> Vendor? {
-        JSONValue.object(from: payload).flatMap { VendorSchemas.recognize($0)?.vendor }
-    }
-
     /// Processes one payload given as bytes; see `process(_:timeout:)`.
     public func process(_ payload: [UInt8], timeout: Duration? = nil) async -> Outcome {
         await process(Data(payload), timeout: timeout)
@@ -230,25 +224,35 @@ public final class PushAttachmentFetcher: Sendable {
     private func read(_ draft: inout OutcomeDraft) -> PreparedPayload {
         let prepared = latestPayload.prepared(
             draft.payload, maximumAttachments: configuration.maximumAttachmentsPerPayload, judging: configuration.platforms)
+        Self.apply(prepared, to: &draft)
+        return prepared
+    }
+
+    private static func apply(_ prepared: PreparedPayload, to draft: inout OutcomeDraft) {
         draft.vendor = prepared.vendor
         draft.notification = prepared.notification
         draft.otherPlatformNotifications = prepared.otherPlatformNotifications
         draft.warnings = prepared.warnings
-        return prepared
     }
 
-    /// The outcome, and the attachment URLs the payload named, credentials redacted (for the log).
-    private func process(_ draft: OutcomeDraft, deadline: ContinuousClock.Instant) async -> (Outcome, [String]) {
-        var draft = draft
+    /// What a payload needs: an outcome already (it names nothing to fetch for the platforms
+    /// judged, shows nothing, is malformed or too large), or these downloads.
+    private enum Decision {
+        case outcome(Outcome)
+        case download([RequestedAttachment], platforms: [Platform])
+    }
+
+    private static func decide(
+        _ draft: inout OutcomeDraft, configuration: Configuration, reading read: (inout OutcomeDraft) -> PreparedPayload
+    ) -> Decision {
         guard draft.payload.count <= configuration.maximumPayloadBytes else {
-            return (draft.original(
+            return .outcome(draft.original(
                 .invalidPayload,
-                "the payload is \(draft.payload.count) bytes, more than \(configuration.maximumPayloadBytes)"), [])
+                "the payload is \(draft.payload.count) bytes, more than \(configuration.maximumPayloadBytes)"))
         }
-        let prepared = read(&draft)
-        switch prepared.next {
+        switch read(&draft).next {
         case .original(let reason, let detail):
-            return (draft.original(reason, detail), [])
+            return .outcome(draft.original(reason, detail))
         case .download(let named, let platform):
             // The payload's own platform judges its files, unless a preflight names platforms;
             // an attachment for other platforms only (an FCM message's iPhone image) is not fetched,
@@ -258,19 +262,49 @@ public final class PushAttachmentFetcher: Sendable {
             let vendor = draft.vendor.map { "\($0)" } ?? ""
             guard !showing.isEmpty else {
                 let judged = platforms.map(\.rawValue).joined(separator: ", ")
-                return (draft.original(.internalPush, "the \(vendor) push shows nothing on \(judged): no request is made"), [])
+                return .outcome(draft.original(.internalPush, "the \(vendor) push shows nothing on \(judged): no request is made"))
             }
             let requests = named.filter { request in showing.contains { request.isJudged(on: $0) } }
             guard !requests.isEmpty else {
                 let judged = showing.map(\.rawValue).joined(separator: ", ")
-                return (draft.original(.noAttachment, "the \(vendor) payload names no attachment for \(judged)"), [])
+                return .outcome(draft.original(.noAttachment, "the \(vendor) payload names no attachment for \(judged)"))
             }
+            return .download(requests, platforms: platforms)
+        }
+    }
+
+    /// The outcome, and the attachment URLs the payload named, credentials redacted (for the log).
+    private func process(_ draft: OutcomeDraft, deadline: ContinuousClock.Instant) async -> (Outcome, [String]) {
+        var draft = draft
+        switch Self.decide(&draft, configuration: configuration, reading: { read(&$0) }) {
+        case .outcome(let outcome):
+            return (outcome, [])
+        case .download(let requests, let platforms):
             let results = await download(requests, deadline: deadline)
             let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits, vendor: draft.vendor) }
             return (
                 draft.finish(with: results, judgedBy: judges, reportingVerdicts: !configuration.platforms.isEmpty),
                 requests.map { URLCredentials.redacted($0.url) }
             )
+        }
+    }
+
+    /// The outcome of `payload` where no fetcher could be made (`error`: an output or cache
+    /// directory that cannot be used): what the payload shows and says, as a fetcher would
+    /// report it, when it needs no file (an internal push, no attachment, a malformed payload);
+    /// `storage`, for `error`, when it does.
+    package static func outcome(of payload: Data, withoutFetcher error: AttachmentFetcherError, configuration: Configuration) -> Outcome {
+        var draft = OutcomeDraft(payload: payload, startedAt: .now)
+        let decision = decide(&draft, configuration: configuration) { draft in
+            let prepared = PreparedPayload(
+                payload, maximumAttachments: configuration.maximumAttachmentsPerPayload, judging: configuration.platforms,
+                normalise: AttachmentURL.normalised)
+            apply(prepared, to: &draft)
+            return prepared
+        }
+        switch decision {
+        case .outcome(let outcome): return outcome
+        case .download: return draft.original(.storage, error.message)
         }
     }
 

@@ -148,12 +148,11 @@ enum PayloadInput {
     }
 
     /// What is printed for a payload when no fetcher could be made (its output or cache
-    /// directory cannot be used): the original content stands, for want of storage. The detail
-    /// is the message alone, with no second code.
-    static func unusableOutcome(_ error: AttachmentFetcherError, payload: Data) -> Outcome {
-        Outcome(
-            status: .original, reason: .storage, detail: error.message, vendor: PushAttachmentFetcher.vendor(of: payload),
-            attachments: [], warnings: [], elapsed: .zero, payload: payload)
+    /// directory cannot be used): a payload that needs no file gets its own outcome (an
+    /// internal push, no attachment, malformed); one that does, `storage`, the detail the
+    /// message alone, with no second code.
+    static func unusableOutcome(_ error: AttachmentFetcherError, payload: Data, configuration: PushAttachmentFetcher.Configuration) -> Outcome {
+        PushAttachmentFetcher.outcome(of: payload, withoutFetcher: error, configuration: configuration)
     }
 }
 

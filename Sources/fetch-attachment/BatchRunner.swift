@@ -59,7 +59,7 @@ struct BatchRunner {
             } catch let error as AttachmentFetcherError {
                 // No fetcher (the output or cache directory cannot be used): as for one payload,
                 // each payload's outcome says so, and the summary and report are written.
-                return (await processAll { PayloadInput.unusableOutcome(error, payload: $0) }, PushAttachmentFetcher.Statistics(), interruption)
+                return (await processAll { PayloadInput.unusableOutcome(error, payload: $0, configuration: configuration) }, PushAttachmentFetcher.Statistics(), interruption)
             }
         }
         progress.finish()

@@ -94,7 +94,7 @@ struct FetchCommand: AsyncParsableCommand {
                     return outcome
                 }
             } catch let error as AttachmentFetcherError {
-                outcome = PayloadInput.unusableOutcome(error, payload: bytes)
+                outcome = PayloadInput.unusableOutcome(error, payload: bytes, configuration: configuration)
             }
         }
         OutcomePrinter(json: options.json).print(outcome)

@@ -362,13 +362,14 @@ struct CLITests {
         }
     }
 
-    @Test("--batch with an output directory that cannot be made: each payload's outcome is storage, as for one payload; summary and report are written")
+    @Test("--batch with an output directory that cannot be made: a payload that needs a file is storage, as for one payload, and the others keep their own outcomes; summary and report are written")
     func batchUnusableOutputDirectory() async throws {
         try await withServer { server, directory in
             let blocker = directory + "/file"
             try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
             let campaign = directory + "/campaign.jsonl"
-            try (Payloads.braze(url: server.url("/media/a.jpg?bytes=700")) + Data("\nnot json\n".utf8)).write(to: URL(fileURLWithPath: campaign))
+            let others = "\nnot json\n" + #"{"aps":{"alert":"B","mutable-content":1},"ab":{}}"# + "\n" + #"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"# + "\n"
+            try (Payloads.braze(url: server.url("/media/a.jpg?bytes=700")) + Data(others.utf8)).write(to: URL(fileURLWithPath: campaign))
             for cacheArguments in [["--no-cache"], ["--cache-dir", blocker + "/cache"]] {
                 let result = try await CommandRunner.run(
                     "fetch-attachment",
@@ -378,10 +379,10 @@ struct CLITests {
                 let objects = try result.stdout.split(separator: "\n").map {
                     try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
                 }
-                #expect(objects.map { $0["index"] as? Int } == [0, 1], "\(result.stdout)")
-                #expect(objects.map { $0["reason"] as? String } == ["storage", "storage"])
+                #expect(objects.map { $0["index"] as? Int } == [0, 1, 2, 3], "\(result.stdout)")
+                #expect(objects.map { $0["reason"] as? String } == ["storage", "invalid-payload", "no-attachment", "internal-push"], "\(result.stdout)")
                 #expect((objects.first?["detail"] as? String)?.contains("Not a directory") == true, "\(result.stdout)")
-                #expect(result.stderr.contains("batch: 2 payloads"), "\(result.stderr)")
+                #expect(result.stderr.contains("batch: 4 payloads"), "\(result.stderr)")
                 #expect(!result.stderr.contains("Error:"), "\(result.stderr)")
                 #expect(FileManager.default.fileExists(atPath: directory + "/r.html"))
                 try? FileManager.default.removeItem(atPath: directory + "/r.html")
