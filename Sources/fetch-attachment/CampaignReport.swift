@@ -188,10 +188,13 @@ final class CampaignReport: Sendable {
                     }
                 }
             }
+            // Payloads that name nothing to fetch: a row per vendor (an FCM push that shows
+            // nothing is no Iterable ghost push), each reason's detail the first payload's, with
+            // its line (the others' may differ: a malformed payload's offset).
             if outcome.attachments.isEmpty, outcome.failures.isEmpty, let reason = outcome.reason {
-                touch("(no attachment URL)") { row in
+                touch("(no attachment URL\(outcome.vendor.map { ": \($0)" } ?? ""))") { row in
                     row.verdicts[reason.code, default: 0] += 1
-                    if row.details[reason.code] == nil { row.details[reason.code] = outcome.detail }
+                    if row.details[reason.code] == nil { row.details[reason.code] = outcome.detail.map { "line \(index + 1): \($0)" } }
                 }
             }
             if usesOtherURL { state.otherURLPayloads.record(index) }
@@ -324,7 +327,8 @@ final class CampaignReport: Sendable {
         }
         guard let data = FileManager.default.contents(atPath: path) else { return "" }
         thumbnailBytes += data.count
-        return "<img class=\"thumb\" alt=\"\" src=\"data:\(mime);base64,\(data.base64EncodedString())\">"
+        // The text stands in where this browser cannot decode the picture (HEIC, AVIF…).
+        return "<img class=\"thumb\" alt=\"\(escape(mime)), not shown by this browser\" src=\"data:\(mime);base64,\(data.base64EncodedString())\">"
     }
 
     /// A table of escaped texts; the columns in `numeric` are aligned as numbers.
@@ -355,7 +359,8 @@ final class CampaignReport: Sendable {
         let tallest = max(1, buckets.map(\.count).max() ?? 1)
         // A margin above the tallest bar for its count.
         let width = 48, height = 160, top = 18
-        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(buckets.count * width + 20)\" height=\"\(height + top + 60)\" role=\"img\" aria-label=\"latency histogram\">\n"
+        // Wide enough for the caption below the bars, however few they are.
+        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(max(buckets.count * width + 20, 420))\" height=\"\(height + top + 60)\" role=\"img\" aria-label=\"latency histogram\">\n"
         for (position, bucket) in buckets.enumerated() {
             let barHeight = Int(Double(bucket.count) / Double(tallest) * Double(height))
             let x = 10 + position * width

@@ -134,7 +134,7 @@ struct ReportTests {
         #expect(html.contains(#"android: <span class="ok">attached</span> 1; <span class="bad">too-large</span> 1 (the body is larger than the Android picture limit, 1048576 bytes)"#), "\(html)")
         #expect(html.contains(#"ios: <span class="ok">attached</span> 2"#), "\(html)")
         // The row of payloads without a URL gives each reason its own detail.
-        #expect(html.contains(#"invalid-payload</span> 1<div class="detail">the payload is not JSON"#), "\(html)")
+        #expect(html.contains(#"invalid-payload</span> 1<div class="detail">line 3: the payload is not JSON"#), "\(html)")
         #expect(html.contains(#"internal-push</span> 1<div class="detail">"#), "\(html)")
     }
 
@@ -202,6 +202,12 @@ struct ReportTests {
         ]
         let (result, _, html) = try await Self.runBatch(lines, in: directory, ["--json", "--platform", "ios,android"] + Nginx.loopbackFlags)
         try await server.shutdown()
+        // Payloads without a URL: a row per vendor, each detail with the line it came from.
+        #expect(html.contains("<span class=\"url\">(no attachment URL: braze)</span>"), "\(html)")
+        #expect(html.contains("<span class=\"url\">(no attachment URL)</span>"))
+        #expect(html.contains("<div class=\"detail\">line 2: "), "\(html)")
+        // The histogram's caption has room, however few its bars.
+        #expect(html.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"420\""))
         // The terminal's summary counts the same payloads as the report's tables.
         #expect(result.stderr.contains("  by platform: ios 1 attached, 3 original; android 1 attached, 3 original\n"), "\(result.stderr)")
         for platform in ["ios", "android"] {
