@@ -108,7 +108,13 @@ enum PayloadInput {
     struct Result {
         var bytes: Data
         var exceedsLimit: Bool
+        /// The size of a pretty-printed payload read as its compact form (`bytes`), if it was.
+        var prettyPrintedBytes: Int? = nil
     }
+
+    /// How much of a payload over the limit is read to see whether its compact form fits: a
+    /// pretty-printed payload takes a few times its compact size.
+    static let compactingWindow = 1 << 20
 
     /// Why a payload could not be read.
     struct ReadError: Error, CustomStringConvertible {
@@ -132,7 +138,19 @@ enum PayloadInput {
                 bytes.removeLast()
                 if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
             }
-            return Result(bytes: bytes, exceedsLimit: bytes.count > limit)
+            guard bytes.count > limit else { return Result(bytes: bytes, exceedsLimit: false) }
+            // Over the limit: a pretty-printed payload (APNs and FCM count what is sent, which
+            // is compact) is read as its compact form when that fits.
+            while bytes.count <= compactingWindow {
+                let count = try ChunkReader.read(descriptor, into: &chunk, count: compactingWindow + 1 - bytes.count)
+                if count == 0 { break }
+                bytes.append(contentsOf: chunk[..<count])
+            }
+            if bytes.count <= compactingWindow {
+                let compact = JSONWhitespace.removed(from: bytes)
+                if compact.count <= limit { return Result(bytes: Data(compact), exceedsLimit: false, prettyPrintedBytes: bytes.count) }
+            }
+            return Result(bytes: bytes.prefix(limit + 1), exceedsLimit: true)
         } catch {
             throw ReadError(description: StandardStreams.readFailure(of: path, error))
         }
@@ -355,5 +373,37 @@ enum BatchInput: Sendable {
         case .file(let source): source.readError
         case .stream(let reader): reader.readError
         }
+    }
+}
+
+/// JSON's insignificant white space.
+enum JSONWhitespace {
+    /// `bytes` without the spaces, tabs and line breaks outside strings: a pretty-printed JSON
+    /// text's compact form (any other text loses the same bytes, and stays what it was).
+    static func removed(from bytes: some Collection<UInt8>) -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var inString = false
+        var escaped = false
+        for byte in bytes {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                result.append(byte)
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): continue
+            case UInt8(ascii: "\""): inString = true
+            default: break
+            }
+            result.append(byte)
+        }
+        return result
     }
 }

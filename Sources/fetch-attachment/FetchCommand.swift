@@ -81,6 +81,10 @@ struct FetchCommand: AsyncParsableCommand {
             throw ValidationError("cannot read the payload: \(error)")
         }
         let bytes = input.bytes
+        if let pretty = input.prettyPrintedBytes {
+            StandardStreams.error.write(
+                "note: \(payload == "-" ? "standard input" : TerminalText.escaped(payload)) is pretty-printed (\(pretty) bytes): read as its compact form, \(bytes.count) bytes, the size APNs and FCM count\n")
+        }
         let outcome: Outcome
         if input.exceedsLimit {
             outcome = PayloadInput.tooLargeOutcome(

@@ -92,7 +92,8 @@ struct CLIRobustnessTests {
         let exact = head + String(repeating: "p", count: 4096 - head.utf8.count - tail.utf8.count) + tail
         #expect(exact.utf8.count == 4096)
         let over = head + String(repeating: "p", count: 4097 - head.utf8.count - tail.utf8.count) + tail
-        for (text, accepted) in [(exact + "\n", true), (exact + "\r\n", true), (exact, true), (over + "\n", false), (exact + "\n\n", false)] {
+        // White space past the limit is a pretty-printed payload's, read as its compact form.
+        for (text, accepted) in [(exact + "\n", true), (exact + "\r\n", true), (exact, true), (over + "\n", false), (exact + "\n\n", true)] {
             let path = directory + "/payload.json"
             try Data(text.utf8).write(to: URL(fileURLWithPath: path))
             for source in [path, "-"] {
@@ -101,6 +102,31 @@ struct CLIRobustnessTests {
                     stdin: source == "-" ? Data(text.utf8) : Data())
                 let reason = try jsonLines(result.stdout).first?["reason"] as? String
                 #expect((reason == "invalid-payload") == !accepted, "\(text.utf8.count) bytes from \(source): \(reason ?? "-")")
+            }
+        }
+    }
+
+    @Test("A pretty-printed payload over the limit whose compact form fits is read as that form, with a note; one whose compact form does not is invalid-payload")
+    func prettyPrintedPayload() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func pretty(keys: Int) throws -> Data {
+            var object: [String: Any] = ["aps": ["alert": ["title": "T", "body": "a \"quoted\"  text"], "mutable-content": 1], "ab": [:]]
+            for index in 0..<keys { object["key\(index)"] = "value \(index)" }
+            return try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+        }
+        let fits = try pretty(keys: 180), overflows = try pretty(keys: 300)
+        #expect(fits.count > 4096 && overflows.count > 4096)
+        for (data, reason) in [(fits, "no-attachment"), (overflows, "invalid-payload")] {
+            let path = directory + "/payload.json"
+            try data.write(to: URL(fileURLWithPath: path))
+            let result = try await CommandRunner.run("fetch-attachment", [path, "--json", "--no-cache", "--output-dir", directory + "/out"])
+            let object = try #require(try jsonLines(result.stdout).first)
+            #expect(object["reason"] as? String == reason, "\(object)")
+            if reason == "no-attachment" {
+                #expect(result.stderr.contains("is pretty-printed (\(fits.count) bytes): read as its compact form"), "\(result.stderr)")
+                // The strings keep their own spaces.
+                #expect((object["notification"] as? [String: Any])?["body"] as? String == "a \"quoted\"  text")
             }
         }
     }
