@@ -191,7 +191,9 @@ struct CacheCommand: AsyncParsableCommand {
             guard options.removesAttachments(cacheFound: cache != nil) else {
                 return try options.printNothingRemoved(fields: ["removed_entries", "removed_attachments"])
             }
-            let removed = await cache?.clear() ?? 0
+            let (removed, problem) = await cache?.clearReporting() ?? (0, nil)
+            // Entries that stayed for want of permission are an error, named, not a success.
+            defer { if let problem { StandardStreams.error.write("fetch-attachment: \(TerminalText.escaped(problem))\n") } }
             let files: Int
             do {
                 files = try Attachments.remove(in: options.attachmentsDirectory).files
@@ -204,6 +206,7 @@ struct CacheCommand: AsyncParsableCommand {
             } else {
                 print("removed \(removed) entries and \(files) attachment files")
             }
+            if problem != nil { throw ExitCode(1) }
         }
     }
 }

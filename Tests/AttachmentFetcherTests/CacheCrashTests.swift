@@ -149,6 +149,24 @@ struct CacheCrashTests {
         }
     }
 
+    @Test(
+        "cache clear on a read-only cache says what it could not remove, and exits 1",
+        .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
+    func clearReadOnly() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let program = CommandRunner.fetchAttachmentPath
+            let place = fixture.directory + "/ro"
+            try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
+            let payload = try Self.writeLine(fixture.braze("/media/kept.jpg?bytes=2000"), in: fixture.directory + "/kept.json")
+            let script = #"mount -t tmpfs tmpfs "$1" && "$0" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks "$2" >/dev/null && mount -o remount,ro "$1" && "$0" cache clear --cache-dir "$1/cache"; echo "status $?"; "$0" cache stats --json --cache-dir "$1/cache""#
+            let result = try await CommandRunner.run(
+                "/usr/bin/unshare", ["-rm", "/bin/sh", "-c", script, program, place, payload], stdin: Data(), timeout: .seconds(60))
+            #expect(result.stdout.contains("status 1"), "\(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains("cannot remove \(place)/cache/entries/") && result.stderr.contains("Read-only file system"), "\(result.stderr)")
+            #expect(result.stdout.contains(#""entries":1"#), "\(result.stdout)")
+        }
+    }
+
     private static func writeLine(_ payload: Data, in path: String) throws -> String {
         try payload.write(to: URL(fileURLWithPath: path))
         return path

@@ -40,6 +40,12 @@ public struct AttachmentCache: Sendable {
 
     /// Removes every entry (except ones another process is writing right now). Returns how many.
     public func clear() async -> Int {
+        await clearReporting().removed
+    }
+
+    /// `clear()`, with why the first entry that could not be removed stayed, if one did not
+    /// (another process's are skipped, not counted).
+    package func clearReporting() async -> (removed: Int, problem: String?) {
         await BlockingIO.run { [store] in store.clear() }
     }
 

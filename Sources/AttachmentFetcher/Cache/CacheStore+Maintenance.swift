@@ -167,8 +167,11 @@ extension CacheStore {
     /// Removes every entry not locked right now, every temporary file no living process holds,
     /// and what an earlier layout left (`locks/`): the directory keeps `entries/`, `tmp/` and
     /// the lock file, empty. Returns how many entries went.
-    func clear() -> Int {
+    /// Removes every entry but those another process holds; how many went, and why the first
+    /// that could not go stayed (a read-only file system, a directory this user may not write).
+    func clear() -> (removed: Int, problem: String?) {
         var removed = 0
+        var problem: String?
         for name in (try? Syscalls.names(in: entries)) ?? [] {
             guard Self.isEntryName(name) else {
                 if !TemporaryFiles.isTemporary(name) { try? Syscalls.unlink(FilePath(name), in: entries) }
@@ -176,7 +179,13 @@ extension CacheStore {
             }
             let key = CacheKey(hex: name)
             guard let lock = tryLock(key) else { continue }
-            if remove(key) { removed += 1 }
+            do {
+                try Syscalls.unlink(key.name, in: entries)
+                removed += 1
+            } catch where error != .noSuchFileOrDirectory {
+                if problem == nil { problem = "cannot remove \(entriesDirectory)/\(name): \(error)" }
+            } catch {}
+            dropFromIndex(key)
             lock.unlock()
         }
         removeOrphans(minimumAge: 0)
@@ -185,7 +194,7 @@ extension CacheStore {
             try? legacy.close()
             try? Syscalls.removeDirectory("locks", in: root)
         }
-        return removed
+        return (removed, problem)
     }
 }
 

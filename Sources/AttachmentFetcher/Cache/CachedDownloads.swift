@@ -175,6 +175,8 @@ final class CachedDownloads: Sendable {
             }
             if let found, found.entry.isFresh(at: store.clock.date()) {
                 lock?.unlock()
+                // Stored meanwhile (by the process whose lock this one waited for): a hit.
+                hits.add(1, ordering: .relaxed)
                 return .success(SharedSource(entry: found.entry, descriptor: found.descriptor, store: store))
             }
             if let lock {
