@@ -97,18 +97,60 @@ int CCurl_address_is_global(const unsigned char address[16]) {
     return 1;
 }
 
+/// Where `address` embeds an IPv4 address: the length of the embedding prefix, and in `ipv4`
+/// the IPv4 address inside (NULL where its place is not fixed); 0 when it embeds none.
+/// IPv4-mapped ::ffff:0:0/96, IPv4-compatible ::/96 (but :: and ::1, which are IPv6's own),
+/// NAT64's well-known 64:ff9b::/96 (RFC 6052) and local-use 64:ff9b:1::/48 (RFC 8215, whose
+/// operator picks where inside it the IPv4 address goes), and 6to4 2002::/16 (RFC 3056).
+/// Teredo (2001::/32) is not decoded: the whole of 2001::/23 is refused unless allowed.
+static unsigned int embedded_ipv4(const unsigned char address[16], const unsigned char **ipv4) {
+    static const unsigned char zeros[12] = {0};
+    static const unsigned char nat64_local[6] = {0x00, 0x64, 0xFF, 0x9B, 0x00, 0x01};
+    *ipv4 = NULL;
+    if (memcmp(address, ipv4_mapped_prefix, 12) == 0 || memcmp(address, nat64_prefix, 12) == 0) {
+        *ipv4 = address + 12;
+        return 96;
+    }
+    if (memcmp(address, zeros, 12) == 0) {
+        int own = address[12] == 0 && address[13] == 0 && address[14] == 0 && address[15] <= 1;
+        if (own) return 0;
+        *ipv4 = address + 12;
+        return 96;
+    }
+    if (memcmp(address, nat64_local, 6) == 0) return 48;
+    if (address[0] == 0x20 && address[1] == 0x02) {
+        *ipv4 = address + 2;
+        return 16;
+    }
+    return 0;
+}
+
 int CCurl_address_policy_permits(const CCurl_address_policy *policy, const unsigned char address[16]) {
     if (policy == NULL) return 0;
     if (policy->allow_private_networks) return 1;
-    // An IPv4 address, written IPv4-mapped, is inside every IPv6 network shorter than /96
-    // (::/0 among them): only a network within the mapped range (an IPv4 network, or
-    // ::ffff:a.b.c.d/n written out) allows it.
-    int ipv4 = memcmp(address, ipv4_mapped_prefix, 12) == 0;
+    // An address that embeds an IPv4 address lies inside every IPv6 network shorter than its
+    // embedding prefix (::/0, 2000::/3 …): such a network says nothing of IPv4, so only a
+    // network at least as long as the prefix (an IPv4 network, written IPv4-mapped; 64:ff9b::/96
+    // or longer; 2002::/16 or longer) allows it as it is.
+    const unsigned char *ipv4 = NULL;
+    unsigned int embedding = embedded_ipv4(address, &ipv4);
     for (size_t i = 0; i < policy->allowed_count; i++) {
         unsigned int bits = policy->allowed[i].prefix_length > 128 ? 128 : policy->allowed[i].prefix_length;
-        if (ipv4 && bits < 96) continue;
+        if (bits < embedding) continue;
         if (prefix_matches(address, policy->allowed[i].address, bits)) return 1;
     }
+    // Otherwise it is judged by the IPv4 address inside: an allowed IPv4 network holding it…
+    if (ipv4 != NULL) {
+        unsigned char mapped[16];
+        memcpy(mapped, ipv4_mapped_prefix, 12);
+        memcpy(mapped + 12, ipv4, 4);
+        for (size_t i = 0; i < policy->allowed_count; i++) {
+            unsigned int bits = policy->allowed[i].prefix_length > 128 ? 128 : policy->allowed[i].prefix_length;
+            if (bits >= 96 && prefix_matches(mapped, policy->allowed[i].address, bits)) return 1;
+        }
+    }
+    // … or by whether it is globally reachable (IPv4-mapped, NAT64 and 6to4 by the IPv4 address
+    // inside; IPv4-compatible and local-use NAT64 addresses never are).
     return CCurl_address_is_global(address);
 }
 

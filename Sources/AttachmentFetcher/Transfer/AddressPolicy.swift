@@ -9,7 +9,8 @@ extension PushAttachmentFetcher.Configuration {
     /// of an address (`127.1`, `2130706433`, `0x7f.1`, `[::ffff:127.0.0.1]`), no DNS answer and no
     /// redirect gets around it, and a refused address never receives a packet. IPv4-mapped
     /// (`::ffff:0:0/96`), NAT64 (`64:ff9b::/96`) and 6to4 (`2002::/16`) addresses are judged by
-    /// the IPv4 address inside.
+    /// the IPv4 address inside; IPv4-compatible (`::/96`, but `::` and `::1`) and local-use NAT64
+    /// (`64:ff9b:1::/48`) addresses are never globally reachable.
     ///
     /// By default only globally reachable addresses are allowed: not unspecified, loopback,
     /// private (RFC 1918, CGNAT `100.64.0.0/10`, `fc00::/7`), link-local (`169.254.0.0/16`, where
@@ -24,6 +25,14 @@ extension PushAttachmentFetcher.Configuration {
         public var allowsPrivateNetworks: Bool
         /// Networks allowed although they are not globally reachable, such as `10.20.0.0/16`
         /// for an internal CDN. Default: none.
+        ///
+        /// An IPv6 network allows an address that embeds an IPv4 address (IPv4-mapped,
+        /// IPv4-compatible, NAT64, 6to4) only when its prefix is at least as long as the
+        /// embedding prefix (`::ffff:0:0/96`, `::/96`, `64:ff9b::/96`, `64:ff9b:1::/48`,
+        /// `2002::/16`): `64:ff9b::/96` allows NAT64 addresses explicitly, while `::/0` or
+        /// `2000::/3` open IPv6 alone. Any other embedded address is judged by the IPv4 address
+        /// inside: allowed when an allowed IPv4 network holds it (`127.0.0.0/8` allows
+        /// `64:ff9b::7f00:1`), or when it is globally reachable.
         public var allowedNetworks: [IPNetwork]
 
         /// Globally reachable addresses, plus `allowedNetworks`; everything with

@@ -52,7 +52,14 @@ typedef struct CCurl_socket_guard {
 /// not multicast, not outside IPv6's global unicast space 2000::/3.
 int CCurl_address_is_global(const unsigned char address[16]);
 
-/// 1 when `policy` lets a connection be made to `address`.
+/// 1 when `policy` lets a connection be made to `address`: every address with
+/// `allow_private_networks`; else an address inside an allowed network, or globally reachable.
+/// An address that embeds an IPv4 address (IPv4-mapped ::ffff:0:0/96, IPv4-compatible ::/96 but
+/// :: and ::1, NAT64 64:ff9b::/96 and 64:ff9b:1::/48, 6to4 2002::/16) is inside an allowed
+/// network only when that network's prefix is at least as long as the embedding one (::/0 and
+/// 2000::/3 say nothing of IPv4; 64:ff9b::/96 allows NAT64 addresses explicitly); otherwise it
+/// is judged by the IPv4 address inside, allowed when that address is inside an allowed IPv4
+/// network or globally reachable (IPv4-compatible and local-use NAT64 addresses never are).
 int CCurl_address_policy_permits(const CCurl_address_policy *policy, const unsigned char address[16]);
 
 /// Installs the checking CURLOPT_OPENSOCKETFUNCTION on `handle`, with `guard` as its data.

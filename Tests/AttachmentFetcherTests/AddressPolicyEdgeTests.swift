@@ -1,0 +1,82 @@
+@testable import AttachmentFetcher
+import Foundation
+import MockCDN
+import Testing
+
+/// The address policy at its edges: proxies libcurl would not take, a refused proxy or redirect
+/// hop named as such, ports out of range, networks with host bits, and IPv4 addresses embedded in
+/// IPv6 ones. Every server is a mock CDN on loopback; no test reaches another host.
+@Suite("Address policy edges: proxies, ports, networks, embedded IPv4, redirect hops", .timeLimit(.minutes(3)))
+struct AddressPolicyEdgeTests {
+    typealias Policy = PushAttachmentFetcher.Configuration.AddressPolicy
+    typealias Configuration = PushAttachmentFetcher.Configuration
+
+    // MARK: IPv4 embedded in IPv6
+
+    /// Loopback and metadata inside IPv6 forms that embed an IPv4 address.
+    static let embeddedInternal = [
+        "64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", "2002:7f00:1::", "2002:a9fe:a9fe::1", "::7f00:1", "::a9fe:a9fe",
+        "::ffff:127.0.0.1", "64:ff9b:1::7f00:1", "64:ff9b:1:7f00:1::",
+    ]
+
+    @Test("A broad IPv6 network does not allow an internal IPv4 address embedded in IPv6", arguments: ["::/0", "::/1", "::/95", "2000::/3", "2002::/15", "64:ff9b::/64", "64::/16", "::/80"])
+    func broadIPv6LeavesEmbeddedIPv4Alone(network: String) throws {
+        let policy = Policy(allowedNetworks: [try #require(IPNetwork(network))])
+        let parsed = try #require(IPNetwork(network))
+        for host in Self.embeddedInternal where CurlAddressPolicy.numericAddresses(of: host).allSatisfy({ address in
+            // Only the hosts the network contains say anything about it.
+            zip(address, parsed.bytes).enumerated().allSatisfy { index, pair in
+                let kept = min(8, max(0, parsed.mappedPrefixLength - index * 8))
+                let mask: UInt8 = kept == 0 ? 0 : UInt8(truncatingIfNeeded: 0xFF << (8 - kept))
+                return pair.0 & mask == pair.1 & mask
+            }
+        }) {
+            #expect(policy.permits(numericHost: host) == false, "\(network) allowed \(host)")
+        }
+        // Embedding a public IPv4 address, they are judged by it.
+        for host in ["64:ff9b::808:808", "2002:808:808::1", "::ffff:8.8.8.8"] {
+            #expect(policy.permits(numericHost: host) == true, "\(network) \(host)")
+        }
+    }
+
+    @Test("::/0 still allows the IPv6 addresses that embed none")
+    func broadIPv6StillAllowsIPv6() throws {
+        let policy = Policy(allowedNetworks: [try #require(IPNetwork("::/0"))])
+        for host in ["::1", "fd00::1", "fe80::1", "2001:db8::1", "2001::1", "100::1"] {
+            #expect(policy.permits(numericHost: host) == true, "\(host)")
+        }
+        #expect(policy.permits(numericHost: "::") == true)
+    }
+
+    @Test("A network at least as long as the embedding prefix allows embedded addresses explicitly")
+    func explicitEmbeddingNetworks() throws {
+        for (network, host) in [
+            ("64:ff9b::/96", "64:ff9b::7f00:1"), ("64:ff9b::7f00:0/120", "64:ff9b::7f00:1"), ("2002::/16", "2002:7f00:1::"),
+            ("2002:7f00::/24", "2002:7f00:1::"), ("::/96", "::7f00:1"), ("64:ff9b:1::/48", "64:ff9b:1::7f00:1"),
+            ("::ffff:0:0/96", "127.0.0.1"),
+        ] {
+            let policy = Policy(allowedNetworks: [try #require(IPNetwork(network))])
+            #expect(policy.permits(numericHost: host) == true, "\(network) \(host)")
+        }
+        // Shorter than the embedding prefix by one bit: not explicit.
+        for (network, host) in [("64:ff9b::/95", "64:ff9b::7f00:1"), ("2002::/15", "2002:7f00:1::"), ("64:ff9b::/47", "64:ff9b:1::7f00:1")] {
+            let policy = Policy(allowedNetworks: [try #require(IPNetwork(network))])
+            #expect(policy.permits(numericHost: host) == false, "\(network) \(host)")
+        }
+    }
+
+    @Test("An embedded IPv4 address is judged by the IPv4 networks allowed")
+    func embeddedJudgedByIPv4Networks() throws {
+        let loopback = Policy(allowedNetworks: [try #require(IPNetwork("127.0.0.0/8"))])
+        for host in ["64:ff9b::7f00:1", "2002:7f00:1::", "::7f00:1", "::ffff:127.0.0.1"] {
+            #expect(loopback.permits(numericHost: host) == true, "\(host)")
+        }
+        for host in ["64:ff9b::a9fe:a9fe", "2002:a00:1::", "::a00:1"] {
+            #expect(loopback.permits(numericHost: host) == false, "\(host)")
+        }
+        // A network that does not contain the embedded address allows nothing of it.
+        let ten = Policy(allowedNetworks: [try #require(IPNetwork("10.0.0.0/8")), try #require(IPNetwork("::/0"))])
+        #expect(ten.permits(numericHost: "64:ff9b::7f00:1") == false)
+        #expect(ten.permits(numericHost: "64:ff9b::a00:1") == true)
+    }
+}
