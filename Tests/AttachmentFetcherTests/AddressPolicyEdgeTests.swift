@@ -11,6 +11,38 @@ struct AddressPolicyEdgeTests {
     typealias Policy = PushAttachmentFetcher.Configuration.AddressPolicy
     typealias Configuration = PushAttachmentFetcher.Configuration
 
+    // MARK: Ports
+
+    @Test(
+        "A port outside 1–65535 is invalid-url, said plainly, and never becomes the default port",
+        arguments: ["99999999999999999999", "65536", "0", "100000", "00000"])
+    func portOutOfRange(port: String) async throws {
+        let failure: TransferFailure
+        switch AttachmentURL.parse("http://127.0.0.1:\(port)/a.jpg") {
+        case .success(let url):
+            Issue.record("port \(port) parsed as \(url.string)")
+            return
+        case .failure(let refused): failure = refused
+        }
+        #expect(failure.reason == .invalidURL)
+        #expect(failure.detail.hasPrefix("port \(port) is outside 1–65535"), "\(failure.detail)")
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetcher.process(Payloads.braze(url: "http://127.0.0.1:\(port)/a.jpg"))
+            #expect(outcome.reason == .invalidURL, "\(outcome.result) \(outcome.detail ?? "")")
+            #expect(outcome.detail?.hasPrefix("port \(port) is outside 1–65535") == true, "\(outcome.detail ?? "")")
+        }
+    }
+
+    @Test("Ports 1 and 65535, a default port and an empty port are kept as URLs are")
+    func portsInRange() throws {
+        #expect(try AttachmentURL.parse("http://127.0.0.1:1/a.jpg").get().string == "http://127.0.0.1:1/a.jpg")
+        #expect(try AttachmentURL.parse("http://127.0.0.1:65535/a.jpg").get().hostKey == "http://127.0.0.1:65535")
+        #expect(try AttachmentURL.parse("http://127.0.0.1:80/a.jpg").get().string == "http://127.0.0.1/a.jpg")
+        #expect(try AttachmentURL.parse("https://[::1]:443/a.jpg").get().string == "https://[::1]/a.jpg")
+        #expect(try AttachmentURL.parse("https://user:pa:ss@cdn.test:8443/a.jpg").get().hostKey == "https://cdn.test:8443")
+        #expect(try AttachmentURL.parse("http://cdn.test:/a.jpg").get().string == "http://cdn.test/a.jpg")
+    }
+
     // MARK: IPv4 embedded in IPv6
 
     /// Loopback and metadata inside IPv6 forms that embed an IPv4 address.

@@ -7,7 +7,8 @@ import Foundation
 /// `URL(string:)` percent-encoding characters that are invalid in a URL (a space, non-ASCII,
 /// `|`, a `%` not followed by two hex digits) rather than failing, and URLSession converts a
 /// non-ASCII host name to its IDNA (punycode) form. Foundation's own `URL(string:)` does both
-/// here. On top of that the scheme and host are lower-cased, a default port and the fragment
+/// here. A port must be 1 to 65535 (`0`, `65536` and numbers too large for any integer are
+/// `invalid-url`). On top of that the scheme and host are lower-cased, a default port and the fragment
 /// (never sent) are dropped, and an empty path becomes `/`, so that spellings of one resource
 /// share one cache entry and one answer.
 struct AttachmentURL: Sendable, Hashable {
@@ -43,7 +44,19 @@ struct AttachmentURL: Sendable, Hashable {
             return invalid("the URL has no host")
         }
         let defaultPort = scheme == "https" ? 443 : 80
-        let port = components.port ?? defaultPort
+        // The port as written: `components.port` is `nil` for a number too large for an `Int`,
+        // which would silently be the default port; libcurl takes 1 to 65535 only.
+        var port = defaultPort
+        if let range = components.rangeOfPort, let written = components.string?[range], !written.isEmpty {
+            let shown = written.count > 30 ? written.prefix(30) + "…" : written
+            guard written.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+                return invalid("port \(shown) is not a number")
+            }
+            guard let value = Int(written), (1...65_535).contains(value) else {
+                return invalid("port \(shown) is outside 1–65535")
+            }
+            port = value
+        }
         var normalized = scheme + "://"
         if let user = components.percentEncodedUser {
             normalized += user
