@@ -7,7 +7,7 @@ struct NetworkOptions: ParsableArguments {
     @Flag(name: .customLong("allow-private-networks"), help: "Allow connections to every address: loopback, private, link-local… (by default only globally reachable addresses are fetched from).")
     var allowPrivateNetworks = false
 
-    @Option(name: .customLong("allow-network"), help: ArgumentHelp("Also allow this network although it is not public, such as 10.20.0.0/16 or fd00:1::/32 (repeatable).", valueName: "cidr"))
+    @Option(name: .customLong("allow-network"), help: ArgumentHelp("Also allow this network although it is not public, such as 10.20.0.0/16 or fd00:1::/32 (repeatable; an address with bits set past the prefix, such as 10.1.2.3/8, is refused).", valueName: "cidr"))
     var allowedNetworks: [String] = []
 
     @Flag(name: .customLong("allow-url-credentials"), help: "Allow URLs with credentials (user:pass@host); by default they are invalid-url and nothing is sent.")
@@ -26,8 +26,12 @@ struct NetworkOptions: ParsableArguments {
         if let maximumConnectionsPerHost, !(1...10_000).contains(maximumConnectionsPerHost) {
             throw ValidationError("--max-connections-per-host must be between 1 and 10000")
         }
-        for network in allowedNetworks where IPNetwork(network) == nil {
-            throw ValidationError("--allow-network '\(network)' is not an address or network such as 10.0.0.0/8 or fd00::/8")
+        for network in allowedNetworks {
+            do {
+                _ = try IPNetwork(parsing: network)
+            } catch {
+                throw ValidationError("--allow-network \(TerminalText.escaped(error.message))")
+            }
         }
         if let proxy, proxy.isEmpty { throw ValidationError("--proxy must not be empty") }
         if let proxy, !PushAttachmentFetcher.Configuration.isProxyURL(proxy) {

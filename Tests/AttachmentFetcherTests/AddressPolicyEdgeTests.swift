@@ -43,6 +43,25 @@ struct AddressPolicyEdgeTests {
         #expect(try AttachmentURL.parse("http://cdn.test:/a.jpg").get().string == "http://cdn.test/a.jpg")
     }
 
+    // MARK: Networks with host bits
+
+    @Test(
+        "A network with bits set past its prefix is refused, not widened",
+        arguments: ["127.0.0.1/0", "10.1.2.3/8", "::ffff:127.0.0.1/96", "192.168.1.10/24", "fd00:ec2::254/32"])
+    func hostBitsRefused(text: String) {
+        #expect(IPNetwork(text) == nil)
+    }
+
+    @Test("The command line refuses a network with host bits (exit 64) and names the network it would mean")
+    func cliHostBitsRefused() async throws {
+        for (given, meant) in [("10.1.2.3/8", "10.0.0.0/8"), ("127.0.0.1/0", "0.0.0.0/0"), ("::ffff:127.0.0.1/96", "::ffff:0.0.0.0/96")] {
+            let run = try await CommandRunner.run(
+                "fetch-attachment", ["--json", "--no-cache", "--allow-network", given, "-"], stdin: Data("{}".utf8))
+            #expect(run.status == 64, "\(given): \(run.stdout) \(run.stderr)")
+            #expect(run.stderr.contains("--allow-network") && run.stderr.contains("did you mean \(meant)?"), "\(run.stderr)")
+        }
+    }
+
     // MARK: IPv4 embedded in IPv6
 
     /// Loopback and metadata inside IPv6 forms that embed an IPv4 address.

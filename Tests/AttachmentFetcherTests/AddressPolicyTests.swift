@@ -110,12 +110,21 @@ struct AddressPolicyTests {
         #expect(run.status == 64 && !run.stderr.contains("secretpw") && run.stderr.contains("--proxy"), "\(run.stderr)")
     }
 
-    @Test("Networks parse from standard notation only, host bits cleared")
+    @Test("Networks parse from standard notation only; bits set past the prefix are refused, not cleared")
     func networkParsing() {
         #expect(IPNetwork("10.0.0.0/8")?.description == "10.0.0.0/8")
-        #expect(IPNetwork("192.168.1.10/24")?.description == "192.168.1.0/24")
+        #expect(IPNetwork("192.168.1.0/24")?.description == "192.168.1.0/24")
         #expect(IPNetwork("127.0.0.1")?.description == "127.0.0.1/32")
-        #expect(IPNetwork("fd00:ec2::254/32")?.description == "fd00:ec2::/32")
+        #expect(IPNetwork("fd00:ec2::/32")?.description == "fd00:ec2::/32")
+        #expect(IPNetwork("192.168.1.10/24") == nil)
+        #expect(IPNetwork("fd00:ec2::254/32") == nil)
+        #expect(throws: AttachmentFetcherError(
+            code: .invalidConfiguration,
+            message: "'10.1.2.3/8' has bits set past its /8 prefix, which would widen it to a whole network: did you mean 10.0.0.0/8? (10.1.2.3/32 is the address alone)"
+        )) { try IPNetwork(parsing: "10.1.2.3/8") }
+        #expect(throws: AttachmentFetcherError(
+            code: .invalidConfiguration, message: "'10.0.0.0/33': the prefix length must be a number from 0 to 32"
+        )) { try IPNetwork(parsing: "10.0.0.0/33") }
         #expect(IPNetwork("::1")?.description == "::1/128")
         #expect(IPNetwork("0.0.0.0/0")?.prefixLength == 0)
         for bad in ["", "10.0.0.0/33", "::/129", "10.0.0.0/", "10.0.0.0/-1", "127.1", "0x7f.1", "host", "[::1]", "10.0.0.0/8/8", "10.0.0.0/ 8"] {

@@ -71,18 +71,33 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     /// The prefix length as written: 0–32 for IPv4, 0–128 for IPv6.
     public var prefixLength: Int { isIPv4 ? mappedPrefixLength - 96 : mappedPrefixLength }
 
-    /// Parses `text`; `nil` when it is not an address in standard notation (dotted quad, or
-    /// RFC 4291 IPv6 without brackets) with an optional `/prefix` in range. Bits past the prefix
-    /// are ignored: `192.168.1.10/24` is `192.168.1.0/24`.
+    /// Parses `text`; `nil` when `init(parsing:)` would throw.
     public init?(_ text: String) {
+        guard let network = try? IPNetwork(parsing: text) else { return nil }
+        self = network
+    }
+
+    /// Parses `text`: an address in standard notation (dotted quad, or RFC 4291 IPv6 without
+    /// brackets) with an optional `/prefix` in range. An address with bits set past its prefix
+    /// (`10.1.2.3/8`, `127.0.0.1/0`) is refused rather than widened to its network, which would
+    /// allow far more than the address written (`127.0.0.1/0` is every IPv4 address, cloud
+    /// metadata included): the error names the network it would mean.
+    ///
+    /// - Throws: `AttachmentFetcherError` with code `invalidConfiguration`, whose message starts
+    ///   with `text` quoted and says what is wrong with it.
+    public init(parsing text: String) throws(AttachmentFetcherError) {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let parsed = CurlAddressPolicy.standardAddress(String(parts[0])) else { return nil }
+        guard let parsed = CurlAddressPolicy.standardAddress(String(parts[0])) else {
+            throw .invalidConfiguration("'\(text)' is not an address or network such as 10.0.0.0/8 or fd00::/8")
+        }
         let maximum = parsed.isIPv4 ? 32 : 128
         var prefix = maximum
         if parts.count == 2 {
-            guard !parts[1].isEmpty, parts[1].allSatisfy(\.isASCII), parts[1].allSatisfy(\.isNumber),
+            guard !parts[1].isEmpty, parts[1].allSatisfy({ $0.isASCII && $0.isNumber }),
                 let value = Int(parts[1]), value <= maximum
-            else { return nil }
+            else {
+                throw .invalidConfiguration("'\(text)': the prefix length must be a number from 0 to \(maximum)")
+            }
             prefix = value
         }
         isIPv4 = parsed.isIPv4
@@ -93,6 +108,11 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
             bytes[index] &= kept == 0 ? 0 : UInt8(truncatingIfNeeded: 0xFF << (8 - kept))
         }
         self.bytes = bytes
+        guard bytes == parsed.bytes else {
+            let address = CurlAddressPolicy.text(of: parsed.bytes, asIPv4: parsed.isIPv4)
+            throw .invalidConfiguration(
+                "'\(text)' has bits set past its /\(prefix) prefix, which would widen it to a whole network: did you mean \(description)? (\(address)/\(maximum) is the address alone)")
+        }
     }
 
     /// The network in CIDR notation, such as `10.0.0.0/8`.
