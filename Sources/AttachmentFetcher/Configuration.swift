@@ -52,7 +52,10 @@ extension PushAttachmentFetcher {
         /// `http://proxy.internal:3128`), or `nil` (the default) for none. The environment
         /// (`http_proxy`, `https_proxy`, `ALL_PROXY`, `no_proxy`) is never read. The address
         /// policy then checks the proxy's address, not the origin's: the proxy must enforce the
-        /// policy itself.
+        /// policy itself; a refused proxy is `address-refused` naming the proxy. The proxy must
+        /// be a URL libcurl takes (a port from 1 to 65535, one `@` at most, no space or control
+        /// character), else making the fetcher throws `invalidConfiguration`; its credentials are
+        /// never shown, in errors, details or libcurl's messages alike.
         public var proxy: String?
 
         /// Fixed name resolutions, in curl's `--resolve` form `HOST:PORT:ADDRESS[,ADDRESS…]`
@@ -237,9 +240,9 @@ extension PushAttachmentFetcher {
                 throw .invalidConfiguration("resolve entry '\(entry)' is not HOST:PORT:ADDRESS")
             }
             if let proxy, proxy.isEmpty { throw .invalidConfiguration("proxy is empty (nil means no proxy)") }
-            if let proxy, !Self.isProxyURL(proxy) {
+            if let proxy, let problem = Self.proxyProblem(proxy) {
                 throw .invalidConfiguration(
-                    "proxy '\(URLCredentials.redacted(proxy))' is not a URL such as http://proxy.example:3128 (schemes: \(Self.proxySchemes.sorted().joined(separator: ", ")))")
+                    "proxy '\(URLCredentials.redacted(proxy))' is no proxy URL libcurl takes: \(problem); give one such as http://proxy.example:3128 (schemes: \(Self.proxySchemes.sorted().joined(separator: ", ")))")
             }
             // One header line: a line break would add headers of the text's choosing.
             guard !userAgent.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {

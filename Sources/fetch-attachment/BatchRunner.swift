@@ -70,7 +70,7 @@ struct BatchRunner {
         let readError = interruption.requested ? nil : source.readError
         let summary = BatchSummary(
             records: records, statistics: statistics, wall: wall, platforms: configuration.platforms, interruption: interruption.signal,
-            firstLineNotProcessed: handedOut ? nil : firstNotProcessed, inputFailed: readError != nil)
+            firstLineNotProcessed: handedOut ? nil : firstNotProcessed, inputFailed: readError != nil, proxy: configuration.proxy)
         StandardStreams.error.write(summary.text + "\n")
         if let error = readError {
             StandardStreams.error.write(

@@ -67,11 +67,30 @@ struct BatchSummary {
     var firstLineNotProcessed: Int? = nil
     /// Whether reading the input failed before its end (said after the summary).
     var inputFailed = false
+    /// The proxy every download went through (`--proxy`), if any: a refused address was its.
+    var proxy: String? = nil
 
-    /// Said once on standard error when an address was refused: the detail itself stays the same
-    /// for every address (see `FallbackReason.addressRefused`), so it cannot say which rule refused.
+    /// Said once on standard error when an address was refused: the detail never gives the
+    /// address (see `FallbackReason.addressRefused`), so it cannot say which rule refused.
     static let addressRefusedHint =
         "  hint: address-refused: by default only globally reachable addresses are fetched from; --allow-private-networks allows loopback, private and link-local ones too"
+
+    /// The hint for a refused address when downloads go through `proxy`: every connection is
+    /// the proxy's, so its address is what was refused, and allowing it alone is the remedy
+    /// (not every private network).
+    static func addressRefusedHint(proxy: String?) -> String {
+        guard let proxy else { return addressRefusedHint }
+        let shown = TerminalText.escaped(PushAttachmentFetcher.Configuration.redactedProxy(proxy))
+        var host = URLComponents(string: proxy)?.host ?? ""
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let remedy =
+            if let network = IPNetwork(host) {
+                "allow its address alone with --allow-network \(network)"
+            } else {
+                "allow its address alone with --allow-network ADDRESS/32 (ADDRESS/128 for IPv6), ADDRESS being what \(TerminalText.escaped(host)) resolves to"
+            }
+        return "  hint: address-refused: every download connects to the proxy \(shown), and the address policy refused its address (by default only globally reachable addresses are connected to): \(remedy)"
+    }
 
     /// Said once when a line of the batch is only a brace or bracket: pretty-printed JSON.
     static let prettyPrintedHint =
@@ -154,7 +173,7 @@ struct BatchSummary {
         if !byReason.isEmpty {
             lines.append("  original by reason: " + byReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
-        if byReason[FallbackReason.addressRefused.code] != nil { lines.append(Self.addressRefusedHint) }
+        if byReason[FallbackReason.addressRefused.code] != nil { lines.append(Self.addressRefusedHint(proxy: proxy)) }
         if records.contains(where: \.hidesNetworkDetail) { lines.append(Self.hiddenNetworkDetailHint) }
         let queued = records.filter(\.waitedForConnection).count
         if queued > 0 { lines.append(Self.queueHint(queued)) }

@@ -102,7 +102,9 @@ struct FetchCommand: AsyncParsableCommand {
             }
         }
         OutcomePrinter(json: options.json).print(outcome)
-        if outcome.reason == .addressRefused { StandardStreams.error.write(BatchSummary.addressRefusedHint + "\n") }
+        if outcome.reason == .addressRefused {
+            StandardStreams.error.write(BatchSummary.addressRefusedHint(proxy: configuration.proxy) + "\n")
+        }
         if BatchSummary.hidesNetworkDetail(outcome) { StandardStreams.error.write(BatchSummary.hiddenNetworkDetailHint + "\n") }
         throw ExitCode(outcome.status == .attached ? 0 : 1)
     }

@@ -34,9 +34,9 @@ struct NetworkOptions: ParsableArguments {
             }
         }
         if let proxy, proxy.isEmpty { throw ValidationError("--proxy must not be empty") }
-        if let proxy, !PushAttachmentFetcher.Configuration.isProxyURL(proxy) {
+        if let proxy, let problem = PushAttachmentFetcher.Configuration.proxyProblem(proxy) {
             throw ValidationError(
-                "--proxy '\(PushAttachmentFetcher.Configuration.redactedProxy(proxy))' is not a URL such as http://proxy.example:3128 (http, https, socks4, socks4a, socks5 or socks5h)")
+                "--proxy '\(TerminalText.escaped(PushAttachmentFetcher.Configuration.redactedProxy(proxy)))' is no proxy URL libcurl takes: \(problem); give one such as http://proxy.example:3128 (http, https, socks4, socks4a, socks5 or socks5h)")
         }
         for entry in resolve where !PushAttachmentFetcher.Configuration.isResolveEntry(entry) {
             throw ValidationError("--resolve '\(entry)' is not HOST:PORT:ADDRESS (addresses in standard notation, comma-separated, an IPv6 one in brackets)")

@@ -11,6 +11,118 @@ struct AddressPolicyEdgeTests {
     typealias Policy = PushAttachmentFetcher.Configuration.AddressPolicy
     typealias Configuration = PushAttachmentFetcher.Configuration
 
+    // MARK: Proxies libcurl would not take
+
+    /// Proxy URLs that Foundation's parser reads but libcurl refuses, each with a password that
+    /// must never be shown.
+    static let unusableProxies = [
+        "http://puser:PSECRET@127.0.0.1:99999",
+        "http://puser:PSECRET@127.0.0.1:65536",
+        "http://puser:PSECRET@127.0.0.1:0",
+        "http://puser:PSE@CRET@127.0.0.1:3128",
+        "http://pu@ser:PSECRET@127.0.0.1:3128",
+        "http://puser:PSE CRET@127.0.0.1:3128",
+        "http://puser:PSE\tCRET@127.0.0.1:3128",
+    ]
+
+    @Test("The command line refuses a proxy libcurl would not take (exit 64), showing it redacted", arguments: unusableProxies)
+    func cliRefusesUnusableProxy(proxy: String) async throws {
+        let run = try await CommandRunner.run(
+            "fetch-attachment", ["--json", "--no-cache", "--allow-private-networks", "--proxy", proxy, "-"],
+            stdin: Payloads.braze(url: "http://127.0.0.1:9/a.jpg"))
+        #expect(run.status == 64, "\(run.status) \(run.stdout) \(run.stderr)")
+        #expect(!run.stderr.contains("CRET") && !run.stdout.contains("CRET"), "\(run.stderr)")
+        #expect(run.stderr.contains("--proxy") && run.stderr.contains("***@127.0.0.1"), "\(run.stderr)")
+    }
+
+    @Test("The library refuses a proxy libcurl would not take when the fetcher is made, its password unshown", arguments: unusableProxies)
+    func libraryRefusesUnusableProxy(proxy: String) throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = Configuration(outputDirectory: directory + "/out")
+        configuration.proxy = proxy
+        #expect(!Configuration.isProxyURL(proxy))
+        do {
+            _ = try PushAttachmentFetcher(configuration: configuration)
+            Issue.record("a fetcher was made with proxy \(proxy)")
+        } catch {
+            #expect(error.code == .invalidConfiguration)
+            #expect(!error.message.contains("CRET"), "\(error.message)")
+        }
+    }
+
+    @Test("libcurl's words about a proxy it refuses never carry the proxy's password")
+    func curlProxyErrorRedacted() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // The engine takes the proxy as given (the fetcher would have refused it): libcurl's own
+        // message repeats it whole.
+        let engine = try TransferEngine(
+            configuration: .init(
+                sizeLimits: .init(), maximumConnectionsPerHost: 4, maximumConcurrentTransfers: 8, maximumRedirects: 5,
+                userAgent: "test", addressPolicy: Policy(allowsPrivateNetworks: true),
+                proxy: "http://puser:PSECRET@127.0.0.1:99999"),
+            logger: .init(label: "test"), classifier: MediaClassifier())
+        let url = try AttachmentURL.parse("http://127.0.0.1:9/a.jpg").get()
+        let result = await engine.download(
+            TransferRequest(
+                url: url.string, hostKey: url.hostKey, deadline: ContinuousClock.now.advanced(by: .seconds(10) * TestTiming.scale),
+                temporaryDirectory: directory, place: { .success($0) }))
+        await engine.shutdown()
+        guard case .failure(let failure) = result else {
+            Issue.record("a transfer through an unusable proxy succeeded")
+            return
+        }
+        #expect(!failure.detail.contains("PSECRET"), "\(failure.detail)")
+        #expect(failure.detail.contains("http://***@127.0.0.1:99999"), "\(failure.detail)")
+    }
+
+    // MARK: A refused proxy is named as the proxy
+
+    @Test("A proxy on a refused address is reported as the proxy, redacted, not as the origin")
+    func refusedProxyNamed() async throws {
+        let proxy = try await MockCDNServer.start(eventLoopThreads: 1)
+        do {
+            let proxyURL = "http://pu:PWSECRET@127.0.0.1:\(proxy.port)"
+            try await Fixture.with(configure: {
+                $0.addressPolicy = Policy()
+                $0.proxy = proxyURL
+            }) { fixture in
+                let outcome = await fixture.fetcher.process(Payloads.braze(url: "https://cdn.example.com/a.jpg"))
+                #expect(outcome.reason == .addressRefused, "\(outcome.result) \(outcome.detail ?? "")")
+                let detail = outcome.detail ?? ""
+                #expect(detail.contains("proxy") && detail.contains("http://***@127.0.0.1:\(proxy.port)"), "\(detail)")
+                #expect(!detail.contains("PWSECRET") && !detail.contains("every address of the host"), "\(detail)")
+                #expect(proxy.stats().connectionsAccepted == 0)
+            }
+        } catch {
+            try? await proxy.shutdown()
+            throw error
+        }
+        try await proxy.shutdown()
+    }
+
+    @Test("The command line's hint for a refused proxy suggests allowing the proxy's address alone", arguments: ["127.0.0.1", "[::1]"])
+    func refusedProxyHint(host: String) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let network = host == "[::1]" ? "::1/128" : "127.0.0.1/32"
+        let payload = Payloads.braze(url: "https://cdn.example.com/a.jpg")
+        let proxy = "http://\(host):9"
+        let one = try await CommandRunner.run(
+            "fetch-attachment", ["--json", "--no-cache", "--output-dir", directory, "--proxy", proxy], stdin: payload)
+        #expect(one.status == 1)
+        #expect(one.stdout.contains(#""reason":"address-refused""#), "\(one.stdout)")
+        #expect(one.stdout.contains("proxy"), "\(one.stdout)")
+        #expect(one.stderr.contains("--allow-network \(network)"), "\(one.stderr)")
+        #expect(!one.stderr.contains("--allow-private-networks"), "\(one.stderr)")
+        let campaign = directory + "/campaign.jsonl"
+        try Data((String(decoding: payload, as: UTF8.self) + "\n").utf8).write(to: URL(fileURLWithPath: campaign))
+        let batch = try await CommandRunner.run(
+            "fetch-attachment", ["--batch", campaign, "--no-cache", "--output-dir", directory, "--proxy", proxy])
+        #expect(batch.stderr.contains("--allow-network \(network)"), "\(batch.stderr)")
+    }
+
     // MARK: Ports
 
     @Test(

@@ -165,11 +165,36 @@ extension PushAttachmentFetcher.Configuration {
     /// The schemes libcurl takes for a proxy.
     static let proxySchemes: Set<String> = ["http", "https", "socks4", "socks4a", "socks5", "socks5h"]
 
-    /// Whether `proxy` is a proxy URL libcurl takes: one of `proxySchemes` and a host.
-    package static func isProxyURL(_ proxy: String) -> Bool {
+    /// Whether `proxy` is a proxy URL libcurl takes (see `proxyProblem(_:)`).
+    package static func isProxyURL(_ proxy: String) -> Bool { proxyProblem(proxy) == nil }
+
+    /// Why `proxy` is no proxy URL libcurl takes, or `nil` when it is one: one of
+    /// `proxySchemes`, a host, a port from 1 to 65535 if any, at most one `@` (an `@` in a user
+    /// name or password is written `%40`), no space or control character, and libcurl's own URL
+    /// parser agrees. libcurl would fail every transfer through any other, with an error that
+    /// repeats the proxy whole, password included. The reason never quotes `proxy`.
+    package static func proxyProblem(_ proxy: String) -> String? {
+        if proxy.isEmpty { return "it is empty" }
+        if proxy.unicodeScalars.contains(where: { $0.value <= 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            return "it holds a space or a control character (write a space in a user name or password as %20)"
+        }
+        let bytes = proxy.utf8
+        if let separator = proxy.range(of: "://")?.upperBound.samePosition(in: bytes) {
+            let authority = bytes[separator...].prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+            if authority.lazy.filter({ $0 == UInt8(ascii: "@") }).count > 1 {
+                return "it holds more than one '@' (write one in a user name or password as %40)"
+            }
+        }
         guard let components = URLComponents(string: proxy), let scheme = components.scheme?.lowercased(),
             proxySchemes.contains(scheme), let host = components.host, !host.isEmpty
-        else { return false }
-        return true
+        else { return "it is not a URL with a scheme and a host" }
+        if let range = components.rangeOfPort, let written = components.string?[range], !written.isEmpty {
+            let shown = written.count > 30 ? written.prefix(30) + "…" : written
+            guard written.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let port = Int(written),
+                (1...65_535).contains(port)
+            else { return "its port \(shown) is outside 1–65535" }
+        }
+        guard CurlURLParser.parsesAsProxy(proxy) else { return "libcurl's URL parser refuses it" }
+        return nil
     }
 }

@@ -53,6 +53,14 @@ enum CurlLibrary {
     }()
 }
 
+/// libcurl's URL parser.
+enum CurlURLParser {
+    /// Whether libcurl takes `proxy` as a proxy URL (`CURLOPT_PROXY` parses it so).
+    static func parsesAsProxy(_ proxy: String) -> Bool {
+        CurlLibrary.initialized && CCurl_proxy_parses(proxy) != 0
+    }
+}
+
 /// Receives a response's header lines and body chunks from libcurl's callbacks.
 ///
 /// The body goes to `file` as it arrives (decoded, when the origin sent it with a

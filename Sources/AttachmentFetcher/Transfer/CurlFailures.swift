@@ -6,8 +6,26 @@ struct CurlFailures {
     var configuration: TransferEngine.Configuration
     var policy: BodyPolicy
 
-    /// The one detail of every `address-refused` failure: it tells nothing of the address.
+    /// The detail of an `address-refused` failure of the attachment's own URL. No refusal's
+    /// detail tells anything of the address.
     static let addressRefusedDetail = "the address policy refused every address of the host"
+
+    /// The detail of an `address-refused` failure: the proxy's when one is configured (every
+    /// connection goes to it), else the attachment host's.
+    func addressRefusedDetail(of easy: CurlEasy) -> String {
+        if let proxy = configuration.proxy {
+            return "the address policy refused every address of the proxy \(URLCredentials.redacted(proxy).prefix(300))"
+        }
+        return Self.addressRefusedDetail
+    }
+
+    /// `message` (libcurl's words) with the configured proxy, wherever it repeats it, shown as
+    /// `URLCredentials.redacted` shows it: libcurl quotes the proxy whole when it cannot use it,
+    /// password included.
+    func redactingProxy(_ message: String) -> String {
+        guard let proxy = configuration.proxy, !proxy.isEmpty, message.contains(proxy) else { return message }
+        return message.replacingOccurrences(of: proxy, with: URLCredentials.redacted(proxy))
+    }
 
     /// Whether an HTTP/2 connection failed the attempt (a framing error, a stream reset, or the
     /// connection lost) rather than the response itself: such an attempt may be retried (see
@@ -31,7 +49,7 @@ struct CurlFailures {
         // Refused only when no candidate was permitted: a permitted one that failed to connect
         // is a network failure like any other.
         if code == .couldNotConnect, easy.refusedAddresses > 0, easy.openedSockets == 0 {
-            return TransferFailure(reason: .addressRefused, detail: Self.addressRefusedDetail)
+            return TransferFailure(reason: .addressRefused, detail: addressRefusedDetail(of: easy))
         }
         if code == .loginDenied, !configuration.allowsCredentialsInURLs {
             return TransferFailure(reason: .invalidURL, detail: "a redirect led to a URL with credentials (user:pass@), which are not sent\(PushAttachmentFetcher.allowCredentials)")
@@ -48,7 +66,7 @@ struct CurlFailures {
 
     private func curlFailure(for code: CurlCode, of transfer: ActiveTransfer) -> TransferFailure {
         let easy = transfer.easy
-        let message = easy.errorMessage(for: code)
+        let message = redactingProxy(easy.errorMessage(for: code))
         switch code {
         // The request's URL is http or https: a URL that is not came from a redirect; with an
         // http(s) URL, the response was not HTTP (a service speaking another protocol, which

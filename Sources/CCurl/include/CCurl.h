@@ -69,6 +69,17 @@ static inline int CCurl_msg_is_done(const CURLMsg *message) {
     return message->msg == CURLMSG_DONE;
 }
 
+/// 1 when libcurl's URL parser takes `proxy` the way CURLOPT_PROXY parses it (curl_url_set with
+/// CURLU_NON_SUPPORT_SCHEME and CURLU_GUESS_SCHEME), 0 when it would refuse it: a proxy libcurl
+/// refuses fails every transfer with an error message that repeats the proxy, password included.
+static inline int CCurl_proxy_parses(const char *proxy) {
+    CURLU *url = curl_url();
+    if (url == NULL) return 0;
+    CURLUcode result = curl_url_set(url, CURLUPART_URL, proxy, CURLU_NON_SUPPORT_SCHEME | CURLU_GUESS_SCHEME);
+    curl_url_cleanup(url);
+    return result == CURLUE_OK;
+}
+
 /// The flags for curl_global_init: the macro is an expression Swift does not import.
 static inline long CCurl_global_all(void) { return CURL_GLOBAL_ALL; }
 
