@@ -40,8 +40,10 @@ public struct FallbackReason: Hashable, Sendable, Codable, CustomStringConvertib
     /// The file could not be written, closed or renamed in the output directory.
     public static let storage = FallbackReason("storage")
     /// The address policy (`Configuration.addressPolicy`) refused every address the attachment's
-    /// host (or a redirect's) resolved to: loopback, private, link-local, reserved… Nothing was
-    /// sent. The detail is always the same, whatever the address.
+    /// host, a redirect target's host or the proxy resolved to: loopback, private, link-local,
+    /// reserved… Nothing was sent. The detail never gives the address; it says which was refused:
+    /// the attachment's host, a redirect target (named by its URL, credentials shown as `***`),
+    /// or the configured proxy (shown the same way).
     public static let addressRefused = FallbackReason("address-refused")
     /// The process or the system ran out of file descriptors (`EMFILE`, `ENFILE`) for a socket,
     /// a temporary file or a cache lock: a local shortage, never remembered against the origin.

@@ -242,4 +242,32 @@ struct AddressPolicyEdgeTests {
         #expect(ten.permits(numericHost: "64:ff9b::7f00:1") == false)
         #expect(ten.permits(numericHost: "64:ff9b::a00:1") == true)
     }
+
+    // MARK: A refused redirect hop is named
+
+    @Test("A redirect to a refused address names the redirect target, not the allowed first URL")
+    func refusedRedirectHopNamed() async throws {
+        try await Fixture.with(configure: {
+            $0.addressPolicy = Policy(allowedNetworks: [IPNetwork("127.0.0.1/32")!])
+        }) { fixture in
+            let port = fixture.server.port
+            let hop = "http://127.0.0.2:\(port)/media/inside.jpg?bytes=1000"
+            let encoded = hop.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let outcome = await fixture.fetch("/media/moved.jpg?redirect_to=\(encoded)")
+            #expect(outcome.reason == .addressRefused, "\(outcome.result) \(outcome.detail ?? "")")
+            let detail = outcome.detail ?? ""
+            #expect(detail.contains("redirect") && detail.contains(hop), "\(detail)")
+            #expect(!detail.contains("moved.jpg"), "\(detail)")
+            #expect(fixture.server.stats().requests == 1)
+
+            // With credentials allowed, a hop's are shown redacted.
+            let allowing = try fixture.anotherFetcher { $0.allowsCredentialsInURLs = true }
+            let secretHop = "http://u:HOPSECRET@127.0.0.2:\(port)/media/inside.jpg"
+            let secretEncoded = secretHop.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let redacted = await allowing.process(fixture.braze("/media/moved2.jpg?redirect_to=\(secretEncoded)"))
+            await allowing.shutdown()
+            #expect(redacted.reason == .addressRefused, "\(redacted.result) \(redacted.detail ?? "")")
+            #expect(redacted.detail?.contains("***@127.0.0.2") == true && redacted.detail?.contains("HOPSECRET") == false, "\(redacted.detail ?? "")")
+        }
+    }
 }

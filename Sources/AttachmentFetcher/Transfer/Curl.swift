@@ -345,6 +345,10 @@ final class CurlEasy {
         socketGuard.pointee = CCurl_socket_guard(policy: policy.pointer, handle: handle, hop: 0, refused: 0, opened: 0, open_error: 0)
     }
 
+    /// The redirect hop (0 for the first request) that `refusedAddresses`, `openedSockets` and
+    /// `socketOpenError` are about: the latest that opened connections.
+    var guardedHop: Int { Int(socketGuard.pointee.hop) }
+
     /// How many candidate addresses the policy refused during this transfer.
     var refusedAddresses: Int { Int(socketGuard.pointee.refused) }
 

@@ -11,10 +11,14 @@ struct CurlFailures {
     static let addressRefusedDetail = "the address policy refused every address of the host"
 
     /// The detail of an `address-refused` failure: the proxy's when one is configured (every
-    /// connection goes to it), else the attachment host's.
+    /// connection goes to it), else a redirect target's, named by its URL, when the refused
+    /// request was a redirect hop, else the attachment host's.
     func addressRefusedDetail(of easy: CurlEasy) -> String {
         if let proxy = configuration.proxy {
             return "the address policy refused every address of the proxy \(URLCredentials.redacted(proxy).prefix(300))"
+        }
+        if easy.guardedHop > 0, let url = easy.effectiveURL, !url.isEmpty {
+            return "the address policy refused every address of a redirect target (hop \(easy.guardedHop)): \(URLCredentials.redacted(url).prefix(500))"
         }
         return Self.addressRefusedDetail
     }
