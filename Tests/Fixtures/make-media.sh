@@ -12,6 +12,8 @@ convert=/usr/bin/convert   # ImageMagick's, not a stand-in earlier on PATH
 # Images: a 64x48 test pattern.
 "${ff[@]}" -f lavfi -i testsrc=size=64x48:rate=1 -frames:v 1 "$work/pattern.png"
 "$convert" "$work/pattern.png" -quality 80 photo.jpg
+# Progressive: several scans, tables between them.
+"$convert" "$work/pattern.png" -quality 80 -interlace JPEG photo-progressive.jpg
 "$convert" "$work/pattern.png" logo.png
 "$convert" -delay 20 "$work/pattern.png" \( "$work/pattern.png" -negate \) -loop 0 animated.gif
 "$convert" "$work/pattern.png" photo.bmp
