@@ -358,7 +358,12 @@ final class MockCDNHandler: ChannelInboundHandler {
         switch kind {
         case .truncate:
             response = nil
-            context.close(promise: nil)
+            if r.plan.quietStreamReset, r.version.major == 2 {
+                // Passed down to the stream's own channel (see `QuietStreamReset`).
+                context.triggerUserOutboundEvent(QuietStreamReset(), promise: nil)
+            } else {
+                context.close(promise: nil)
+            }
         case .reset:
             response = r
             resetWhenDrained(context: context, id: id, deadline: .now() + Self.resetDrainTimeout)
@@ -374,6 +379,14 @@ final class MockCDNHandler: ChannelInboundHandler {
             }
         }
     }
+}
+
+/// Asks an HTTP/2 stream's channel to end the stream with `RST_STREAM(NO_ERROR)` where a body
+/// stops short, without `END_STREAM`: the server says it is done with the stream, and nothing says
+/// the body was whole. Closing the stream's channel would send `CANCEL`, which clients report as a
+/// failure; `MockCDNTLS` writes the frame, below the HTTP/2-to-HTTP/1 codec.
+package struct QuietStreamReset: Sendable {
+    package init() {}
 }
 
 #if os(Linux)

@@ -9,7 +9,8 @@ import NIOConcurrencyHelpers
 ///
 /// Routes: `GET|HEAD /media/NAME.EXT?bytes=N` (or `/media/NAME?media=EXT`) with the optional query parameters `delay_ms`, `rate`,
 /// `stall_after`, `stall_ms`, `reset_after`, `truncate_after`, `fault_once`, `status`, `content_type`, `chunked`,
-/// `redirects`, `redirect_to`, `then_redirect_to`, `cache_control`, `no_cache_headers`, `expires`, `no_validators`, `etag`, `header_bytes`, `set_cookie` and `require_cookie`;
+/// `no_length` (neither Content-Length nor chunked: on HTTP/1.1 the body ends with the connection), `rst_no_error`
+/// (on HTTP/2 a truncation resets the stream with `NO_ERROR`, which libcurl takes for the body's end), `redirects`, `redirect_to`, `then_redirect_to`, `cache_control`, `no_cache_headers`, `expires`, `no_validators`, `etag`, `header_bytes`, `set_cookie` and `require_cookie`;
 /// `GET /_stats` (JSON of ``MockCDNStats``) and `POST /_stats/reset`; anything else is a 404.
 public struct MockCDNServer: Sendable {
     /// The host the server listens on, as given to ``start(host:port:eventLoopThreads:)``.
@@ -28,7 +29,9 @@ public struct MockCDNServer: Sendable {
     /// HTTPS with HTTP/2). With `filesDirectory`, `/files/NAME` serves that directory's file NAME
     /// as it is (real media made by real encoders); `?encoding=gzip` serves `NAME.gz` with
     /// `Content-Encoding: gzip` whatever the request asked, as S3 objects uploaded gzipped are
-    /// (`?encoding=deflate`: `NAME.zz`), and `?chunked=1` leaves out Content-Length.
+    /// (`?encoding=deflate`: `NAME.zz`), and `?chunked=1` leaves out Content-Length; `?no_length=1`
+    /// sends neither, `?cut_at=N` serves the (encoded) file's first N bytes under honest framing, and
+    /// `truncate_after` and `rst_no_error` cut the body as on `/media/`.
     public static func start(
         host: String = "127.0.0.1",
         port: Int = 0,
@@ -50,7 +53,13 @@ public struct MockCDNServer: Sendable {
         let serving = ServingHandlers(
             http1: { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    // Framing as the plan says: a response without Content-Length or chunked
+                    // coding is delimited by the connection's close (`no_length`), where NIO
+                    // would otherwise make it chunked.
+                    var encoder = HTTPResponseEncoder.Configuration()
+                    encoder.automaticallySetFramingHeaders = false
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                        withErrorHandling: true, withEncoderConfiguration: encoder)
                     try channel.pipeline.syncOperations.addHandler(
                         MockCDNHandler(stats: recorder, scheme: scheme, filesDirectory: filesDirectory))
                 }

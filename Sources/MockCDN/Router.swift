@@ -30,6 +30,9 @@ struct ResponsePlan {
     var trailers: HTTPHeaders?
     /// An informational `103 Early Hints` response sent before the response (`early_hints_location`).
     var earlyHints: HTTPHeaders?
+    /// On HTTP/2, a truncation resets the stream with `NO_ERROR`, as if the body had ended,
+    /// rather than with `CANCEL` (`rst_no_error`).
+    var quietStreamReset = false
 }
 
 /// Turns a request into a ``ResponsePlan`` (no side effects).
@@ -98,9 +101,10 @@ enum Router {
             plan.headers.remove(name: "Transfer-Encoding")  // HTTP/1.0 has no chunked coding
         }
         var keepAlive = request.keepAlive
-        // Without Content-Length an HTTP/1.0 body is delimited by closing the connection.
+        // Without Content-Length or chunked framing an HTTP/1 body is delimited by closing the
+        // connection (`no_length`; always so on HTTP/1.0, which has no chunked coding).
         if plan.sendBody, plan.body.count > 0, !plan.headers.contains(name: "Content-Length"),
-            request.version.major == 1, request.version.minor == 0
+            !plan.headers.contains(name: "Transfer-Encoding"), request.version.major == 1
         {
             keepAlive = false
         }
@@ -281,7 +285,7 @@ enum Router {
                 plan.headers.add(name: "Content-Type", value: contentType ?? trueContentType)
                 if flag("chunked") {
                     plan.headers.add(name: "Transfer-Encoding", value: "chunked")
-                } else if plan.status != .noContent {
+                } else if plan.status != .noContent, !flag("no_length") {
                     plan.headers.add(name: "Content-Length", value: String(size))
                 }
                 plan.body = plan.status == .noContent ? .empty : .media(extension: ext, size: size)
@@ -320,6 +324,7 @@ enum Router {
             if plan.fault == nil || after < plan.fault!.after { plan.fault = (kind, after) }
         }
         if plan.fault?.kind == .stall, let ms = stallMs { plan.stallMs = Int64(ms) }
+        plan.quietStreamReset = flag("rst_no_error")
         return plan
     }
 
@@ -330,22 +335,32 @@ enum Router {
             return htmlPage(status: .notFound, detail: "No file \(name)")
         }
         let params = QueryString.parameters(request.query)
+        func int(_ key: String) throws -> Int? {
+            guard let raw = params[key] else { return nil }
+            guard let value = Int(raw), value >= 0 else { throw BadRequest(message: "Invalid value for \(key): \(raw)") }
+            return value
+        }
         let encoding = params["encoding"]
         let encodedSuffix = ["gzip": ".gz", "deflate": ".zz"]
         let path = directory + "/" + name + (encoding.flatMap { encodedSuffix[$0] } ?? "")
-        guard let bytes = FileManager.default.contents(atPath: path) else {
+        guard var bytes = FileManager.default.contents(atPath: path) else {
             return htmlPage(status: .notFound, detail: "No file \(name)")
         }
+        // `cut_at`: the file (as encoded) cut to its first N bytes at the origin, its framing
+        // honest about the cut.
+        if let cut = try int("cut_at"), cut < bytes.count { bytes = bytes.prefix(cut) }
         var plan = ResponsePlan()
         plan.headers.add(name: "Content-Type", value: params["content_type"] ?? "application/octet-stream")
         if let encoding, encodedSuffix[encoding] != nil { plan.headers.add(name: "Content-Encoding", value: encoding) }
         if params["chunked"] == "1" {
             plan.headers.add(name: "Transfer-Encoding", value: "chunked")
-        } else {
+        } else if params["no_length"] != "1" {
             plan.headers.add(name: "Content-Length", value: String(bytes.count))
         }
         plan.headers.add(name: "Cache-Control", value: "max-age=300")
         plan.body = .fixed(ByteBuffer(bytes: bytes))
+        if let after = try int("truncate_after"), after < bytes.count { plan.fault = (.truncate, after) }
+        plan.quietStreamReset = params["rst_no_error"] == "1"
         return plan
     }
 

@@ -42,6 +42,7 @@ extension MockCDNServer {
             @Sendable func serveHTTP2(_ channel: any Channel) -> EventLoopFuture<Void> {
                 channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
                     stream.eventLoop.makeCompletedFuture {
+                        try stream.pipeline.syncOperations.addHandler(QuietStreamResetWriter())
                         try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                         try stream.pipeline.syncOperations.addHandler(serving.makeHandler())
                     }
@@ -55,5 +56,20 @@ extension MockCDNServer {
         }
         return try await start(
             host: host, port: port, eventLoopThreads: eventLoopThreads, filesDirectory: filesDirectory, secure: secure)
+    }
+}
+
+/// Ends an HTTP/2 stream with `RST_STREAM(NO_ERROR)` when the handler serving it asks
+/// (`QuietStreamReset`, for `rst_no_error`); passes everything else on.
+private final class QuietStreamResetWriter: ChannelOutboundHandler {
+    typealias OutboundIn = HTTP2Frame.FramePayload
+    typealias OutboundOut = HTTP2Frame.FramePayload
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard event is QuietStreamReset else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(.rstStream(.noError)), promise: promise)
     }
 }
