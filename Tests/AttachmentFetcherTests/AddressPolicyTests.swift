@@ -231,6 +231,10 @@ struct AddressPolicyTests {
             let outcome = await fixture.fetch("/media/cut.jpg?bytes=200000&reset_after=10000")
             #expect(outcome.reason == .network)
             #expect(outcome.detail == "could not fetch")
+            // A body cut short where nothing vouched for its end: the same words.
+            let cut = await fixture.fetch("/files/photo.jpg?no_length=1&truncate_after=867")
+            #expect(cut.reason == .network)
+            #expect(cut.detail == "could not fetch")
         }
         try await Fixture.with { fixture in
             let outcome = await fixture.fetch("/media/cut.jpg?bytes=200000&reset_after=10000")

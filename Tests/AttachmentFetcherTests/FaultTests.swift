@@ -33,6 +33,72 @@ struct FaultTests {
         }
     }
 
+    /// Real files of each checked format, with what a cut body misses.
+    static let cutFiles: [(file: String, missing: String)] = [
+        ("photo.jpg", "its JPEG end marker"), ("logo.png", "its PNG end chunk (IEND)"), ("animated.gif", "its GIF trailer"),
+        ("photo.webp", "the end its RIFF header announces"), ("tone.wav", "the end its RIFF header announces"),
+        ("tone.aiff", "the end its FORM header announces"), ("clip.mp4", "the end of its 'mdat' box"),
+        ("photo.heic", "the end of its 'mdat' box"), ("photo.bmp", "the size its BMP header announces"),
+    ]
+
+    /// A payload for `url`: an FCM message for the types only Android shows (WebP, HEIF, BMP), a
+    /// Braze payload for iOS otherwise.
+    static func payload(_ url: String, file: String) -> Data {
+        guard [".webp", ".heic", ".bmp"].contains(where: file.hasSuffix) else { return Payloads.braze(url: url) }
+        return Data(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B","gcm.n.image":"\#(url)"}"#.utf8)
+    }
+
+    @Test("A body without Content-Length or chunked framing (HTTP/1.1) that the connection's close cuts short is network, neither attached nor cached; whole, it is attached", arguments: cutFiles)
+    func closeDelimitedCut(item: (file: String, missing: String)) async throws {
+        try await Fixture.with(cached: true, configure: { $0.cache?.failureMemory = .zero }) { fixture in
+            let size = try RealMediaTests.size(of: item.file)
+            let cut = "/files/\(item.file)?no_length=1&truncate_after=\(size * 2 / 3)"
+            let fetch = { (path: String) in await fixture.fetcher.process(Self.payload(fixture.server.url(path), file: item.file)) }
+            let outcome = await fetch(cut)
+            #expect(outcome.reason == .network, "\(outcome.result) \(outcome.detail ?? "")")
+            #expect(
+                outcome.detail == "the body ended before \(item.missing): nothing vouched for its end (HTTP/1.1 without Content-Length or chunked framing, ended by the connection's close)")
+            #expect(fixture.filesLeft().isEmpty)
+            // Not cached: the next payload asks the origin again.
+            #expect(await fetch(cut).reason == .network)
+            #expect(fixture.server.stats().requestsPerURL[cut] == 2)
+            let whole = await fetch("/files/\(item.file)?no_length=1")
+            #expect(whole.status == .attached, "\(whole.result) \(whole.detail ?? "")")
+            #expect(whole.attachments.first?.bytes == size)
+        }
+    }
+
+    @Test("A gzip or deflate body whose compressed stream is cut inside honest framing is network, neither attached nor cached", arguments: ["gzip", "deflate"])
+    func encodedStreamCut(encoding: String) async throws {
+        try await Fixture.with(cached: true, configure: { $0.cache?.failureMemory = .zero }) { fixture in
+            let encoded = try RealMediaTests.size(of: "logo.png" + (encoding == "gzip" ? ".gz" : ".zz"))
+            for cutAt in [encoded / 3, encoded / 2, encoded * 2 / 3] {
+                for framing in ["", "&chunked=1"] {
+                    let cut = "/files/logo.png?encoding=\(encoding)&cut_at=\(cutAt)\(framing)"
+                    let outcome = await fixture.fetch(cut)
+                    #expect(outcome.reason == .network, "\(cut): \(outcome.result) \(outcome.detail ?? "")")
+                    #expect(
+                        outcome.detail == "the body ended before its PNG end chunk (IEND): nothing vouched for its end (a \(encoding) Content-Encoding, whose compressed stream libcurl does not check to its end)",
+                        "\(cut)")
+                    #expect(await fixture.fetch(cut).reason == .network)
+                    #expect(fixture.server.stats().requestsPerURL[cut] == 2, "\(cut)")
+                }
+            }
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
+    @Test("A body its framing vouches for (Content-Length, chunked) is not read back: a file cut at the origin under honest framing is attached as it came")
+    func vouchedBodyNotChecked() async throws {
+        try await Fixture.with { fixture in
+            for framing in ["", "&chunked=1"] {
+                let outcome = await fixture.fetch("/files/photo.jpg?cut_at=867\(framing)")
+                #expect(outcome.status == .attached, "\(outcome.result) \(outcome.detail ?? "")")
+                #expect(outcome.attachments.first?.bytes == 867)
+            }
+        }
+    }
+
     @Test("A header line too long for libcurl is network, and the detail says so rather than out of memory")
     func oversizedHeader() async throws {
         try await Fixture.with { fixture in

@@ -11,8 +11,9 @@ import Testing
        .enabled(if: SelfSignedCertificate.canBeMade))
 struct TLSTests {
     /// A TLS mock CDN with a fresh certificate, and a fetcher that trusts it or not.
+    /// With `cached`, the fetcher has a cache of its own, which remembers no failure.
     private static func withTLSServer(
-        trusted: Bool, timeout: Duration = .seconds(10) * TestTiming.scale,
+        trusted: Bool, timeout: Duration = .seconds(10) * TestTiming.scale, cached: Bool = false,
         _ body: (MockCDNServer, PushAttachmentFetcher, String) async throws -> Void
     ) async throws {
         let root = try makeTemporaryDirectory()
@@ -20,8 +21,13 @@ struct TLSTests {
         let certificate = try await SelfSignedCertificate.make(in: root)
         let server = try await MockCDNServer.start(
             eventLoopThreads: 1,
-            tls: .init(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.privateKeyPath))
+            tls: .init(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.privateKeyPath),
+            filesDirectory: Fixture.mediaDirectory)
         var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: timeout)
+        if cached {
+            configuration.cache = .init(directory: root + "/cache")
+            configuration.cache?.failureMemory = .zero
+        }
         if trusted { configuration.trustedCertificatesFile = certificate.certificatePath }
         configuration.addressPolicy.allowsPrivateNetworks = true  // the mock CDN is on loopback
         do {
@@ -128,6 +134,28 @@ struct TLSTests {
             #expect(outcomes[1]?.attachments.first?.mime == "image/png")
             let stats = server.stats()
             #expect(stats.http2Requests == stats.requests)
+        }
+    }
+
+    @Test("An HTTP/2 stream without Content-Length that the server resets with NO_ERROR before the body's end is network, neither attached nor cached; whole, it is attached", arguments: FaultTests.cutFiles)
+    func streamResetBeforeEnd(item: (file: String, missing: String)) async throws {
+        try await Self.withTLSServer(trusted: true, cached: true) { server, fetcher, output in
+            let size = try RealMediaTests.size(of: item.file)
+            let cut = "/files/\(item.file)?no_length=1&truncate_after=\(size * 2 / 3)&rst_no_error=1"
+            let fetch = { (path: String) in await fetcher.process(FaultTests.payload(server.url(path), file: item.file)) }
+            let outcome = await fetch(cut)
+            #expect(outcome.reason == .network, "\(outcome.result) \(outcome.detail ?? "")")
+            #expect(outcome.detail == "the body ended before \(item.missing): nothing vouched for its end (HTTP/2 without Content-Length)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: output).isEmpty)
+            #expect(await fetch(cut).reason == .network)
+            #expect(server.stats().requestsPerURL[cut] == 2)
+            // With Content-Length, libcurl itself reports the stream short of it.
+            let counted = await fetch("/files/\(item.file)?truncate_after=\(size * 2 / 3)&rst_no_error=1")
+            #expect(counted.reason == .network, "\(counted.result) \(counted.detail ?? "")")
+            let whole = await fetch("/files/\(item.file)?no_length=1")
+            #expect(whole.status == .attached, "\(whole.result) \(whole.detail ?? "")")
+            #expect(whole.attachments.first?.bytes == size)
+            #expect(server.stats().http2Requests == server.stats().requests)
         }
     }
 }

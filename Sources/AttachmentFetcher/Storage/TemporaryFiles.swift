@@ -31,7 +31,8 @@ enum TemporaryFiles {
     }
 
     /// Creates a fresh temporary file in `directory` for a body to stream into: its descriptor,
-    /// open for writing, and its path. With `anonymous`, the file has no name (`O_TMPFILE`; the
+    /// open for reading and writing (a body nothing vouched for the end of is read back), and its
+    /// path. With `anonymous`, the file has no name (`O_TMPFILE`; the
     /// path is the descriptor's, `/proc/self/fd/N`) where the file system allows, made with
     /// `permissions` (less the umask), and its receiver names or closes it. Running out of
     /// descriptors is `resources`, any other error `storage`.
@@ -51,7 +52,7 @@ enum TemporaryFiles {
         let temporaryPath = path(in: directory)
         do {
             let file = try Syscalls.open(
-                FilePath(temporaryPath), flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, permissions: 0o644)
+                FilePath(temporaryPath), flags: O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, permissions: 0o644)
             // Held until the file is closed: proof that its writer lives.
             _ = try? Syscalls.tryFileLock(file, exclusive: true)
             return .success((file, temporaryPath))

@@ -93,8 +93,46 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
         TemporaryFiles.remove(temporaryPath)
     }
 
-    /// The whole body of type `media`, its file closed, under its temporary name.
+    /// Why nothing vouched for the end of the body; `nil` when its framing did: a
+    /// `Content-Length` that libcurl held it to, or HTTP/1.1 chunked framing, and no
+    /// `Content-Encoding` (libcurl 7.88 does not check that a compressed stream reached its end).
+    /// libcurl reports success for a body that an HTTP/2 stream reset with `NO_ERROR` cut short,
+    /// or that the connection's close cut short where nothing but that close delimits it.
+    var unvouchedEnd: String? {
+        if let coding = sink.contentCoding {
+            return "a \(coding) Content-Encoding, whose compressed stream libcurl does not check to its end"
+        }
+        if easy.contentLength != nil { return nil }
+        if easy.usedHTTP2 { return "HTTP/2 without Content-Length" }
+        if sink.chunked { return nil }
+        return "\(easy.httpVersionName) without Content-Length or chunked framing, ended by the connection's close"
+    }
+
+    /// A body nothing vouched for whose own format shows it cut short (`BodyCompleteness`, read
+    /// through its file), as the failure it is; `nil` otherwise. A body its framing vouched for is
+    /// not read at all.
+    private func cutShort(_ media: MediaType) -> TransferFailure? {
+        guard let unvouched = unvouchedEnd, let format = BodyCompleteness.Format(media), let file else { return nil }
+        do {
+            switch try BodyCompleteness.check(format, FileBytes(file: file, count: sink.bytesReceived)) {
+            case .complete:
+                return nil
+            case .cutShort(let missing):
+                return TransferFailure(
+                    reason: .network, detail: "the body ended before \(missing): nothing vouched for its end (\(unvouched))")
+            }
+        } catch {
+            // A nameless file's path (/proc/self/fd/N) would say nothing: its directory does.
+            let body = TemporaryFiles.isAnonymous(temporaryPath)
+                ? "the body in \(owner.ticket.request.temporaryDirectory)" : temporaryPath
+            return TransferFailure(reason: .storage, detail: "cannot read \(body) back: \(error)")
+        }
+    }
+
+    /// The whole body of type `media`, its file closed, under its temporary name; a failure when
+    /// nothing vouched for its end and its format shows it cut short (see `cutShort`).
     func finishedBody(media: MediaType) -> Result<DownloadedFile, TransferFailure> {
+        if let failure = cutShort(media) { return .failure(failure) }
         // A nameless body goes on open: closing it would remove it.
         let handedOn = owner.ticket.request.anonymousBody ? file : nil
         do {

@@ -74,9 +74,18 @@ final class CurlResponseSink {
     private(set) var window: SniffWindow
     /// Body bytes received so far, after decoding.
     private(set) var bytesReceived = 0
-    /// Whether the latest response announced a `Content-Encoding` (other than `identity`): its
-    /// Content-Length then counts encoded bytes, not the body's.
-    private(set) var contentEncoded = false
+    /// The latest response's `Content-Encoding` (other than `identity`), as it named it ("gzip"):
+    /// its Content-Length then counts encoded bytes, not the body's, and nothing vouches for the
+    /// decoded body's end (libcurl 7.88 does not check that the compressed stream reached its end).
+    private(set) var contentCoding: String?
+    /// Whether the latest response announced a `Content-Encoding` (other than `identity`).
+    var contentEncoded: Bool { contentCoding != nil }
+    /// Whether the latest response's body came in HTTP/1.1 chunked framing (`Transfer-Encoding:
+    /// chunked`, and no other coding), whose end libcurl checks: a body cut short of the last
+    /// chunk fails.
+    private(set) var chunked = false
+    /// Whether the latest response has a `Transfer-Encoding` line.
+    private var transferCoded = false
     /// The header block of the latest response, as received; reset on every new status line,
     /// so after redirects only the final response's remains. Parsed only when asked for.
     private var headerBytes: [UInt8] = []
@@ -139,7 +148,9 @@ final class CurlResponseSink {
         hasher = nil
         writeFailure = nil
         bytesReceived = 0
-        contentEncoded = false
+        contentCoding = nil
+        chunked = false
+        transferCoded = false
         redirectSchemes = []
         pendingRedirect = []
         locationLeavesHTTP = false
@@ -185,7 +196,9 @@ final class CurlResponseSink {
             pendingCookie = false
             status = Self.statusCode(of: line)
             headerBytes.removeAll(keepingCapacity: true)
-            contentEncoded = false
+            contentCoding = nil
+            chunked = false
+            transferCoded = false
             pendingRedirect = []
             locationLeavesHTTP = false
             contentLength = nil
@@ -197,7 +210,19 @@ final class CurlResponseSink {
             headerBytes.append(contentsOf: line)
             if let coding = Self.value(of: line, named: "content-encoding:") {
                 // A coding other than `identity`.
-                if !coding.isEmpty, !coding.elementsEqual("identity".utf8, by: { $0 | 0x20 == $1 }) { contentEncoded = true }
+                if !coding.isEmpty, !coding.elementsEqual("identity".utf8, by: { $0 | 0x20 == $1 }) {
+                    // Named in a failure's detail: printable, and short whatever the server sent.
+                    let named = String(decoding: coding.prefix(32).map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+                    if let earlier = contentCoding {
+                        if earlier.utf8.count < 64 { contentCoding = earlier + ", " + named }
+                    } else {
+                        contentCoding = named
+                    }
+                }
+            } else if let codings = Self.value(of: line, named: "transfer-encoding:") {
+                // A second line adds codings to the first: chunked alone, in one line, vouches.
+                chunked = !transferCoded && codings.elementsEqual("chunked".utf8, by: { $0 | 0x20 == $1 })
+                transferCoded = true
             } else if let location = Self.value(of: line, named: "location:") {
                 pendingRedirect = RedirectSchemes.target(ofLocation: location)
                 locationLeavesHTTP = RedirectSchemes.namesOtherScheme(location)
@@ -417,10 +442,23 @@ final class CurlEasy {
     }
 
     /// Whether the last request went over HTTP/2.
-    var usedHTTP2: Bool {
+    var usedHTTP2: Bool { httpVersion == Int(CURL_HTTP_VERSION_2_0) }
+
+    /// The last response's HTTP version as a status line names it ("HTTP/1.1").
+    var httpVersionName: String {
+        switch httpVersion {
+        case Int(CURL_HTTP_VERSION_1_0): "HTTP/1.0"
+        case Int(CURL_HTTP_VERSION_2_0): "HTTP/2"
+        case Int(CURL_HTTP_VERSION_3): "HTTP/3"
+        default: "HTTP/1.1"
+        }
+    }
+
+    /// The last response's `CURLINFO_HTTP_VERSION` (0 before one arrived).
+    private var httpVersion: Int {
         var version = 0
         _ = CCurl_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
-        return version == Int(CURL_HTTP_VERSION_2_0)
+        return version
     }
 
     /// How many redirects were followed.

@@ -61,11 +61,17 @@ struct CurlFailures {
         let failure = curlFailure(for: code, of: transfer)
         guard configuration.addressPolicy.hidesNetworkDetails else { return failure }
         switch failure.reason {
-        case .network: return TransferFailure(reason: .network, detail: FallbackReason.uniformNetworkDetail)
         case .deadline where code == .operationTimedOut:
             return TransferFailure(reason: .deadline, detail: FallbackReason.uniformNetworkDetail + " before the deadline")
-        default: return failure
+        default: return shown(failure)
         }
+    }
+
+    /// `failure` in the words the configuration allows: while the address policy is in force, a
+    /// `network` failure says only `FallbackReason.uniformNetworkDetail`.
+    func shown(_ failure: TransferFailure) -> TransferFailure {
+        guard configuration.addressPolicy.hidesNetworkDetails, failure.reason == .network else { return failure }
+        return TransferFailure(reason: .network, detail: FallbackReason.uniformNetworkDetail)
     }
 
     private func curlFailure(for code: CurlCode, of transfer: ActiveTransfer) -> TransferFailure {

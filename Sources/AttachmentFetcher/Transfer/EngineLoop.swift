@@ -182,7 +182,8 @@ final class EngineLoop: @unchecked Sendable {
             settle(transfer, .success(.notModified(sink?.headerBlock ?? "", redirected: sink?.redirects.isEmpty == false)))
         case .finishBody(let media):
             guard let active = transfer.active else { break }
-            let placed = active.finishedBody(media: media).flatMap(transfer.ticket.request.place)
+            // A body cut short where nothing vouched for its end fails here, neither placed nor cached.
+            let placed = active.finishedBody(media: media).mapError(failures.shown).flatMap(transfer.ticket.request.place)
             settle(transfer, placed.map { .file($0) })
         case .forget:
             break
