@@ -184,9 +184,9 @@ struct AddressPolicyTests {
 
     @Test("Each resolved candidate is judged alone: a refused one is skipped, a permitted one used; refused means all were")
     func candidatesJudgedAlone() async throws {
-        let closed = try await MockCDNServer.start(eventLoopThreads: 1)
+        let closed = try ClosedPort()
         let closedPort = closed.port
-        try await closed.shutdown()
+        defer { withExtendedLifetime(closed) {} }
         try await withDefaultPolicy { fixture in
             let port = fixture.server.port
             let fetcher = try fixture.anotherFetcher {
