@@ -26,9 +26,9 @@ public struct FallbackReason: Hashable, Sendable, Codable, CustomStringConvertib
     /// in force (`Configuration.addressPolicy`, private networks not allowed), the detail is
     /// always ``uniformNetworkDetail``, so that payloads cannot probe ports through the fetcher.
     public static let network = FallbackReason("network")
-    /// The detail of every `network` failure while the address policy is in force: libcurl's own
-    /// message (refused, timed out, reset, an empty reply) would tell a closed port from a
-    /// filtered or a serving one.
+    /// The detail of every `network` failure while the address policy is in force, but a name
+    /// that does not resolve (said as such): libcurl's own message (refused, timed out, reset,
+    /// an empty reply) would tell a closed port from a filtered or a serving one.
     public static let uniformNetworkDetail = "could not fetch"
     /// The payload's deadline passed (or its task was cancelled) before the attachment was ready;
     /// in an Android verdict, the picture took longer than the vendor's SDK waits for it.

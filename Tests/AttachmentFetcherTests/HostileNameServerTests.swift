@@ -58,4 +58,24 @@ struct HostileNameServerTests {
         let elapsed = outcomes.compactMap { $0["elapsed_ms"] as? Double }
         #expect(elapsed.count == 3 && elapsed.allSatisfy { $0 < 15_000 }, "\(elapsed)")
     }
+
+    @Test(
+        "A name that does not resolve says so under the address policy too: a typo in a URL is not 'could not fetch'",
+        .enabled("unshare -rmn or ip is unavailable here") { await HostileNameServerTests.canIsolate() })
+    func unresolvedName() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A name server on 127.0.0.1 that is not there: each lookup is refused at once, and
+        // nothing leaves the namespace.
+        try Data("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n".utf8).write(to: URL(fileURLWithPath: directory + "/resolv.conf"))
+        try Data(#"{"aps":{"alert":"x","mutable-content":1},"ab":{"att":{"url":"http://cdn.typo.test/a.jpg"}}}"#.utf8)
+            .write(to: URL(fileURLWithPath: directory + "/payload.json"))
+        let script = #"ip link set lo up && mount --bind "$1/resolv.conf" /etc/resolv.conf && "$2" "$1/payload.json" --json --no-cache --output-dir "$1/out" --timeout 10"#
+        let result = try await CommandRunner.run(
+            "/usr/bin/unshare", ["-rmn", "/bin/sh", "-c", script, "sh", directory, CommandRunner.fetchAttachmentPath],
+            stdin: Data(), timeout: .seconds(60))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)\(result.stderr)")
+        #expect(object["reason"] as? String == "network")
+        #expect((object["detail"] as? String)?.contains("Could not resolve host: cdn.typo.test") == true, "\(object)")
+    }
 }

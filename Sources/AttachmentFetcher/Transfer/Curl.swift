@@ -36,6 +36,7 @@ struct CurlCode: Hashable, Sendable, CustomStringConvertible {
     static let receiveError = CurlCode(CURLE_RECV_ERROR)
     static let badContentEncoding = CurlCode(CURLE_BAD_CONTENT_ENCODING)
     static let couldNotConnect = CurlCode(CURLE_COULDNT_CONNECT)
+    static let couldNotResolveHost = CurlCode(CURLE_COULDNT_RESOLVE_HOST)
     static let loginDenied = CurlCode(CURLE_LOGIN_DENIED)
     static let outOfMemory = CurlCode(CURLE_OUT_OF_MEMORY)
 

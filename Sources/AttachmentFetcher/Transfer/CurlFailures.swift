@@ -58,6 +58,12 @@ struct CurlFailures {
         if code == .loginDenied, !configuration.allowsCredentialsInURLs {
             return TransferFailure(reason: .invalidURL, detail: "a redirect led to a URL with credentials (user:pass@), which are not sent\(PushAttachmentFetcher.allowCredentials)")
         }
+        // A name that does not resolve tells nothing of ports, and a payload learns no more
+        // than that address-refused tells it: said under the address policy too, so that a typo
+        // in a URL is not hidden behind "could not fetch".
+        if code == .couldNotResolveHost {
+            return TransferFailure(reason: .network, detail: "\(easy.errorMessage(for: code)) (curl error \(code.rawValue))")
+        }
         let failure = curlFailure(for: code, of: transfer)
         guard configuration.addressPolicy.hidesNetworkDetails else { return failure }
         switch failure.reason {
