@@ -363,6 +363,17 @@ struct AddressPolicyTests {
         }
     }
 
+    @Test("A server that closes without a response is network, said as 'no response', not only libcurl's 'Empty reply from server'")
+    func noResponse() async throws {
+        let silent = try BannerServer(banner: "", readingFirst: true)
+        defer { silent.stop() }
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetcher.process(Payloads.braze(url: "http://127.0.0.1:\(silent.port)/x.png"))
+            #expect(outcome.reason == .network)
+            #expect(outcome.detail?.hasPrefix("no response: the server closed the connection, or broke the protocol, before sending one") == true, "\(outcome.detail ?? "")")
+        }
+    }
+
     @Test("The credentials check reads the authority only")
     func credentialsInAuthority() throws {
         func has(_ string: String) throws -> Bool { try AttachmentURL.parse(string).get().hasCredentials }
@@ -467,12 +478,13 @@ struct AddressPolicyCLITests {
 }
 
 /// A TCP listener on 127.0.0.1 that writes `banner` to every connection and closes it: a service
-/// that does not speak HTTP. Accepts on a thread of its own until stopped.
+/// that does not speak HTTP (or, `readingFirst`, one that takes the request and closes without a
+/// word). Accepts on a thread of its own until stopped.
 final class BannerServer: @unchecked Sendable {
     let port: Int
     private let socket: Int32
 
-    init(banner: String) throws {
+    init(banner: String, readingFirst: Bool = false) throws {
         let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -494,6 +506,10 @@ final class BannerServer: @unchecked Sendable {
             while true {
                 let connection = accept(listener, nil, nil)
                 guard connection >= 0 else { return }
+                if readingFirst {
+                    var request = [UInt8](repeating: 0, count: 4096)
+                    _ = request.withUnsafeMutableBytes { read(connection, $0.baseAddress, $0.count) }
+                }
                 _ = bytes.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
                 usleep(100_000)
                 close(connection)

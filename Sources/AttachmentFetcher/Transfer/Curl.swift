@@ -37,6 +37,7 @@ struct CurlCode: Hashable, Sendable, CustomStringConvertible {
     static let badContentEncoding = CurlCode(CURLE_BAD_CONTENT_ENCODING)
     static let couldNotConnect = CurlCode(CURLE_COULDNT_CONNECT)
     static let couldNotResolveHost = CurlCode(CURLE_COULDNT_RESOLVE_HOST)
+    static let gotNothing = CurlCode(CURLE_GOT_NOTHING)
     static let loginDenied = CurlCode(CURLE_LOGIN_DENIED)
     static let outOfMemory = CurlCode(CURLE_OUT_OF_MEMORY)
 

@@ -127,6 +127,13 @@ struct CurlFailures {
             return TransferFailure(reason: .network, detail: message)
         case .operationTimedOut:
             return TransferFailure(reason: .deadline, detail: message)
+        // libcurl's "Empty reply from server" also stands for a server that broke the protocol
+        // before any response (an HTTP/2 window overflow, a push promise, HTTP/1.1 after ALPN
+        // chose h2): it did reply, with nothing usable.
+        case .gotNothing:
+            return TransferFailure(
+                reason: .network,
+                detail: "no response: the server closed the connection, or broke the protocol, before sending one (\(message), curl error \(code.rawValue))")
         // libcurl refuses a response header line over 100 KB (`CURL_MAX_HTTP_HEADER`) with its
         // out-of-memory code and no message of its own; memory truly running out is far rarer.
         case .outOfMemory:
