@@ -48,7 +48,7 @@ struct BatchRunner {
                     progress: progress, interruption: interruption)
             }
             do {
-                return try await withPushAttachmentFetcher(
+                return try await CommandFetcher.with(
                     configuration: configuration, logger: options.logger()
                 ) { fetcher -> ([BatchRecord], PushAttachmentFetcher.Statistics, BatchInterruption) in
                     BatchSummary.writeCacheNotes(for: fetcher)

@@ -85,23 +85,27 @@ struct FetchCommand: AsyncParsableCommand {
             StandardStreams.error.write(
                 "note: \(payload == "-" ? "standard input" : TerminalText.escaped(payload)) is pretty-printed (\(pretty) bytes): read as its compact form, \(bytes.count) bytes, the size APNs and FCM count\n")
         }
+        let printer = OutcomePrinter(json: options.json)
         let outcome: Outcome
         if input.exceedsLimit {
             outcome = PayloadInput.tooLargeOutcome(
                 limit: configuration.maximumPayloadBytes, what: payload == "-" ? "standard input" : "the payload file")
+            printer.print(outcome)
         } else {
             do {
-                outcome = try await withPushAttachmentFetcher(configuration: configuration, logger: options.logger()) { fetcher in
+                outcome = try await CommandFetcher.with(configuration: configuration, logger: options.logger()) { fetcher in
                     BatchSummary.writeCacheNotes(for: fetcher)
                     let outcome = await fetcher.process(bytes)
+                    // At once, before the fetcher's shutdown.
+                    printer.print(outcome)
                     BatchSummary.writeCacheWriteNote(for: fetcher)
                     return outcome
                 }
             } catch let error as AttachmentFetcherError {
                 outcome = PayloadInput.unusableOutcome(error, payload: bytes, configuration: configuration)
+                printer.print(outcome)
             }
         }
-        OutcomePrinter(json: options.json).print(outcome)
         if outcome.reason == .addressRefused {
             StandardStreams.error.write(BatchSummary.addressRefusedHint(proxy: configuration.proxy) + "\n")
         }
