@@ -39,6 +39,8 @@ final class TransferEngine: Sendable {
     private let mailbox: Mailbox
     private let exit = ExitSignal()
     private let nextID = Atomic<UInt64>(1)
+    /// Answers the callers the engine's thread has not answered by their deadlines.
+    private let watch: DeadlineWatch
     /// What the engine has done so far.
     let counters = TransferCounters()
 
@@ -49,7 +51,12 @@ final class TransferEngine: Sendable {
         multi.set(CURLMOPT_MAXCONNECTS, configuration.maximumConcurrentTransfers)
         multi.set(CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         self.multi = multi
-        mailbox = Mailbox()
+        let mailbox = Mailbox()
+        self.mailbox = mailbox
+        watch = DeadlineWatch { ticket in
+            let failure = TransferFailure(reason: .deadline, detail: "the deadline passed before the download finished")
+            if ticket.finish(.failure(failure)), mailbox.post(.cancel(ticket)) == .wakeEngine { multi.wakeup() }
+        }
         let loop = EngineLoop(
             multi: multi, mailbox: mailbox, classifier: classifier, configuration: configuration,
             counters: counters, logger: logger)
@@ -91,16 +98,12 @@ final class TransferEngine: Sendable {
     func download(_ request: TransferRequest, beforeSubmitting: () -> Void) async -> TransferResult {
         let ticket = TransferTicket(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue, request: request)
         // The engine's thread answers at the deadline, with what the transfer had done by then;
-        // should that thread be held up (libcurl in a flood of HTTP/2 frames does not return
-        // until the flood pauses), this timer answers soon after, and the engine drops the
-        // transfer when it gets to it. A deadline a shared download moves later is its waiters'
-        // to keep, each with a timer of its own.
-        let (mailbox, multi) = (mailbox, multi)
-        let guardTimer = request.laterDeadline != nil ? nil : DeadlineTimer.start(at: request.deadline.advanced(by: Self.answerGrace)) {
-            let failure = TransferFailure(reason: .deadline, detail: "the deadline passed before the download finished")
-            if ticket.finish(.failure(failure)), mailbox.post(.cancel(ticket)) == .wakeEngine { multi.wakeup() }
-        }
-        defer { guardTimer?.cancel() }
+        // should that thread be held up, the watch answers soon after (see `DeadlineWatch`). A
+        // deadline a shared download moves later is its waiters' to keep, each with a timer of
+        // its own.
+        let watched = request.laterDeadline == nil
+        if watched { watch.watch(ticket) }
+        defer { if watched { watch.unwatch(ticket) } }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 guard ticket.install(continuation) else { return }
@@ -116,10 +119,6 @@ final class TransferEngine: Sendable {
             if ticket.requestCancellation(), mailbox.post(.cancel(ticket)) == .wakeEngine { multi.wakeup() }
         }
     }
-
-    /// How long after a transfer's deadline its caller is answered without the engine's thread,
-    /// when that thread has not answered by then: within the 100 ms every outcome is held to.
-    static let answerGrace = Duration.milliseconds(50)
 
     /// Asks the thread to fail what is still running and end; returns at once.
     func stop() {
