@@ -17,6 +17,8 @@ final class CachedDownloads: Sendable {
     /// thread (see `PreparedFiles`).
     let preparedFiles: PreparedFiles
     private let inflight = Locked<[CacheKey: SharedDownload]>([:])
+    /// Ends each payload's wait for a shared download at its deadline.
+    private let waiters = DeadlineWatch()
     /// Recent failures (bounded: a campaign of failing URLs does not grow it without end).
     private let failures = Locked(FailureMemory())
     /// Each URL's key, worked out once (see `cacheKey(for:)`).
@@ -93,7 +95,7 @@ final class CachedDownloads: Sendable {
         let (shared, isLeader) = inflight.withLock { inflight -> (SharedDownload, Bool) in
             // A download every payload gave up on is being cancelled: this payload starts anew.
             if let existing = inflight[key], existing.join(until: deadline) { return (existing, false) }
-            let created = SharedDownload(deadline: deadline)
+            let created = SharedDownload(deadline: deadline, watch: waiters)
             inflight[key] = created
             return (created, true)
         }
@@ -413,8 +415,8 @@ final class SharedDownload: Sendable {
 
     /// When the transfer gives up: the latest deadline of the payloads that joined it, moved
     /// later as each later one joins, so that none is cut short by an earlier payload's. Each
-    /// payload still has a timer of its own: what follows the transfer (the commit, a wait for
-    /// another process) is bounded by nothing else.
+    /// payload's wait still ends at its own deadline (`watch`): what follows the transfer (the
+    /// commit, a wait for another process) is bounded by nothing else.
     let deadline: ExtendableDeadline
 
     private enum Waiter {
@@ -439,9 +441,14 @@ final class SharedDownload: Sendable {
 
     private let state = Locked(State())
 
-    /// A download for a payload whose deadline is `deadline`.
-    init(deadline: ContinuousClock.Instant) {
+    /// What ends each waiting payload's wait at its deadline.
+    private let watch: DeadlineWatch
+
+    /// A download for a payload whose deadline is `deadline`; `watch` ends each wait at its
+    /// payload's deadline.
+    init(deadline: ContinuousClock.Instant, watch: DeadlineWatch) {
         self.deadline = ExtendableDeadline(deadline)
+        self.watch = watch
     }
 
     /// Whether another process held the key's lock when the leader last tried it.
@@ -478,8 +485,8 @@ final class SharedDownload: Sendable {
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
         }
-        // Its own timer, which nothing else the fetcher does can hold up (see `DeadlineTimer`).
-        let timer = DeadlineTimer.start(at: payloadDeadline) { [self] in leave(id) }
+        // Ended at its deadline by the watch, which nothing else the fetcher does can hold up.
+        let watched = watch.watch(until: payloadDeadline) { [self] in leave(id) }
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome?, Never>) in
                 let immediate: Outcome?? = state.withLock { state in
@@ -493,7 +500,7 @@ final class SharedDownload: Sendable {
         } onCancel: {
             leave(id)
         }
-        timer.cancel()
+        watch.unwatch(watched)
         return outcome
     }
 

@@ -1,51 +1,64 @@
 import Dispatch
+import Synchronization
 
-/// Answers the callers of transfers the engine's thread has not answered by their deadlines.
+/// Runs an action for each watched item whose deadline (plus `grace`) has passed, from one timer
+/// that ticks while items are watched, on none of the threads the fetcher's own work runs on.
 ///
-/// The engine's thread answers every transfer at its deadline, with what it had done by then;
-/// but libcurl can hold that thread inside `curl_multi_perform` for as long as an origin floods
-/// an HTTP/2 connection with frames (endless PRIORITY or empty DATA frames: libcurl reads them
-/// until they stop). One timer, ticking while transfers are out, finds the tickets past their
-/// deadline and `answerGrace`, and hands each to `overdue`, which answers the caller and tells
-/// the engine to drop the transfer when it gets to it. One timer for all: a Dispatch timer per
-/// transfer cost a tenth of the CPU time of a campaign of distinct URLs.
+/// What it is for: an answer at a deadline must not wait for the engine's thread, which libcurl
+/// can hold inside `curl_multi_perform` for as long as an origin floods an HTTP/2 connection
+/// with frames (endless PRIORITY or empty DATA frames: libcurl reads them until they stop), nor
+/// for a free cooperative thread. The engine watches each transfer's caller (`TransferEngine`),
+/// the cache each payload waiting for a shared download (`SharedDownload`). One timer for all: a
+/// Dispatch timer per transfer cost a tenth of the CPU time of a campaign of distinct URLs, and a
+/// cancelled sleeping task holds its memory until its deadline (on Linux).
 final class DeadlineWatch: Sendable {
-    /// How long after its deadline a ticket counts as overdue: the engine's thread, when it is
-    /// not held up, answers well within it, with the transfer's own words.
-    static let answerGrace = Duration.milliseconds(40)
-    /// How often the timer looks: with `answerGrace`, an overdue caller is answered within about
-    /// 60 ms of its deadline, inside the 100 ms every outcome is held to.
+    /// How often the timer looks: an item is acted on within about this much of its deadline
+    /// plus `grace`.
     static let period = Duration.milliseconds(20)
 
+    /// A watched item, to `unwatch`.
+    struct Token: Hashable, Sendable {
+        fileprivate let id: UInt64
+    }
+
+    private struct Item {
+        var due: ContinuousClock.Instant
+        var action: @Sendable () -> Void
+    }
+
     private struct State {
-        var tickets: [UInt64: TransferTicket] = [:]
-        /// Running while `tickets` is not empty.
+        var items: [UInt64: Item] = [:]
+        /// Running while `items` is not empty.
         var timer: (any DispatchSourceTimer)?
     }
 
+    private let grace: Duration
     private let state = Locked(State())
-    private let overdue: @Sendable (TransferTicket) -> Void
+    private let nextID = Atomic<UInt64>(0)
 
-    /// A watch that hands each overdue ticket to `overdue`, once.
-    init(overdue: @escaping @Sendable (TransferTicket) -> Void) {
-        self.overdue = overdue
+    /// A watch that acts `grace` after each item's deadline.
+    init(grace: Duration = .zero) {
+        self.grace = grace
     }
 
     deinit { state.withLock { $0.timer }?.cancel() }
 
-    /// Watches `ticket` until `unwatch`.
-    func watch(_ ticket: TransferTicket) {
+    /// Runs `action` once, soon after `deadline` plus `grace`, unless `unwatch`ed first.
+    func watch(until deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> Token {
+        let token = Token(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue)
+        let due = deadline.advanced(by: grace)
         state.withLock { state in
-            state.tickets[ticket.id] = ticket
+            state.items[token.id] = Item(due: due, action: action)
             if state.timer == nil { state.timer = startTimer() }
         }
+        return token
     }
 
-    /// Stops watching `ticket` (answered, or given up).
-    func unwatch(_ ticket: TransferTicket) {
+    /// Stops watching the item: its action will not run (or has run).
+    func unwatch(_ token: Token) {
         let idle = state.withLock { state -> (any DispatchSourceTimer)? in
-            state.tickets[ticket.id] = nil
-            guard state.tickets.isEmpty else { return nil }
+            state.items[token.id] = nil
+            guard state.items.isEmpty else { return nil }
             defer { state.timer = nil }
             return state.timer
         }
@@ -63,12 +76,12 @@ final class DeadlineWatch: Sendable {
 
     private func tick() {
         let now = ContinuousClock.now
-        let late = state.withLock { state in
-            state.tickets.values.filter { $0.request.deadline.advanced(by: Self.answerGrace) <= now }
+        let due = state.withLock { state in
+            state.items.filter { $0.value.due <= now }.map { (id: $0.key, action: $0.value.action) }
         }
-        for ticket in late {
-            unwatch(ticket)
-            overdue(ticket)
+        for item in due {
+            unwatch(Token(id: item.id))
+            item.action()
         }
     }
 }

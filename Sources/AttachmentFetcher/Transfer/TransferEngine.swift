@@ -39,8 +39,10 @@ final class TransferEngine: Sendable {
     private let mailbox: Mailbox
     private let exit = ExitSignal()
     private let nextID = Atomic<UInt64>(1)
-    /// Answers the callers the engine's thread has not answered by their deadlines.
-    private let watch: DeadlineWatch
+    /// Answers the callers the engine's thread has not answered by their deadlines: the thread,
+    /// when it is not held up, answers well within `answerGrace`, with the transfer's own words.
+    private let watch = DeadlineWatch(grace: answerGrace)
+    static let answerGrace = Duration.milliseconds(40)
     /// What the engine has done so far.
     let counters = TransferCounters()
 
@@ -51,12 +53,7 @@ final class TransferEngine: Sendable {
         multi.set(CURLMOPT_MAXCONNECTS, configuration.maximumConcurrentTransfers)
         multi.set(CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         self.multi = multi
-        let mailbox = Mailbox()
-        self.mailbox = mailbox
-        watch = DeadlineWatch { ticket in
-            let failure = TransferFailure(reason: .deadline, detail: "the deadline passed before the download finished")
-            if ticket.finish(.failure(failure)), mailbox.post(.cancel(ticket)) == .wakeEngine { multi.wakeup() }
-        }
+        mailbox = Mailbox()
         let loop = EngineLoop(
             multi: multi, mailbox: mailbox, classifier: classifier, configuration: configuration,
             counters: counters, logger: logger)
@@ -99,11 +96,14 @@ final class TransferEngine: Sendable {
         let ticket = TransferTicket(id: nextID.wrappingAdd(1, ordering: .relaxed).oldValue, request: request)
         // The engine's thread answers at the deadline, with what the transfer had done by then;
         // should that thread be held up, the watch answers soon after (see `DeadlineWatch`). A
-        // deadline a shared download moves later is its waiters' to keep, each with a timer of
-        // its own.
-        let watched = request.laterDeadline == nil
-        if watched { watch.watch(ticket) }
-        defer { if watched { watch.unwatch(ticket) } }
+        // deadline a shared download moves later is its waiters' to keep, each wait watched to
+        // its own deadline.
+        let (mailbox, multi) = (mailbox, multi)
+        let watched = request.laterDeadline != nil ? nil : watch.watch(until: request.deadline) {
+            let failure = TransferFailure(reason: .deadline, detail: "the deadline passed before the download finished")
+            if ticket.finish(.failure(failure)), mailbox.post(.cancel(ticket)) == .wakeEngine { multi.wakeup() }
+        }
+        defer { if let watched { watch.unwatch(watched) } }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 guard ticket.install(continuation) else { return }
