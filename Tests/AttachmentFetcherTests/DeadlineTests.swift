@@ -185,13 +185,7 @@ struct DeadlineTests {
         let server = try await MockCDNServer.start(eventLoopThreads: 1)
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var addressPolicy = PushAttachmentFetcher.Configuration.AddressPolicy()
-        addressPolicy.allowsPrivateNetworks = true
-        let engine = try TransferEngine(
-            configuration: .init(
-                sizeLimits: .init(), maximumConnectionsPerHost: 8, maximumConcurrentTransfers: 8, maximumRedirects: 5,
-                userAgent: "test", addressPolicy: addressPolicy),
-            logger: .init(label: "test"), classifier: MediaClassifier())
+        let engine = try TransferEngine.forTests(connectionsPerHost: 8)
         func request(_ path: String, deadline: Duration, place: @escaping @Sendable (DownloadedFile) -> Result<DownloadedFile, TransferFailure>) throws -> TransferRequest {
             let url = try AttachmentURL.parse(server.url(path)).get()
             return TransferRequest(

@@ -15,13 +15,7 @@ struct TransferStateMachineTests {
         let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: Fixture.mediaDirectory)
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var addressPolicy = PushAttachmentFetcher.Configuration.AddressPolicy()
-        addressPolicy.allowsPrivateNetworks = true
-        let engine = try TransferEngine(
-            configuration: .init(
-                sizeLimits: .init(), maximumConnectionsPerHost: 4, maximumConcurrentTransfers: 8, maximumRedirects: 5,
-                userAgent: "test", addressPolicy: addressPolicy),
-            logger: .init(label: "test"), classifier: MediaClassifier())
+        let engine = try TransferEngine.forTests(connectionsPerHost: 4)
         let url = try AttachmentURL.parse(server.url("/media/slow.jpg?bytes=20000&delay_ms=3000")).get()
         // Far enough that a busy machine cannot reach it before the cancellation is handled.
         let deadline = ContinuousClock.now.advanced(by: .seconds(20) * TestTiming.scale)
