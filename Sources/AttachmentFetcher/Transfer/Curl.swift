@@ -422,26 +422,14 @@ final class CurlEasy {
     }
 
     /// The last response's HTTP status, 0 before one arrived.
-    var responseCode: Int {
-        var code = 0
-        _ = CCurl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &code)
-        return code
-    }
+    var responseCode: Int { longInfo(CURLINFO_RESPONSE_CODE) }
 
-    /// The proxy's answer to the tunnel request (`CONNECT`), 0 without one.
     /// The bytes of the requests this handle sent (`CURLINFO_REQUEST_SIZE`): 0 when none went
     /// out (no address permitted, no connection, a TLS handshake that failed).
-    var requestBytes: Int {
-        var bytes = 0
-        _ = CCurl_easy_getinfo_long(handle, CURLINFO_REQUEST_SIZE, &bytes)
-        return bytes
-    }
+    var requestBytes: Int { longInfo(CURLINFO_REQUEST_SIZE) }
 
-    var proxyConnectCode: Int {
-        var code = 0
-        _ = CCurl_easy_getinfo_long(handle, CURLINFO_HTTP_CONNECTCODE, &code)
-        return code
-    }
+    /// The proxy's answer to the tunnel request (`CONNECT`), 0 without one.
+    var proxyConnectCode: Int { longInfo(CURLINFO_HTTP_CONNECTCODE) }
 
     /// Whether the last request went over HTTP/2.
     var usedHTTP2: Bool { httpVersion == Int(CURL_HTTP_VERSION_2_0) }
@@ -457,17 +445,16 @@ final class CurlEasy {
     }
 
     /// The last response's `CURLINFO_HTTP_VERSION` (0 before one arrived).
-    private var httpVersion: Int {
-        var version = 0
-        _ = CCurl_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
-        return version
-    }
+    private var httpVersion: Int { longInfo(CURLINFO_HTTP_VERSION) }
 
     /// How many redirects were followed.
-    var redirectCount: Int {
-        var count = 0
-        _ = CCurl_easy_getinfo_long(handle, CURLINFO_REDIRECT_COUNT, &count)
-        return count
+    var redirectCount: Int { longInfo(CURLINFO_REDIRECT_COUNT) }
+
+    /// A `long` the handle reports (`curl_easy_getinfo`); 0 when libcurl has none.
+    private func longInfo(_ info: CURLINFO) -> Int {
+        var value = 0
+        _ = CCurl_easy_getinfo_long(handle, info, &value)
+        return value
     }
 
     /// The announced Content-Length of the current response, `nil` when none was announced.
