@@ -296,15 +296,11 @@ final class CachedDownloads: Sendable {
 
     /// `url` downloaded into the output directory and not kept, as without the cache.
     private func downloadUnkept(_ url: AttachmentURL, deadline: ExtendableDeadline) async -> Result<SharedSource, TransferFailure> {
-        let result = await engine.download(
-            TransferRequest(
-                url: url.string, headers: [], hostKey: url.hostKey, deadline: deadline.current, laterDeadline: deadline,
-                temporaryDirectory: outputDirectory, place: { .success($0) }))
-        switch result {
-        case .success(.file(let body)): return .success(SharedSource(body: body))
-        case .success(.notModified): return .failure(TransferFailure(reason: .httpStatus, detail: "HTTP 304 to an unconditional request"))
-        case .failure(let failure): return .failure(failure)
-        }
+        await engine.downloadFile(
+            UnconditionalRequest(
+                url: url.string, hostKey: url.hostKey, deadline: deadline.current, laterDeadline: deadline,
+                temporaryDirectory: outputDirectory, place: { .success($0) })
+        ).map(SharedSource.init(body:))
     }
 
     // MARK: Each payload's own file

@@ -7,6 +7,8 @@ struct UnconditionalRequest: Sendable {
     var hostKey: String
     /// When the payload's time is up.
     var deadline: ContinuousClock.Instant
+    /// A later deadline the requester may move it to (see `TransferRequest.laterDeadline`).
+    var laterDeadline: ExtendableDeadline? = nil
     /// Where the body streams to (see `TransferRequest.temporaryDirectory`).
     var temporaryDirectory: String
     /// Moves the validated body to its final place (see `TransferRequest.place`).
@@ -18,7 +20,7 @@ struct UnconditionalRequest: Sendable {
     /// The engine's request: the same, with no header lines.
     var transferRequest: TransferRequest {
         TransferRequest(
-            url: url, headers: [], hostKey: hostKey, deadline: deadline, temporaryDirectory: temporaryDirectory, place: place,
-            preparedFiles: preparedFiles)
+            url: url, headers: [], hostKey: hostKey, deadline: deadline, laterDeadline: laterDeadline,
+            temporaryDirectory: temporaryDirectory, place: place, preparedFiles: preparedFiles)
     }
 }
