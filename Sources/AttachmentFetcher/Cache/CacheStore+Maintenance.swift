@@ -179,13 +179,12 @@ extension CacheStore {
             }
             let key = CacheKey(hex: name)
             guard let lock = tryLock(key) else { continue }
-            do {
-                try Syscalls.unlink(key.name, in: entries)
-                removed += 1
-            } catch where error != .noSuchFileOrDirectory {
+            switch remove(key) {
+            case .success: removed += 1
+            case .failure(let error) where error != .noSuchFileOrDirectory:
                 if problem == nil { problem = "cannot remove \(entriesDirectory)/\(name): \(error)" }
-            } catch {}
-            dropFromIndex(key)
+            case .failure: break
+            }
             lock.unlock()
         }
         removeOrphans(minimumAge: 0)

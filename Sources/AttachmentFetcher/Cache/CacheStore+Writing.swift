@@ -111,14 +111,12 @@ extension CacheStore {
         return error
     }
 
-    /// Removes `key`'s entry.
-    /// Unlinks `key`'s entry and forgets it; `false` when nothing was unlinked (no entry, or a
-    /// directory planted under its name, which is left alone).
+    /// Unlinks `key`'s entry and forgets it; the error when nothing was unlinked (no entry, a
+    /// directory planted under its name, which is left alone, a file system that refuses).
     @discardableResult
-    func remove(_ key: CacheKey) -> Bool {
-        let unlinked = (try? Syscalls.unlink(key.name, in: entries)) != nil
-        dropFromIndex(key)
-        return unlinked
+    func remove(_ key: CacheKey) -> Result<Void, Errno> {
+        defer { dropFromIndex(key) }
+        return Result { () throws(Errno) in try Syscalls.unlink(key.name, in: entries) }
     }
 
     func dropFromIndex(_ key: CacheKey) {
