@@ -41,7 +41,7 @@ struct AddressPolicyEdgeTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var configuration = Configuration(outputDirectory: directory + "/out")
         configuration.proxy = proxy
-        #expect(!Configuration.isProxyURL(proxy))
+        #expect(Configuration.proxyProblem(proxy) != nil)
         do {
             _ = try PushAttachmentFetcher(configuration: configuration)
             Issue.record("a fetcher was made with proxy \(proxy)")

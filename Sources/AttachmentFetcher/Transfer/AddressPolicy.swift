@@ -165,9 +165,6 @@ extension PushAttachmentFetcher.Configuration {
     /// The schemes libcurl takes for a proxy.
     static let proxySchemes: Set<String> = ["http", "https", "socks4", "socks4a", "socks5", "socks5h"]
 
-    /// Whether `proxy` is a proxy URL libcurl takes (see `proxyProblem(_:)`).
-    package static func isProxyURL(_ proxy: String) -> Bool { proxyProblem(proxy) == nil }
-
     /// Why `proxy` is no proxy URL libcurl takes, or `nil` when it is one: one of
     /// `proxySchemes`, a host, a port from 1 to 65535 if any, at most one `@` (an `@` in a user
     /// name or password is written `%40`), no space or control character, and libcurl's own URL
