@@ -9,8 +9,9 @@ import Testing
 /// other PID namespaces never take each other's downloads for a crash's leftovers.
 @Suite("Cache crashes: SIGKILL at many points, PID namespaces", .timeLimit(.minutes(4)))
 struct CacheCrashTests {
-    /// Every entry in `cache` is whole: a regular file with its metadata, whose size and SHA-256
-    /// match it; and nothing named is left in `tmp/`. Returns how many entries there are.
+    /// Every entry in `cache` is whole: a regular file with its metadata, whose size matches it
+    /// and whose bytes are the mock CDN's JPEG of that size (every URL here is one); and nothing
+    /// named is left in `tmp/`. Returns how many entries there are.
     private func checkEntries(in cache: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
         let entries = cache + "/entries"
         var count = 0
@@ -22,7 +23,8 @@ struct CacheCrashTests {
             let bytes = try #require(try Syscalls.attribute(CacheEntryMetadata.attributeName, of: file), sourceLocation: sourceLocation)
             let metadata = try #require(CacheEntryMetadata.decode(bytes), sourceLocation: sourceLocation)
             #expect(metadata.size == Int(status.size), "\(name)", sourceLocation: sourceLocation)
-            #expect(CacheStore.sha256(of: file) == metadata.sha256, "\(name)", sourceLocation: sourceLocation)
+            let body = try Data(contentsOf: URL(fileURLWithPath: entries + "/" + name))
+            #expect(Array(body) == SyntheticMedia.body(extension: "jpg", size: metadata.size), "\(name)", sourceLocation: sourceLocation)
             count += 1
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/tmp").isEmpty, sourceLocation: sourceLocation)

@@ -22,13 +22,13 @@ struct CacheSafetyTests {
     private func metadataJSON(url: String, mime: String, kind: MediaKind, suffix: String, body: [UInt8], modified: Int64) -> [UInt8] {
         let now = Date()
         let metadata = CacheEntryMetadata(
-            size: body.count, sha256: Hex.encode(SHA256.hash(data: Data(body))), modified: modified,
+            size: body.count, modified: modified,
             freshUntil: now.addingTimeInterval(3600), etag: nil, lastModified: nil)
         // The earlier layout's JSON (`<key>.meta`), for a planted entry of that kind.
         guard url != "binary" else { return metadata.encoded() }
         let json: [String: Any] = [
             "url": url, "mime": mime, "kind": kind.rawValue, "fileExtension": suffix, "size": body.count,
-            "sha256": metadata.sha256, "storedAt": now.timeIntervalSinceReferenceDate,
+            "sha256": Hex.encode(SHA256.hash(data: Data(body))), "storedAt": now.timeIntervalSinceReferenceDate,
             "freshUntil": now.addingTimeInterval(3600).timeIntervalSinceReferenceDate,
         ]
         return Array((try? JSONSerialization.data(withJSONObject: json)) ?? Data())
@@ -68,15 +68,15 @@ struct CacheSafetyTests {
             let path = "/media/huge.jpg?bytes=20000"
             let name = try #require(fixture.cacheDirectory) + "/entries/" + (try key(fixture, path))
             // 16 GiB, sparse: a JPEG's first bytes, then nothing; metadata claiming exactly that,
-            // with a modification time that differs, which asked for the whole body to be hashed
-            // (about 40 s here), far past the payload's 10 s.
+            // with a modification time that differs. Reading it whole (about 40 s here) would
+            // take the payload far past its 10 s.
             let head = SyntheticMedia.body(extension: "jpg", size: 4096)
             try Data(head).write(to: URL(fileURLWithPath: name))
             let file = try FileDescriptor.open(FilePath(name), .readWrite)
             let size = 16 << 30
             #expect(ftruncate(file.rawValue, off_t(size)) == 0)
             let metadata = CacheEntryMetadata(
-                size: size, sha256: String(repeating: "0", count: 64), modified: 0, freshUntil: Date().addingTimeInterval(3600),
+                size: size, modified: 0, freshUntil: Date().addingTimeInterval(3600),
                 etag: nil, lastModified: nil)
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
             try file.close()
@@ -530,12 +530,20 @@ struct CacheSafetyTests {
 
     @Test("Entry metadata reads back as written, is small, and a damaged attribute reads as none")
     func metadataEncoding() throws {
-        let digest = Hex.encode(SHA256.hash(data: Data("x".utf8)))
         var metadata = CacheEntryMetadata(
-            size: 123_456, sha256: digest, modified: 1_700_000_000_123_456_789, freshUntil: Date(timeIntervalSince1970: 1_800_000_000.5),
+            size: 123_456, modified: 1_700_000_000_123_456_789, freshUntil: Date(timeIntervalSince1970: 1_800_000_000.5),
             etag: nil, lastModified: nil)
-        #expect(metadata.encoded().count == 61)
+        #expect(metadata.encoded().count == 29)
         #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
+        // The format that kept a 32-byte digest after the freshness still reads, the digest
+        // skipped; a version of neither kind does not.
+        var earlier = metadata.encoded()
+        earlier[0] = 1
+        earlier.insert(contentsOf: Array(SHA256.hash(data: Data("x".utf8))), at: 25)
+        #expect(CacheEntryMetadata.decode(earlier) == metadata)
+        #expect(CacheEntryMetadata.decode(Array(earlier.dropLast())) == nil)
+        earlier[0] = 3
+        #expect(CacheEntryMetadata.decode(earlier) == nil)
         metadata.etag = "\"v1\""
         metadata.lastModified = "Tue, 24 Nov 2026 04:00:00 GMT"
         let bytes = metadata.encoded()

@@ -361,7 +361,7 @@ struct CacheTests {
         }
     }
 
-    @Test("An entry whose bytes no longer match its checksum is a miss, removed and downloaded again")
+    @Test("An entry written in place since it was stored (same size, new bytes) is a miss, removed and downloaded again")
     func corruptEntry() async throws {
         try await Fixture.with(cached: true) { fixture in
             let payload = fixture.braze("/media/c.jpg?bytes=30000")

@@ -228,7 +228,7 @@ struct SchemeRedirectTests {
         #expect(!RedirectSchemes.https.changesScheme(from: "https://cdn.test/a") && !RedirectSchemes([]).changesScheme(from: "http://cdn.test/a"))
 
         let metadata = CacheEntryMetadata(
-            size: 10, sha256: String(repeating: "ab", count: 32), modified: 1, freshUntil: Date(timeIntervalSince1970: 5),
+            size: 10, modified: 1, freshUntil: Date(timeIntervalSince1970: 5),
             etag: "\"e\"", lastModified: nil, changedScheme: true)
         #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
         var plain = metadata

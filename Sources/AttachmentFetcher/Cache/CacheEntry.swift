@@ -3,17 +3,19 @@ import SystemPackage
 
 /// What is kept with each cached body: in the body file's extended attribute `user.afe`, set
 /// before the body gets its name, so that an entry appears with its metadata in one `linkat` and
-/// needs no second file. The encoding is binary and small (57 bytes without validators), so that
+/// needs no second file. The encoding is binary and small (29 bytes without validators), so that
 /// on ext4 it fits inside the inode and costs no block of its own.
 ///
-/// The type is not kept: libmagic finds it again on the body's first use in each process.
+/// The type is not kept: libmagic finds it again on the body's first use in each process. Nor is
+/// a digest of the body: what tells a damaged or rewritten body from the one stored is its size
+/// and modification time (see `CacheStore.load`), and a body that fails either is dropped, not
+/// read again; a digest computed as the body streamed cost a sixth of a cached download's CPU
+/// and was only ever compared when the modification time had changed.
 struct CacheEntryMetadata: Sendable, Hashable {
     /// The body's size in bytes.
     var size: Int
-    /// The body's SHA-256, hex, computed as it streamed.
-    var sha256: String
     /// The body's modification time when it was stored (nanoseconds since 1970): a body
-    /// written in place since then no longer matches it, and is hashed again before use.
+    /// written in place since then no longer matches it, and is dropped.
     var modified: Int64
     /// Until when it is fresh.
     var freshUntil: Date
@@ -44,10 +46,13 @@ struct CacheEntryMetadata: Sendable, Hashable {
 
     /// The extended attribute that holds it.
     static let attributeName = "user.afe"
-    private static let version: UInt8 = 1
+    private static let version: UInt8 = 2
+    /// The version that also kept a 32-byte SHA-256 of the body after the freshness: still read
+    /// (the digest skipped), so that a cache written by it stays usable.
+    private static let digestVersion: UInt8 = 1
 
     /// The attribute's bytes: version, size, modification time, freshness (milliseconds since
-    /// 1970), the digest, then each validator as a 16-bit length and its UTF-8 bytes, then a
+    /// 1970), then each validator as a 16-bit length and its UTF-8 bytes, then a
     /// flags byte (1: `changedScheme`; 2: the download time follows, in milliseconds, 32 bits;
     /// 4: `unsuffixedName`; 8: `redirectSetCookie`; 16: the origin's lifetime follows, in seconds,
     /// 32 bits, after the download time) only when a flag is set, so that the attribute of an
@@ -61,9 +66,6 @@ struct CacheEntryMetadata: Sendable, Hashable {
         // Int64's range would stop the process rather than the entry.
         let milliseconds = freshUntil.timeIntervalSince1970 * 1000
         append(UInt64(bitPattern: milliseconds.isFinite ? Int64(max(-9e18, min(9e18, milliseconds))) : 0))
-        var digest = Array(sha256.utf8)
-        digest = stride(from: 0, to: digest.count - 1, by: 2).compactMap { UInt8(String(decoding: digest[$0...$0 + 1], as: UTF8.self), radix: 16) }
-        bytes.append(contentsOf: digest.count == 32 ? digest : Array(repeating: 0, count: 32))
         for text in [etag, lastModified] {
             let utf8 = Array((text ?? "").utf8.prefix(1024))
             bytes.append(UInt8(utf8.count & 0xFF))
@@ -85,15 +87,16 @@ struct CacheEntryMetadata: Sendable, Hashable {
 
     /// Metadata read back from an attribute; `nil` when it is not ours or damaged.
     static func decode(_ bytes: [UInt8]) -> CacheEntryMetadata? {
-        guard bytes.count >= 1 + 24 + 32 + 4, bytes[0] == version else { return nil }
+        guard let first = bytes.first, first == version || first == digestVersion else { return nil }
+        let digestBytes = first == digestVersion ? 32 : 0
+        guard bytes.count >= 1 + 24 + digestBytes + 4 else { return nil }
         var offset = 1
         func number() -> UInt64 {
             defer { offset += 8 }
             return (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[offset + $1]) << (8 * UInt64($1)) }
         }
         let size = number(), modified = number(), fresh = number()
-        let digest = Hex.encode(bytes[offset..<offset + 32])
-        offset += 32
+        offset += digestBytes
         var texts: [String?] = []
         for _ in 0..<2 {
             guard offset + 2 <= bytes.count else { return nil }
@@ -124,7 +127,7 @@ struct CacheEntryMetadata: Sendable, Hashable {
         }
         guard offset == bytes.count, size <= UInt64(Int.max) else { return nil }
         return CacheEntryMetadata(
-            size: Int(size), sha256: digest, modified: Int64(bitPattern: modified),
+            size: Int(size), modified: Int64(bitPattern: modified),
             freshUntil: Date(timeIntervalSince1970: Double(Int64(bitPattern: fresh)) / 1000), etag: texts[0], lastModified: texts[1],
             changedScheme: flags & 1 != 0, downloadTime: downloadTime, unsuffixedName: flags & 4 != 0,
             redirectSetCookie: flags & 8 != 0, lifetime: lifetime)

@@ -23,12 +23,9 @@ extension CacheStore {
         }
         do {
             let status = try Syscalls.status(of: file)
-            guard let digest = body.sha256.map({ Hex.encode($0) }) ?? Self.sha256(of: file) else {
-                throw Errno.ioError
-            }
             let now = clock.date()
             let metadata = CacheEntryMetadata(
-                size: body.byteCount, sha256: digest, modified: Self.nanoseconds(status.st_mtim),
+                size: body.byteCount, modified: Self.nanoseconds(status.st_mtim),
                 freshUntil: now.addingTimeInterval(lifetime(freshness)), etag: freshness.etag, lastModified: freshness.lastModified,
                 changedScheme: body.redirectSchemes.changesScheme(from: key.normalizedURL),
                 downloadTime: CacheEntryMetadata.kept(body.downloadTime), unsuffixedName: body.hasUnsuffixedName,

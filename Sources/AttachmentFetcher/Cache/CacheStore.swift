@@ -10,7 +10,7 @@ import Glibc
 /// for copies and for bodies on file systems without nameless files, and one file, `lock`,
 /// whose byte ranges are the per-key locks that let processes share downloads.
 ///
-/// A body streams into a nameless file (`O_TMPFILE`), hashed as it arrives; its metadata is set
+/// A body streams into a nameless file (`O_TMPFILE`); its metadata is set
 /// on it, it is made read-only, and one `linkat` gives it its name: an entry appears whole, with
 /// its metadata, or not at all, and a crash leaves nothing named. Nothing is read back and
 /// nothing is synced (see the README for what a power loss can do). Every name is opened
@@ -49,7 +49,7 @@ final class CacheStore: Sendable {
     private let classifier: MediaClassifier?
     private let sniffBytes: Int
     /// The largest body this process would accept (its largest size limit): a larger entry is
-    /// never hashed nor served here.
+    /// never classified nor served here.
     private let largestBody: Int
     let state = Locked(StoreState())
     let evictor = Evictor()
@@ -214,8 +214,8 @@ final class CacheStore: Sendable {
     }
 
     /// The entry on disk for `key`, checked: a regular file (a symbolic link is removed, never
-    /// followed), with our metadata, of the recorded size, unchanged since stored (or else hashed
-    /// whole again), and, on its first use in this process, of the type libmagic finds in it. An
+    /// followed), with our metadata, of the recorded size and modification time (a body written
+    /// in place since it was stored has another), and, on its first use in this process, of the type libmagic finds in it. An
     /// entry that fails a check is removed. With `keepingOpen`, its open descriptor comes too.
     func load(_ key: CacheKey, keepingOpen: Bool) -> (entry: CachedEntry, descriptor: FileDescriptor?)? {
         let name = key.name
@@ -257,9 +257,8 @@ final class CacheStore: Sendable {
             remove(key)
             return nil
         }
-        // Larger than the budget: no body this cache keeps (a planted one would be hashed whole,
-        // for seconds, before any deadline is looked at). Larger than this process accepts: another
-        // process's, maybe, and no use here.
+        // Larger than the budget: no body this cache keeps (a planted one, not ours). Larger than
+        // this process accepts: another process's, maybe, and no use here.
         guard metadata.size <= configuration.maximumBytes else {
             remove(key)
             return nil
@@ -267,7 +266,9 @@ final class CacheStore: Sendable {
         guard metadata.size <= largestBody else { return nil }
         let modified = Self.nanoseconds(status.st_mtim)
         let known = state.withLock { $0.verified[key] }
-        if modified != metadata.modified, Self.sha256(of: file) != metadata.sha256 {
+        // Written in place since it was stored (or damaged so): dropped, not read to find out
+        // whether its bytes still are the same.
+        if modified != metadata.modified {
             remove(key)
             return nil
         }

@@ -224,7 +224,7 @@ final class CachedDownloads: Sendable {
         let result = await engine.download(
             TransferRequest(
                 url: url.string, headers: headers, hostKey: url.hostKey, deadline: deadline.current, laterDeadline: deadline,
-                temporaryDirectory: bodyDirectory, place: { .success($0) }, hashesBody: true,
+                temporaryDirectory: bodyDirectory, place: { .success($0) },
                 preparedFiles: preparedFiles))
         let store = self.store
         switch result {

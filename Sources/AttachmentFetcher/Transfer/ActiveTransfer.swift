@@ -61,7 +61,6 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
         self.loop = loop
         easy.sink.file = file
         easy.sink.delegate = self
-        if owner.ticket.request.hashesBody { easy.sink.hashBody() }
     }
 
     /// The body as the state machine sees it.
@@ -147,6 +146,6 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
                 path: temporaryPath, media: media, byteCount: sink.bytesReceived,
                 effectiveURL: easy.effectiveURL ?? owner.ticket.request.url, headerBlock: sink.headerBlock,
                 redirectSchemes: sink.redirectSchemes, redirects: sink.redirects, redirectSetCookie: sink.redirectSetCookie,
-                downloadTime: easy.totalTime, sha256: sink.digest, descriptor: handedOn))
+                downloadTime: easy.totalTime, descriptor: handedOn))
     }
 }

@@ -4,7 +4,6 @@
 // the unsafe code over several files, and one file to audit is the point of the C boundary.
 
 import CCurl
-import Crypto
 import SystemPackage
 
 #if canImport(Glibc)
@@ -129,16 +128,6 @@ final class CurlResponseSink {
     private(set) var writeFailure: Errno?
     /// Asked after each chunk whether to go on.
     weak var delegate: (any CurlResponseSinkDelegate)?
-    /// The body's SHA-256 so far, when asked for (`hashesBody`): computed as the bytes are
-    /// written, so that nobody reads the body back to hash it.
-    private var hasher: SHA256?
-
-    /// Starts hashing the body from its first byte.
-    func hashBody() { hasher = SHA256() }
-
-    /// The SHA-256 of the body received, when it was hashed.
-    var digest: [UInt8]? { hasher.map { Array($0.finalize()) } }
-
     init(sniffBytes: Int) {
         window = SniffWindow(capacity: sniffBytes)
     }
@@ -147,7 +136,6 @@ final class CurlResponseSink {
     fileprivate func reset() {
         file = nil
         delegate = nil
-        hasher = nil
         writeFailure = nil
         bytesReceived = 0
         contentCoding = nil
@@ -174,7 +162,6 @@ final class CurlResponseSink {
         guard let file else { return false }
         do {
             _ = try file.writeAll(chunk)
-            hasher?.update(bufferPointer: chunk)
         } catch let error as Errno {
             writeFailure = error
             return false

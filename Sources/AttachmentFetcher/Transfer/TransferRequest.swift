@@ -92,8 +92,6 @@ struct DownloadedFile: Sendable {
     /// `SuggestedFileName`), when known without the headers (a cache entry keeps it);
     /// `hasUnsuffixedName` works it out from them otherwise.
     var unsuffixedName: Bool? = nil
-    /// The body's SHA-256, computed as it streamed, when the request asked for it (`hashesBody`).
-    var sha256: [UInt8]? = nil
     /// The body, still open for reading and writing, when the request asked for a nameless file
     /// (`anonymousBody`): its receiver names it (`Syscalls.link`) or closes it, which removes it.
     var descriptor: FileDescriptor? = nil
@@ -148,9 +146,6 @@ struct TransferRequest: Sendable {
     /// Called on the engine's thread with the validated body under its temporary name; moves it
     /// to its final place. On failure the engine removes the temporary file.
     var place: @Sendable (DownloadedFile) -> Result<DownloadedFile, TransferFailure>
-    /// Whether the body's SHA-256 is computed as it streams, so that nobody reads it back to
-    /// hash it (the cache records it).
-    var hashesBody = false
     /// With them, the body streams into a nameless file (`O_TMPFILE`, where the file system has
     /// it) made ahead in `temporaryDirectory` (or on the spot when none is ready), handed on open
     /// in `DownloadedFile.descriptor`, rather than into a named temporary file: a crash then
