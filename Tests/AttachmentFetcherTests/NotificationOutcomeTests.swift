@@ -182,6 +182,9 @@ struct NotificationOutcomeTests {
         content.time = 2.5
         content.hidden = false
         content.messageCenterID = "m1"
+        content.accentColor = "#FF0000FF"
+        content.smallIcon = "ic_stat"
+        content.lockScreenVisibility = .secret
         return content
     }()
 

@@ -61,6 +61,11 @@ struct OutcomeJSONTests {
         content.title = title
         content.badge = .set(3)
         content.extras = ["deep": .string("x")]
+        if platform == .android {
+            content.accentColor = "#80FF0000"
+            content.smallIcon = title
+            content.lockScreenVisibility = .private
+        }
         return content
     }
 

@@ -5,8 +5,8 @@
 /// (`Outcome.notification`). The CLI's `--json` writes it as the `"notification"` object: every
 /// field of the contract below is always there (`null` when the payload has none), and the
 /// optional fields (localisation, interruption level, relevance score, channel, priority, summary,
-/// the expanded view's texts, icon and picture URLs, inline-image style, Airship's media options)
-/// only when the payload has them.
+/// the expanded view's texts, icon and picture URLs, inline-image style, Airship's media options,
+/// Android's accent colour, small icon and lock-screen visibility) only when the payload has them.
 ///
 /// Keys a payload holds with the wrong type, and JSON-in-string fields that do not parse, are left
 /// out and named in the outcome's warnings; the rest of the notification stands.
@@ -46,6 +46,27 @@ public struct NotificationContent: Sendable, Hashable {
             self.title = title
             self.url = url
             self.webview = webview
+        }
+    }
+
+    /// Android's lock-screen visibility: `Notification.VISIBILITY_PUBLIC` (1), `VISIBILITY_PRIVATE`
+    /// (0) and `VISIBILITY_SECRET` (−1), the only values Android defines. The user's lock-screen
+    /// setting and the channel's may hide more than the notification asks.
+    public enum LockScreenVisibility: Int, Sendable, Hashable {
+        /// Shown in full on every lock screen.
+        case `public` = 1
+        /// Shown on every lock screen, its content concealed on a secure one.
+        case `private` = 0
+        /// Not shown at all on a secure lock screen.
+        case secret = -1
+
+        /// `"public"`, `"private"` or `"secret"`, as the CLI's JSON writes it.
+        public var name: String {
+            switch self {
+            case .public: "public"
+            case .private: "private"
+            case .secret: "secret"
+            }
         }
     }
 
@@ -112,6 +133,9 @@ public struct NotificationContent: Sendable, Hashable {
         var time: Double?
         var hidden: Bool?
         var messageCenterID: String?
+        var accentColor: String?
+        var smallIcon: String?
+        var lockScreenVisibility: LockScreenVisibility?
     }
 
     /// The texts a push shows before its service extension changes them.
@@ -386,6 +410,38 @@ public struct NotificationContent: Sendable, Hashable {
     public var messageCenterID: String? {
         get { fields.messageCenterID }
         set { fields.messageCenterID = newValue }
+    }
+
+    /// Android's accent colour (`NotificationCompat.Builder.setColor`: the small icon's and the
+    /// header's tint), written `#AARRGGBB` in upper-case hexadecimal whatever the vendor's
+    /// spelling, so that one colour always reads the same: alpha first, as Android's `@ColorInt`
+    /// holds it, and `FF` where the payload gives none (`#RRGGBB`, a colour name), as
+    /// `Color.parseColor` makes it. Read as each SDK reads its key: Braze's `ac` a decimal ARGB
+    /// number (`BrazeNotificationPayload.parseStringAsColorInt`: `(int) Long.parseLong`); FCM's
+    /// `gcm.n.color` (HTTP v1 `android.notification.color`), CleverTap's `wzrk_clr` and Airship's
+    /// `com.urbanairship.icon_color` through `Color.parseColor` (`#RRGGBB`, `#AARRGGBB` or one of
+    /// its colour names); OneSignal's `bgac` hexadecimal ARGB without `#` (`BigInteger(bgac,
+    /// 16).toInt()`). A value the SDK cannot parse is `nil` with a warning: the app's default
+    /// colour then, except CleverTap's, whose SDK then shows no notification at all.
+    public var accentColor: String? {
+        get { fields.accentColor }
+        set { fields.accentColor = newValue }
+    }
+    /// The name of Android's small icon, a drawable the app bundles: FCM's `gcm.n.icon` (HTTP v1
+    /// `android.notification.icon`), OneSignal's `sicon`, Airship's `com.urbanairship.icon`. A name
+    /// the app has no drawable for gets the app's default small icon (each SDK looks it up with
+    /// `Resources.getIdentifier`), which the payload cannot tell.
+    public var smallIcon: String? {
+        get { fields.smallIcon }
+        set { fields.smallIcon = newValue }
+    }
+    /// What Android's lock screen shows of the notification (`NotificationCompat.setVisibility`),
+    /// when the payload sets it: Braze's `ab_vs`, FCM's `gcm.n.visibility`, OneSignal's `vis`,
+    /// Airship's `com.urbanairship.visibility`. `nil` when the payload sets none: Android's own
+    /// default is private, Airship's SDK sets public.
+    public var lockScreenVisibility: LockScreenVisibility? {
+        get { fields.lockScreenVisibility }
+        set { fields.lockScreenVisibility = newValue }
     }
 
     /// An empty notification of `platform`: nothing to show, no badge, no buttons.

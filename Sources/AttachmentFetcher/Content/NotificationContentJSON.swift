@@ -13,6 +13,7 @@ extension NotificationContent: Encodable {
         case expandedTitle = "expanded_title", expandedText = "expanded_text"
         case inlineImage = "inline_image", thumbnailID = "thumbnail_id", crop, time, hidden
         case messageCenterID = "message_center_id", tag
+        case accentColor = "accent_color", smallIcon = "small_icon", lockScreenVisibility = "lock_screen_visibility"
     }
 
     /// The `"notification"` object of the CLI's JSON: the contract's fields always (`null` when
@@ -58,6 +59,9 @@ extension NotificationContent: Encodable {
         try container.encodeIfPresent(hidden, forKey: .hidden)
         try container.encodeIfPresent(messageCenterID, forKey: .messageCenterID)
         try container.encodeIfPresent(tag, forKey: .tag)
+        try container.encodeIfPresent(accentColor, forKey: .accentColor)
+        try container.encodeIfPresent(smallIcon, forKey: .smallIcon)
+        try container.encodeIfPresent(lockScreenVisibility?.name, forKey: .lockScreenVisibility)
     }
 }
 
@@ -103,6 +107,7 @@ extension NotificationContent {
     /// and `.withoutEscapingSlashes` writes it; for `Outcome.appendJSONLine`.
     func appendJSON(to buffer: inout [UInt8]) {
         var object = SortedObjectWriter(&buffer)
+        object.optionalField("accent_color", accentColor, &buffer)
         object.key("badge", &buffer)
         switch badge {
         case .set(let value)?: buffer.append(contentsOf: #"{"set":\#(value)}"#.utf8)
@@ -146,6 +151,7 @@ extension NotificationContent {
         if let inlineImage { object.flag("inline_image", inlineImage, &buffer) }
         object.optionalField("interruption_level", interruptionLevel, &buffer)
         object.optionalField("large_icon_url", largeIconURL, &buffer)
+        object.optionalField("lock_screen_visibility", lockScreenVisibility?.name, &buffer)
         object.optionalField("message_center_id", messageCenterID, &buffer)
         object.flag("open_in_webview", openInWebview, &buffer)
         object.field("open_url", openURL, &buffer)
@@ -153,6 +159,7 @@ extension NotificationContent {
         if let priority { object.number("priority", Double(priority), &buffer) }
         if let relevanceScore { object.number("relevance_score", relevanceScore, &buffer) }
         if let serviceExtension { object.flag("service_extension", serviceExtension, &buffer) }
+        object.optionalField("small_icon", smallIcon, &buffer)
         object.field("sound", sound, &buffer)
         if let soundVolume { object.number("sound_volume", soundVolume, &buffer) }
         object.field("subtitle", subtitle, &buffer)
