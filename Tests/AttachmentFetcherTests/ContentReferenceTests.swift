@@ -519,4 +519,129 @@ struct ContentReferenceTests {
         let shown = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title":"T","google.c.a.c_id":"1"}"#)
         #expect(!shown.warnings.contains { $0.hasPrefix("gcm.n.e") }, "\(shown.warnings)")
     }
+
+    /// The Android payload of `vendor` that shows "T" / "B", with `keys` (`"key":"value",…`) added.
+    private func android(_ vendor: Vendor, _ keys: String) throws -> ReadPayload {
+        let base: String
+        switch vendor {
+        case .braze: base = #""_ab":"true","t":"T","a":"B""#
+        case .firebase: base = #""gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B""#
+        case .cleverTap: base = #""wzrk_pn":"true","nt":"T","nm":"B""#
+        case .oneSignal: base = #""title":"T","alert":"B","custom":"{\"i\":\"n\"}""#
+        case .airship: base = #""com.urbanairship.push.ALERT":"B","com.urbanairship.title":"T""#
+        case .moengage: base = #""push_from":"moengage","gcm_notificationType":"n","gcm_campaign_id":"c","gcm_title":"T","gcm_alert":"B""#
+        case .iterable: base = #""title":"T","body":"B","itbl":"{\"messageId\":\"m\"}""#
+        default: base = ""
+        }
+        let read = try ReadPayload("{" + base + (keys.isEmpty ? "" : "," + keys) + "}")
+        #expect(read.vendor == vendor && read.platform == .android, "\(keys)")
+        return read
+    }
+
+    @Test("Android accent colour: each vendor's key read as its SDK reads it, written #AARRGGBB; what the SDK cannot parse is a warning")
+    func accentColour() throws {
+        // Braze's `ac` is a decimal ARGB number, unsigned or as a signed 32-bit int.
+        #expect(try android(.braze, #""ac":"4278190335""#).content?.accentColor == "#FF0000FF")
+        #expect(try android(.braze, #""ac":"-16776961""#).content?.accentColor == "#FF0000FF")
+        let brazeHex = try android(.braze, ##""ac":"#FF0000""##)
+        #expect(brazeHex.content?.accentColor == nil && brazeHex.warnings.contains { $0.hasPrefix("ac '#FF0000' is not a decimal") }, "\(brazeHex.warnings)")
+        let brazeWide = try android(.braze, #""ac":"4294967297""#)
+        #expect(brazeWide.content?.accentColor == "#00000001" && brazeWide.warnings.contains { $0.hasPrefix("ac 4294967297 ") }, "\(brazeWide.warnings)")
+        // FCM's `gcm.n.color` through Color.parseColor: #RRGGBB (alpha FF), #AARRGGBB, a name.
+        let fcm = try android(.firebase, ##""gcm.n.color":"#00ff00""##)
+        #expect(fcm.content?.accentColor == "#FF00FF00" && fcm.warnings.isEmpty, "\(fcm.warnings)")
+        #expect(try android(.firebase, ##""gcm.n.color":"#8000FF00""##).content?.accentColor == "#8000FF00")
+        #expect(try android(.firebase, #""gcm.n.color":"Teal""#).content?.accentColor == "#FF008080")
+        let fcmShort = try android(.firebase, ##""gcm.n.color":"#0f0""##)
+        #expect(fcmShort.content?.accentColor == nil && fcmShort.warnings.contains { $0.hasPrefix("gcm.n.color '#0f0' ") }, "\(fcmShort.warnings)")
+        // The same key of an HTTP v1 message.
+        let v1 = try ReadPayload(##"{"message":{"notification":{"title":"T","body":"B"},"android":{"notification":{"color":"#336699"}}}}"##)
+        #expect(v1.content?.accentColor == "#FF336699" && v1.warnings.isEmpty, "\(v1.warnings)")
+        let v1Bad = try ReadPayload(#"{"message":{"notification":{"title":"T","body":"B"},"android":{"notification":{"color":"rgb(1,2,3)"}}}}"#)
+        #expect(v1Bad.content?.accentColor == nil && v1Bad.warnings.contains { $0.hasPrefix("message.android.notification.color 'rgb(1,2,3)' ") }, "\(v1Bad.warnings)")
+        // CleverTap's `wzrk_clr`: its SDK calls Color.parseColor unguarded, and shows nothing when it throws.
+        #expect(try android(.cleverTap, ##""wzrk_clr":"#80FF0000""##).content?.accentColor == "#80FF0000")
+        let cleverTap = try android(.cleverTap, #""wzrk_clr":"orange""#)
+        #expect(cleverTap.content?.accentColor == nil && cleverTap.content?.visible == false)
+        #expect(cleverTap.warnings.contains { $0.hasPrefix("wzrk_clr 'orange' ") }, "\(cleverTap.warnings)")
+        // OneSignal's `bgac` is hexadecimal ARGB without '#'.
+        #expect(try android(.oneSignal, #""bgac":"FFFF0000""#).content?.accentColor == "#FFFF0000")
+        let oneSignalHash = try android(.oneSignal, ##""bgac":"#FFFF0000""##)
+        #expect(oneSignalHash.content?.accentColor == nil && oneSignalHash.warnings.contains { $0.hasPrefix("bgac '#FFFF0000' ") }, "\(oneSignalHash.warnings)")
+        let oneSignalShort = try android(.oneSignal, #""bgac":"FF0000""#)
+        #expect(oneSignalShort.content?.accentColor == "#00FF0000" && oneSignalShort.warnings.contains { $0.hasPrefix("bgac 'FF0000' ") }, "\(oneSignalShort.warnings)")
+        // Airship's `com.urbanairship.icon_color` through Color.parseColor.
+        #expect(try android(.airship, ##""com.urbanairship.icon_color":"#ff9900""##).content?.accentColor == "#FFFF9900")
+        let airship = try android(.airship, #""com.urbanairship.icon_color":"ff9900""#)
+        #expect(airship.content?.accentColor == nil && airship.warnings.contains { $0.hasPrefix("com.urbanairship.icon_color 'ff9900' ") }, "\(airship.warnings)")
+        // A colour of 0 is Android's COLOR_DEFAULT: no colour of the notification's own.
+        let zero = try android(.firebase, ##""gcm.n.color":"#00000000""##)
+        #expect(zero.content?.accentColor == nil && zero.warnings.contains { $0.hasPrefix("gcm.n.color '#00000000' ") }, "\(zero.warnings)")
+        // iOS has no accent colour: the same key there is an extra.
+        let ios = try ReadPayload(#"{"aps":{"alert":"B"},"ab":{},"ac":"4278190335"}"#)
+        #expect(ios.content?.accentColor == nil && ios.content?.extras == ["ac": .string("4278190335")])
+    }
+
+    @Test("Android small icon: the drawable's name from FCM's gcm.n.icon (and HTTP v1's icon), OneSignal's sicon, Airship's icon")
+    func smallIcon() throws {
+        #expect(try android(.firebase, #""gcm.n.icon":"ic_stat_sale""#).content?.smallIcon == "ic_stat_sale")
+        let v1 = try ReadPayload(#"{"message":{"notification":{"title":"T","body":"B"},"android":{"notification":{"icon":"ic_v1"}}}}"#)
+        #expect(v1.content?.smallIcon == "ic_v1")
+        let v1Number = try ReadPayload(#"{"message":{"notification":{"title":"T","body":"B"},"android":{"notification":{"icon":7}}}}"#)
+        #expect(v1Number.content?.smallIcon == nil && v1Number.warnings.contains("message.android.notification.icon is not a string"), "\(v1Number.warnings)")
+        #expect(try android(.oneSignal, #""sicon":"ic_os""#).content?.smallIcon == "ic_os")
+        #expect(try android(.airship, #""com.urbanairship.icon":"ic_ua""#).content?.smallIcon == "ic_ua")
+        #expect(try android(.braze, "").content?.smallIcon == nil)
+    }
+
+    @Test("Android lock-screen visibility: public, private or secret, as each SDK reads its key; a value out of −1…1 or not a number is a warning")
+    func lockScreenVisibility() throws {
+        typealias Visibility = NotificationContent.LockScreenVisibility
+        // Braze's `ab_vs`: an invalid value sets none.
+        #expect(try android(.braze, #""ab_vs":"-1""#).content?.lockScreenVisibility == .secret)
+        let brazeHigh = try android(.braze, #""ab_vs":"2""#)
+        #expect(brazeHigh.content?.lockScreenVisibility == nil && brazeHigh.warnings.contains { $0.hasPrefix("ab_vs is 2") }, "\(brazeHigh.warnings)")
+        let brazeWord = try android(.braze, #""ab_vs":"secret""#)
+        #expect(brazeWord.content?.lockScreenVisibility == nil && brazeWord.warnings.contains { $0.hasPrefix("ab_vs 'secret' ") }, "\(brazeWord.warnings)")
+        // FCM's `gcm.n.visibility`: skipped out of range.
+        #expect(try android(.firebase, #""gcm.n.visibility":"0""#).content?.lockScreenVisibility == .private)
+        let fcmHigh = try android(.firebase, #""gcm.n.visibility":"5""#)
+        #expect(fcmHigh.content?.lockScreenVisibility == nil && fcmHigh.warnings.contains { $0.hasPrefix("gcm.n.visibility is 5") }, "\(fcmHigh.warnings)")
+        let fcmWord = try android(.firebase, #""gcm.n.visibility":"public""#)
+        #expect(fcmWord.content?.lockScreenVisibility == nil && fcmWord.warnings.contains { $0.hasPrefix("gcm.n.visibility 'public' ") }, "\(fcmWord.warnings)")
+        // OneSignal's `vis`: passed on as it is; its SDK throws on one that is no integer, and shows nothing.
+        #expect(try android(.oneSignal, #""vis":"1""#).content?.lockScreenVisibility == .public)
+        let oneSignalLow = try android(.oneSignal, #""vis":"-2""#)
+        #expect(oneSignalLow.content?.lockScreenVisibility == nil && oneSignalLow.warnings.contains { $0.hasPrefix("vis is -2") }, "\(oneSignalLow.warnings)")
+        let oneSignalWord = try android(.oneSignal, #""vis":"private""#)
+        #expect(oneSignalWord.content?.visible == false && oneSignalWord.warnings.contains { $0.hasPrefix("vis 'private' ") }, "\(oneSignalWord.warnings)")
+        // Airship's `com.urbanairship.visibility`: clamped to −1…1, public when it is no integer.
+        #expect(try android(.airship, #""com.urbanairship.visibility":"-1""#).content?.lockScreenVisibility == .secret)
+        let airshipHigh = try android(.airship, #""com.urbanairship.visibility":"3""#)
+        #expect(airshipHigh.content?.lockScreenVisibility == .public && airshipHigh.warnings.contains { $0.hasPrefix("com.urbanairship.visibility is 3") }, "\(airshipHigh.warnings)")
+        let airshipWord = try android(.airship, #""com.urbanairship.visibility":"hidden""#)
+        #expect(airshipWord.content?.lockScreenVisibility == .public && airshipWord.warnings.contains { $0.hasPrefix("com.urbanairship.visibility 'hidden' ") }, "\(airshipWord.warnings)")
+        // None set: none modelled.
+        #expect(try android(.airship, "").content?.lockScreenVisibility == nil)
+        #expect([Visibility.public, .private, .secret].map(\.name) == ["public", "private", "secret"])
+    }
+
+    @Test("MoEngage Android: moeFeatures.android.largeIcon is the large icon, ahead of the older gcm_l_ic")
+    func moEngageLargeIcon() throws {
+        let features = #""moeFeatures":"{\"android\":{\"largeIcon\":\"https://cdn.example.com/new.png\"}}""#
+        #expect(try android(.moengage, features).content?.largeIconURL == "https://cdn.example.com/new.png")
+        #expect(try android(.moengage, features + #","gcm_l_ic":"https://cdn.example.com/old.png""#).content?.largeIconURL == "https://cdn.example.com/new.png")
+        #expect(try android(.moengage, #""gcm_l_ic":"https://cdn.example.com/old.png""#).content?.largeIconURL == "https://cdn.example.com/old.png")
+        let number = try android(.moengage, #""moeFeatures":"{\"android\":{\"largeIcon\":7}}","gcm_l_ic":"https://cdn.example.com/old.png""#)
+        #expect(number.content?.largeIconURL == "https://cdn.example.com/old.png" && number.warnings.contains("moeFeatures.android.largeIcon is not a string"), "\(number.warnings)")
+    }
+
+    @Test("Iterable Android: the channel is named after the sound, an https sound's file or a raw resource's name; no sound, or a name no resource has, is the default channel")
+    func iterableChannel() throws {
+        #expect(try android(.iterable, #""sound":"chime.mp3""#).content?.channel == "chime")
+        #expect(try android(.iterable, #""sound":"https://cdn.example.com/s/Bell-Ring.wav""#).content?.channel == "Bell-Ring")
+        #expect(try android(.iterable, "").content?.channel == nil)
+        #expect(try android(.iterable, #""sound":"Chime""#).content?.channel == nil)
+        #expect(try android(.iterable, #""sound":"default""#).content?.channel == nil)
+    }
 }

@@ -53,6 +53,25 @@ struct NotificationWarningTests {
         #expect(read.warnings.contains { $0.hasPrefix("\(field) is not valid JSON") }, "\(read.warnings)")
     }
 
+    @Test("Android colours parse as Android's Color.parseColor, Braze's decimal Long and OneSignal's hexadecimal BigInteger parse them")
+    func androidColours() {
+        #expect(AndroidColor.parse("#FF0000") == 0xFFFF_0000)
+        #expect(AndroidColor.parse("#80ff0000") == 0x80FF_0000)
+        #expect(AndroidColor.parse("RED") == 0xFFFF_0000)
+        // `Long.parseLong` takes a sign after the '#'.
+        #expect(AndroidColor.parse("#+12345") == 0xFF01_2345)
+        for text in ["", "#", "#FFF", "#GG0000", "FF0000", "#FF00000", "orange", " #FF0000", "#FF0000 "] {
+            #expect(AndroidColor.parse(text) == nil, "\(text)")
+        }
+        #expect(AndroidColor.decimal("4278190335")?.color == 0xFF00_00FF && AndroidColor.decimal("4278190335")?.exact == true)
+        #expect(AndroidColor.decimal("-1")?.color == 0xFFFF_FFFF)
+        #expect(AndroidColor.decimal("0x10") == nil && AndroidColor.decimal(" 1") == nil)
+        #expect(AndroidColor.bigIntegerHex("-1") == 0xFFFF_FFFF)
+        #expect(AndroidColor.bigIntegerHex("1FFFF0000") == 0xFFFF_0000)
+        #expect(AndroidColor.bigIntegerHex("") == nil && AndroidColor.bigIntegerHex("#FF") == nil && AndroidColor.bigIntegerHex("-") == nil)
+        #expect(AndroidColor.text(0x0000_00FF) == "#000000FF")
+    }
+
     @Test("Badge arithmetic: a set badge is its number, an increment never goes below 0")
     func badgeArithmetic() {
         typealias Badge = NotificationContent.Badge

@@ -15,7 +15,8 @@
 /// buttons those of the group `.interactive_type`, with `.interactive_actions`, category
 /// `.category`, channel `.notification_channel`, priority `.priority` (clamped to −2…2; the
 /// delivery priority `"high"` and any other value that is no 32-bit integer are 0), tag
-/// `.notification_tag`, sound `.sound`, send id `.push.PUSH_ID`. A `big_text` or `inbox` style's `summary` is the
+/// `.notification_tag`, small icon `.icon`, accent colour `.icon_color`, lock-screen visibility
+/// `.visibility` (clamped to −1…1; public when it is no integer), sound `.sound`, send id `.push.PUSH_ID`. A `big_text` or `inbox` style's `summary` is the
 /// summary line. Shown only with a non-empty ALERT.
 extension ContentReader {
     static let airshipPrefix = "com.urbanairship."
@@ -178,6 +179,26 @@ extension ContentReader {
                         "com.urbanairship.priority is '\(priority)', not a 32-bit integer: Airship's SDK gives the notification the default priority (0)")
                 }
             }
+        }
+        // `PushMessage.getIcon` looks the drawable up by name (else the app's default icon);
+        // `getIconColor` parses the colour (else the app's default accent colour).
+        content.smallIcon = text("com.urbanairship.icon")
+        let colorKey = "com.urbanairship.icon_color"
+        readParsedColor(payload[colorKey], at: colorKey, emptyIsNone: false, otherwise: "Airship's SDK uses the app's default accent colour")
+        // `PushMessage.visibility`: the key read with Kotlin's 32-bit `toInt()`, clamped to −1…1;
+        // public (1) when the key is absent, empty or no integer.
+        let visibilityKey = "com.urbanairship.visibility"
+        switch javaInt(visibilityKey) {
+        case nil: break
+        case .success(let value)?:
+            let visibility = NotificationContent.LockScreenVisibility(rawValue: min(1, max(-1, value)))
+            content.lockScreenVisibility = visibility
+            if let visibility, !(-1...1).contains(value) {
+                warnings.append("\(visibilityKey) is \(value), outside −1…1: Airship's SDK makes it \(visibility.name)")
+            }
+        case .failure(let failure)?:
+            content.lockScreenVisibility = .public
+            warnings.append("\(visibilityKey) '\(failure.text)' is not a 32-bit integer: Airship's SDK makes the notification public, its default")
         }
         content.sound = text("com.urbanairship.sound")
         // The Kotlin `AirshipNotificationProvider` sets no sound of its own; the older Java one

@@ -5,7 +5,8 @@
 ///
 /// Android (`_ab`): title `t`, body `a`, summary `s`, expanded title and text `ab_bt` / `ab_bs`
 /// (the text is the body with a picture and neither `s` nor `ab_bs`), badge `ab_bc`, sound `sd`
-/// (`d` = default), channel `ab_nc`, priority `p`, category `ab_ct`, tag the custom notification
+/// (`d` = default), channel `ab_nc`, priority `p`, category `ab_ct`, accent colour `ac` (decimal
+/// ARGB), lock-screen visibility `ab_vs`, tag the custom notification
 /// id `n` (a 32-bit integer), large icon `ab_li`, inline
 /// image `ab_iip`, picture a push story's (`ab_c`) first page's `ab_c0_i`, else `ab_iu`, else
 /// `extra.appboy_image_url`, tap target `uri` /
@@ -105,6 +106,21 @@ extension ContentReader {
             }
         }
         content.category = text("ab_ct")
+        // `setAccentColorIfPresentAndSupported`: `ac` as `parseStringAsColorInt` reads it, else
+        // (one that does not parse too) the app's default accent colour.
+        if let value = text("ac") {
+            if let (color, exact) = AndroidColor.decimal(value) {
+                if !exact {
+                    warnings.append("ac \(value) does not fit in 32 bits: Braze's SDK keeps its low 32 bits, \(AndroidColor.text(color))")
+                }
+                setAccentColor(color, from: "ac", shown: value)
+            } else {
+                warnings.append(
+                    "ac '\(value)' is not a decimal ARGB number (such as 4278190335 for #FF0000FF): Braze's SDK uses the app's default accent colour")
+            }
+        }
+        // `setVisibilityIfPresentAndSupported` sets only a visibility Android defines.
+        readCheckedVisibility("ab_vs", sdk: "Braze's SDK")
         // `BrazeNotificationUtils.getNotificationId`: a custom notification id `n`
         // (`parseStringAsInteger`) is the id the push is posted under, so a later push with the
         // same `n` replaces it; without one the id is a hash of the title and body.

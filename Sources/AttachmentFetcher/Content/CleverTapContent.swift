@@ -6,7 +6,8 @@
 /// Android (`wzrk_pn`): title `nt`, body `nm`, summary (subText) `wzrk_st`, expanded text `wzrk_nms` (only
 /// with a picture, the body when absent), picture
 /// `wzrk_bp` (an http(s) URL), large icon `ico` (none when `wzrk_hide_large_icon` is `"true"` in
-/// any case), tap target `wzrk_dl`, channel `wzrk_cid`, priority `pr` (`high`, `max`), sound
+/// any case), tap target `wzrk_dl`, channel `wzrk_cid`, accent colour `wzrk_clr` (one that
+/// `Color.parseColor` throws on shows nothing), priority `pr` (`high`, `max`), sound
 /// `wzrk_sound` (`true` or exactly `"true"` = default, any other string a raw resource's name
 /// without `.mp3` / `.ogg` / `.wav`), count `wzrk_bc` (sets the badge), buttons the JSON-in-string
 /// `wzrk_acts` (`id`, `l`, `dl`), tag the collapse key `wzrk_ck`, campaign `wzrk_id`. Shown only
@@ -40,6 +41,12 @@ extension ContentReader {
         content.largeIconURL = hideLargeIcon ? nil : text("ico")
         content.openURL = text("wzrk_dl")
         content.channel = text("wzrk_cid")
+        // `CoreNotificationRenderer.renderNotification` calls `Color.parseColor` on `wzrk_clr`
+        // unguarded: what it throws ends the rendering (`PushProviders`: "Couldn't render
+        // notification"), so nothing is shown.
+        let colorShown = readParsedColor(
+            payload["wzrk_clr"], at: "wzrk_clr", emptyIsNone: false, otherwise: "CleverTap's SDK throws while drawing the push, and shows nothing")
+        if !colorShown { content.visible = false }
         // `PushProviders` posts a push with a collapse key under the key's number (the key
         // itself when it is an integer, else its `hashCode()`): a later push with the same key
         // replaces it.

@@ -4,13 +4,14 @@
 /// Android, as the device sees a notification message: `gcm.n.title`, `gcm.n.body` (and the
 /// legacy `gcm.notification.*`), their `_loc_key` / `_loc_args`, picture `gcm.n.image`, channel
 /// `gcm.n.android_channel_id`, sound `gcm.n.sound2` (else `gcm.n.sound`), count
-/// `gcm.n.notification_count` (sets the badge), priority `gcm.n.notification_priority`, tag
+/// `gcm.n.notification_count` (sets the badge), priority `gcm.n.notification_priority`, small icon
+/// `gcm.n.icon`, accent colour `gcm.n.color`, lock-screen visibility `gcm.n.visibility`, tag
 /// `gcm.n.tag` (the tag a later notification replaces it by), the picture as the collapsed
 /// large icon too, tap target `gcm.n.link_android` else `gcm.n.link`. Shown only with
 /// `gcm.n.e` set and without `gcm.n.noui`. Extras: the keys that are not FCM's.
 ///
 /// Android, as an HTTP v1 message (`{message: …}` or its content): `notification{title, body,
-/// image}` overridden by `android.notification{…, channel_id, sound, tag, notification_count (a
+/// image}` overridden by `android.notification{…, channel_id, sound, tag, icon, color, notification_count (a
 /// negative one sets nothing, as on the device), *_loc_key, *_loc_args, notification_priority (a
 /// `NotificationPriority` name; another value is a warning)}`; extras `data`. Shown when it has
 /// text. When iPhones attach another image (`apns.fcm_options.image`, else `notification.image`),
@@ -55,6 +56,14 @@ extension ContentReader {
             }
         }
         content.tag = text(key("tag"))
+        // `CommonNotificationBuilder`: the small icon names a drawable (else the manifest's
+        // default icon); a colour that does not parse gives the manifest's default colour; a
+        // visibility outside −1…1 is skipped (`NotificationParams.getNotificationVisibility`).
+        content.smallIcon = text(key("icon"))
+        readParsedColor(
+            payload[key("color")], at: key("color"), emptyIsNone: true,
+            otherwise: "the FCM SDK uses the app's default colour (the manifest's default_notification_color)")
+        readCheckedVisibility(key("visibility"), sdk: "the FCM SDK")
         // `DisplayNotification` draws the picture as the collapsed notification's large icon too.
         content.largeIconURL = content.imageURL
         let linkKey = payload[key("link_android")] != nil ? key("link_android") : key("link")
@@ -127,6 +136,11 @@ extension ContentReader {
         content.sound = textValue("sound")
         warnSoundBeforeChannels("FCM's android.notification.sound")
         content.tag = textValue("tag")
+        // Delivered as `gcm.n.icon` and `gcm.n.color`, read as on the device.
+        content.smallIcon = text(specific["icon"], at: "\(prefix)android.notification.icon")
+        readParsedColor(
+            specific["color"], at: "\(prefix)android.notification.color", emptyIsNone: true,
+            otherwise: "the FCM SDK uses the app's default colour (the manifest's default_notification_color)")
         content.largeIconURL = content.imageURL
         // FCM passes the count on as `gcm.n.notification_count`, where `NotificationParams`
         // skips a negative one, as in the device's bundle.

@@ -8,7 +8,7 @@ import Foundation
 /// extras are the top-level keys but `aps` and `itbl` [U].
 ///
 /// Android: title `title`, body `body`, sound `sound` (of an `https` URL its file's name, without
-/// its extension either way), and
+/// its extension either way) and the channel named after it (`iterableChannel`), and
 /// the JSON-in-string `itbl` (`attachment-url` the picture, `defaultAction`, `actionButtons`,
 /// `campaignId`), legacy tap target `uri`, at most 3 buttons (a missing `identifier` an empty
 /// one); extras the keys but those [U]. Shown only when not a
@@ -27,7 +27,9 @@ extension ContentReader {
     mutating func readIterableAndroid() {
         content.title = text("title")
         content.body = text("body")
-        content.sound = text("sound").map(Self.iterableSoundName)
+        let sound = text("sound")
+        content.sound = sound.map(Self.iterableSoundName)
+        content.channel = sound.flatMap { Self.iterableChannel(sound: $0) }
         let ghost = readIterableMetadata(legacyURLKey: "uri")
         content.visible = content.body != nil && !ghost
         // `IterableNotificationHelper.createNotification` sets `PRIORITY_HIGH` on every push it
@@ -46,6 +48,23 @@ extension ContentReader {
         if sound.contains("https"), let slash = name.lastIndex(of: "/") { name = name[name.index(after: slash)...] }
         if let dot = name.lastIndex(of: "."), name.index(after: dot) < name.endIndex { name = name[..<dot] }
         return String(name)
+    }
+
+    /// The channel Iterable's Android SDK posts a push with the sound `sound` on, when it is not
+    /// the app's default one (named after the app's package), as `IterableNotificationHelper`
+    /// (`createNotification`, `getSoundUri`, `getChannelIdName`; the version that reads an https
+    /// sound) decides: the sound's name (`iterableSoundName`) when the sound is an https URL, or
+    /// when the app has a raw resource of that name; the default channel when it has none. Which
+    /// raw resources the app bundles the payload cannot tell: a name one can have (only `a`–`z`,
+    /// `0`–`9` and `_`, as Android requires of resource files) is taken to be the app's, except
+    /// `default`, which campaigns write for the default sound, not for a resource. The SDK adds
+    /// `_noBadge` to the name where the app turns Iterable's badging off in its manifest.
+    static func iterableChannel(sound: String) -> String? {
+        let name = iterableSoundName(sound)
+        guard !name.isEmpty else { return nil }
+        if sound.contains("https") { return name }
+        let resourceName = name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+        return resourceName && name != "default" ? name : nil
     }
 
     /// Reads `itbl`; whether it is a ghost push.

@@ -9,7 +9,9 @@
 /// `buttons`; in the minified form `o`; notification id `i`. With `aps.category` set, the buttons are that category's, not the
 /// payload's (a warning says so).
 ///
-/// Android: title `title`, body `alert`, picture `bicon`, large icon `licon`, sound `sound`
+/// Android: title `title`, body `alert`, picture `bicon`, large icon `licon`, small icon `sicon`,
+/// accent colour `bgac` (hexadecimal ARGB), lock-screen visibility `vis` (one that is no integer
+/// shows nothing), sound `sound`
 /// (`"null"` or `"nil"`: none named, with a warning: silent before Android 8 and in the channel
 /// `chnl` creates, the channel's sound otherwise), priority `pri` (1–10), group `grp`, tag
 /// `collapse_key` (not `"do_not_collapse"`), channel `oth_chnl` else `chnl.id` (the background
@@ -139,6 +141,35 @@ extension ContentReader {
         let silencing = sound.flatMap { ["null", "nil"].contains($0) ? $0 : nil }
         content.sound = silencing == nil ? sound : nil
         content.threadID = text("grp")
+        content.smallIcon = text("sicon")
+        // `getAccentColor`: `BigInteger(bgac, 16).toInt()`, else (one that does not parse too)
+        // the app's default accent colour.
+        if let value = rawString(payload["bgac"], at: "bgac") {
+            if let color = AndroidColor.bigIntegerHex(value) {
+                setAccentColor(color, from: "bgac", shown: value)
+                if color != 0, color >> 24 == 0 {
+                    warnings.append(
+                        "bgac '\(value)' has alpha 00, fully transparent: OneSignal's SDK reads bgac as hexadecimal AARRGGBB (FFFF0000 is opaque red)")
+                }
+            } else {
+                warnings.append("bgac '\(value)' is not hexadecimal ARGB (such as FFFF0000, without '#'): OneSignal's SDK uses the app's default accent colour")
+            }
+        }
+        // `Notification.kt` reads `vis` with `toInt()` while it builds the notification, before
+        // anything is shown: one that is no integer throws, and the push is not shown. Any
+        // integer is passed on to `setVisibility`.
+        switch javaInt("vis", emptyIsNone: false) {
+        case nil: break
+        case .success(let value)?:
+            if let visibility = NotificationContent.LockScreenVisibility(rawValue: value) {
+                content.lockScreenVisibility = visibility
+            } else {
+                warnings.append("vis is \(value), outside −1…1 (secret, private, public): OneSignal's SDK passes it on, and Android defines no such visibility")
+            }
+        case .failure(let failure)?:
+            content.visible = false
+            warnings.append("vis '\(failure.text)' is not an integer: OneSignal's SDK throws on it (toInt()) while reading the push, and shows nothing")
+        }
         // `Notification.kt` takes `collapse_key` as the collapse id unless it is
         // "do_not_collapse"; `NotificationGenerationProcessor` then posts the push under the
         // Android id of the shown notification with that collapse id, which it replaces.
