@@ -65,14 +65,25 @@ struct OutcomePrinter {
         "critical": "plays its sound through the mute switch and Focus if the app has Apple's Critical Alerts entitlement (else active)",
     ]
 
+    /// What Android's lock screen shows of a notification of `visibility`, after
+    /// `Notification.VISIBILITY_*`'s documentation.
+    static func lockScreen(_ visibility: NotificationContent.LockScreenVisibility) -> String {
+        switch visibility {
+        case .public: "public (shown in full)"
+        case .private: "private (its content concealed on a secure lock screen)"
+        case .secret: "secret (not shown on a secure lock screen)"
+        }
+    }
+
     /// A button's text; one the payload gives none (an app's own category or button group) is
     /// the app's, named by its action's identifier.
     static func label(of button: NotificationContent.Button) -> String {
         button.title ?? "the app's button '\(button.id)'"
     }
 
-    /// What a person would see on the device: the texts, badge, sound, how it interrupts, its
-    /// thread, buttons, where a tap goes, and the picture's file.
+    /// What a person would see on the device: the texts, badge, sound, Android's small icon, accent
+    /// colour and lock-screen visibility, how it interrupts, its thread, buttons, where a tap goes,
+    /// and the picture's file.
     static func notificationLines(_ notification: NotificationContent, _ outcome: Outcome) -> [String] {
         let platform = notification.platform.rawValue
         guard notification.visible else { return ["  \(platform) notification: shows nothing (silent or internal)"] }
@@ -106,6 +117,12 @@ struct OutcomePrinter {
         let passive = notification.platform == .ios && notification.interruptionLevel == "passive"
         if passive, notification.sound != nil { sound = "none (\(sound), not played: a passive notification plays no sound)" }
         lines.append("    sound: \(sound)")
+        // Android's small icon, its tint and what the lock screen shows, as the payload sets them.
+        if notification.platform == .android {
+            if let icon = notification.smallIcon { lines.append("    small icon: \(TerminalText.escaped(icon))") }
+            if let colour = notification.accentColor { lines.append("    accent colour: \(TerminalText.escaped(colour))") }
+            if let visibility = notification.lockScreenVisibility { lines.append("    lock screen: \(Self.lockScreen(visibility))") }
+        }
         if notification.platform == .ios, let level = notification.interruptionLevel, let effect = Self.interruptionEffects[level] {
             lines.append("    interruption: \(level): \(effect)")
         }

@@ -135,7 +135,7 @@ struct CLITests {
     func jsonNotification() async throws {
         try await withServer { server, directory in
             let picture = server.url("/media/a.png?bytes=3000")
-            let payload = #"{"_ab":"true","t":"Sale","a":"50% off","s":"Deals","cid":"camp-1","uri":"myapp://sale","ab_use_webview":"true","ab_nc":"promos","p":"1","sd":"d","ab_bc":"3","ab_iu":"\#(picture)","extra":"{\"promo_id\":\"42\",\"n\":{\"k\":[1,true]}}","ab_a0_a":"ab_uri","ab_a0_t":"Details","ab_a0_uri":"https://example.com/e","ab_a0_id":"details","ab_a1_a":"ab_open","ab_a1_t":"Open"}"#
+            let payload = #"{"_ab":"true","t":"Sale","a":"50% off","s":"Deals","cid":"camp-1","uri":"myapp://sale","ab_use_webview":"true","ab_nc":"promos","p":"1","sd":"d","ab_bc":"3","ab_iu":"\#(picture)","extra":"{\"promo_id\":\"42\",\"n\":{\"k\":[1,true]}}","ab_a0_a":"ab_uri","ab_a0_t":"Details","ab_a0_uri":"https://example.com/e","ab_a0_id":"details","ab_a1_a":"ab_open","ab_a1_t":"Open","ac":"4278190335","ab_vs":"0"}"#
             let result = try await CommandRunner.run(
                 "fetch-attachment", ["--json", "--no-cache", "--output-dir", directory, "--allow-private-networks"], stdin: Data(payload.utf8))
             #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
@@ -144,6 +144,7 @@ struct CLITests {
             #expect(Set(notification.keys) == [
                 "platform", "visible", "title", "subtitle", "body", "badge", "sound", "category", "thread_id", "open_url",
                 "open_in_webview", "buttons", "extras", "campaign_id", "channel", "priority", "summary", "image_url",
+                "accent_color", "lock_screen_visibility",
             ])
             #expect(notification["platform"] as? String == "android")
             #expect(notification["visible"] as? Bool == true)
@@ -158,6 +159,8 @@ struct CLITests {
             #expect(notification["campaign_id"] as? String == "camp-1")
             #expect(notification["priority"] as? Int == 1)
             #expect(notification["image_url"] as? String == picture)
+            #expect(notification["accent_color"] as? String == "#FF0000FF")
+            #expect(notification["lock_screen_visibility"] as? String == "private")
             let buttons = try #require(notification["buttons"] as? [[String: Any]])
             #expect(buttons.count == 2)
             #expect(buttons.first?["id"] as? String == "details")
@@ -239,7 +242,7 @@ struct CLITests {
     @Test("Without --json, the notification as a person would see it: texts, badge, sound, buttons, tap, picture")
     func humanNotification() async throws {
         try await withServer { server, directory in
-            let payload = #"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_st":"Sub","wzrk_bp":"\#(server.url("/media/a.png?bytes=900"))","wzrk_dl":"myapp://x","wzrk_sound":"true","wzrk_bc":"3","wzrk_acts":"[{\"l\":\"Open\",\"dl\":\"myapp://y\",\"id\":\"open\"},{\"l\":\"Dismiss\",\"id\":\"dismiss\"}]"}"#
+            let payload = ##"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_st":"Sub","wzrk_bp":"\##(server.url("/media/a.png?bytes=900"))","wzrk_dl":"myapp://x","wzrk_sound":"true","wzrk_bc":"3","wzrk_acts":"[{\"l\":\"Open\",\"dl\":\"myapp://y\",\"id\":\"open\"},{\"l\":\"Dismiss\",\"id\":\"dismiss\"}]","wzrk_clr":"#00CC66"}"##
             let shown = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks"], stdin: Data(payload.utf8))
             #expect(shown.status == 0, "\(shown.stdout)")
@@ -247,9 +250,16 @@ struct CLITests {
                 "android notification:", "title: T", "body: B", "summary: Sub", "expanded text: B", "badge: 3",
                 "sound: the channel's (the default channel); default before Android 8",
                 "buttons: [Open → myapp://y] [Dismiss]", "tap opens: myapp://x", "picture: \(directory)/",
+                "accent colour: #FF00CC66",
             ] {
                 #expect(shown.stdout.contains(line), "\(line) in \(shown.stdout)")
             }
+            // Android's small icon and lock-screen visibility, as the payload sets them.
+            let icon = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory],
+                stdin: Data(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.icon":"ic_sale","com.urbanairship.visibility":"0"}"#.utf8))
+            #expect(icon.stdout.contains("    small icon: ic_sale\n"), "\(icon.stdout)")
+            #expect(icon.stdout.contains("    lock screen: private (its content concealed on a secure lock screen)\n"), "\(icon.stdout)")
             let silent = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory],
                 stdin: Data(#"{"wzrk_pn":"true","wzrk_pn_s":"true","nm":"B"}"#.utf8))
