@@ -176,6 +176,11 @@ final class MockCDNHandler: ChannelInboundHandler {
     private func sendHead(context: ChannelHandlerContext, id: Int) {
         guard isOpen, var r = response, r.id == id else { return }
         let plan = r.plan
+        // `rst` without a truncation: the stream ends before any response (as a truncation at 0).
+        if plan.resetBeforeHead {
+            injectFault(context: context, id: id, kind: .truncate)
+            return
+        }
         let head = HTTPResponseHead(version: r.version, status: plan.status, headers: plan.headers)
         if let hints = plan.earlyHints {
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: r.version, status: .custom(code: 103, reasonPhrase: "Early Hints"), headers: hints))), promise: nil)
@@ -358,18 +363,22 @@ final class MockCDNHandler: ChannelInboundHandler {
         switch kind {
         case .truncate:
             response = nil
-            if r.plan.quietStreamReset, r.version.major == 2 {
-                // Passed down to the stream's own channel (see `QuietStreamReset`).
-                context.triggerUserOutboundEvent(QuietStreamReset(), promise: nil)
+            if let code = r.plan.streamReset, r.version.major == 2 {
+                // Passed down to the stream's own channel (see `StreamReset`).
+                context.triggerUserOutboundEvent(StreamReset(code: code), promise: nil)
             } else {
                 context.close(promise: nil)
             }
         case .reset:
             response = r
             resetWhenDrained(context: context, id: id, deadline: .now() + Self.resetDrainTimeout)
-        case .stall:
+        case .stall, .flood:
             response = r  // stays "in flight": the pipelining handler holds back further requests
-            if let ms = r.plan.stallMs {
+            if kind == .flood, r.version.major == 2 {
+                // Written below the HTTP/2 codec of the stream's connection (see `FrameFlood`).
+                context.triggerUserOutboundEvent(FrameFlood(duration: .milliseconds(r.plan.floodMs)), promise: nil)
+            }
+            if let ms = kind == .flood ? r.plan.floodMs : r.plan.stallMs {
                 scheduled = context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(ms)) {
                     self.scheduled = nil
                     guard let current = self.response, current.id == id else { return }
@@ -381,12 +390,34 @@ final class MockCDNHandler: ChannelInboundHandler {
     }
 }
 
-/// Asks an HTTP/2 stream's channel to end the stream with `RST_STREAM(NO_ERROR)` where a body
-/// stops short, without `END_STREAM`: the server says it is done with the stream, and nothing says
-/// the body was whole. Closing the stream's channel would send `CANCEL`, which clients report as a
-/// failure; `MockCDNTLS` writes the frame, below the HTTP/2-to-HTTP/1 codec.
-package struct QuietStreamReset: Sendable {
-    package init() {}
+/// Asks an HTTP/2 stream's channel to end the stream with `RST_STREAM(code)`, where a body stops
+/// short or before any response, without `END_STREAM`. With `NO_ERROR` the server says it is done
+/// with the stream, and nothing says the body was whole (closing the stream's channel would send
+/// `CANCEL`, which clients report as a failure); with another code, the server rejects the request
+/// (`REFUSED_STREAM`: unprocessed, to be tried again). `MockCDNTLS` writes the frame, below the
+/// HTTP/2-to-HTTP/1 codec.
+package struct StreamReset: Sendable {
+    /// The HTTP/2 error code (RFC 9113 §7).
+    package var code: UInt32
+
+    package init(code: UInt32) {
+        self.code = code
+    }
+}
+
+/// Asks an HTTP/2 stream's connection to send, without a pause, empty `DATA` frames on the stream
+/// (no body, no flow control spent, nothing to hand on), for `duration`, then to close: an origin
+/// that floods a connection, holding a client that reads as long as frames are waiting.
+/// `MockCDNTLS` writes them, below the connection's HTTP/2 codec.
+package struct FrameFlood: Sendable {
+    package var duration: TimeAmount
+    /// The stream's id (the stream's own channel knows it; 0 until it is told).
+    package var streamID: Int
+
+    package init(duration: TimeAmount, streamID: Int = 0) {
+        self.duration = duration
+        self.streamID = streamID
+    }
 }
 
 #if os(Linux)

@@ -10,6 +10,9 @@ enum FaultKind {
     case reset
     /// Close the connection cleanly (FIN).
     case truncate
+    /// On HTTP/2, flood the connection with empty `DATA` frames on the stream, without a pause,
+    /// for `floodMs`, then close it (see `FrameFlood`); on HTTP/1.1, stall for as long, then close.
+    case flood
 }
 
 /// Everything the connection handler needs to send one response.
@@ -24,15 +27,20 @@ struct ResponsePlan {
     var rate: Int?
     var fault: (kind: FaultKind, after: Int)?
     var stallMs: Int64?
+    /// How long a `flood` fault lasts.
+    var floodMs: Int64 = 10_000
     var keepAlive = true
     var notModified = false
     /// Trailer fields sent after a chunked body (`trailer_bytes`).
     var trailers: HTTPHeaders?
     /// An informational `103 Early Hints` response sent before the response (`early_hints_location`).
     var earlyHints: HTTPHeaders?
-    /// On HTTP/2, a truncation resets the stream with `NO_ERROR`, as if the body had ended,
-    /// rather than with `CANCEL` (`rst_no_error`).
-    var quietStreamReset = false
+    /// On HTTP/2, the code a truncation resets the stream with, rather than `CANCEL`: `NO_ERROR`,
+    /// as if the body had ended (`rst_no_error`), or any other (`rst`).
+    var streamReset: UInt32?
+    /// On HTTP/2, the stream is reset with `streamReset` before any response (`rst` without a
+    /// truncation); on HTTP/1.1 the connection closes instead.
+    var resetBeforeHead = false
 }
 
 /// Turns a request into a ``ResponsePlan`` (no side effects).
@@ -198,6 +206,8 @@ enum Router {
         let stallMs = try int("stall_ms")
         let resetAfter = try int("reset_after")
         let truncateAfter = try int("truncate_after")
+        let floodAfter = try int("flood_after")
+        let floodMs = try int("flood_ms", max: 120_000)
         let statusCode = try int("status", min: 100)
         let redirects = try int("redirects")
         // `then_redirect_to`: where this exact URL redirects from its second request on (served as
@@ -317,14 +327,23 @@ enum Router {
         }
         plan.delayMs = Int64(delayMs)
         if let r = rate, r > 0 { plan.rate = r }
-        let faults: [(FaultKind, Int?)] = [(.reset, resetAfter), (.truncate, truncateAfter), (.stall, stallAfter)]
+        let faults: [(FaultKind, Int?)] = [(.reset, resetAfter), (.truncate, truncateAfter), (.stall, stallAfter), (.flood, floodAfter)]
         // `fault_once`: a transient fault, on the first request for this exact URL only.
         let faultApplies = !flag("fault_once") || request.earlierRequests == 0
         for case let (kind, after?) in faults where faultApplies && after < plan.body.count {
             if plan.fault == nil || after < plan.fault!.after { plan.fault = (kind, after) }
         }
         if plan.fault?.kind == .stall, let ms = stallMs { plan.stallMs = Int64(ms) }
-        plan.quietStreamReset = flag("rst_no_error")
+        // `flood_after`: after that many body bytes, a flood of frames for `flood_ms` (10 s).
+        if let floodMs { plan.floodMs = Int64(floodMs) }
+        if flag("rst_no_error") { plan.streamReset = 0 }
+        // `rst`: an HTTP/2 error code, by name (`PROTOCOL_ERROR`) or number, that resets the
+        // stream where `truncate_after` cuts it, or before the response without one (a server
+        // that refuses or rejects the request); with `fault_once`, the first request only.
+        if let code = try streamResetCode(params["rst"]), faultApplies {
+            plan.streamReset = code
+            plan.resetBeforeHead = plan.fault?.kind != .truncate
+        }
         return plan
     }
 
@@ -360,8 +379,25 @@ enum Router {
         plan.headers.add(name: "Cache-Control", value: "max-age=300")
         plan.body = .fixed(ByteBuffer(bytes: bytes))
         if let after = try int("truncate_after"), after < bytes.count { plan.fault = (.truncate, after) }
-        plan.quietStreamReset = params["rst_no_error"] == "1"
+        if params["rst_no_error"] == "1" { plan.streamReset = 0 }
         return plan
+    }
+
+    /// The HTTP/2 error codes (RFC 9113 §7) by name.
+    static let http2ErrorCodes: [String: UInt32] = [
+        "NO_ERROR": 0x0, "PROTOCOL_ERROR": 0x1, "INTERNAL_ERROR": 0x2, "FLOW_CONTROL_ERROR": 0x3,
+        "SETTINGS_TIMEOUT": 0x4, "STREAM_CLOSED": 0x5, "FRAME_SIZE_ERROR": 0x6, "REFUSED_STREAM": 0x7,
+        "CANCEL": 0x8, "COMPRESSION_ERROR": 0x9, "CONNECT_ERROR": 0xA, "ENHANCE_YOUR_CALM": 0xB,
+        "INADEQUATE_SECURITY": 0xC, "HTTP_1_1_REQUIRED": 0xD,
+    ]
+
+    /// The `rst` parameter's code: a name of `http2ErrorCodes` or a number.
+    private static func streamResetCode(_ raw: String?) throws -> UInt32? {
+        guard let raw else { return nil }
+        guard let code = http2ErrorCodes[raw.uppercased()] ?? UInt32(raw) else {
+            throw BadRequest(message: "Invalid value for rst: \(raw)")
+        }
+        return code
     }
 
     /// Evaluates If-None-Match (preferred) or If-Modified-Since against the resource's validators.

@@ -40,9 +40,14 @@ extension MockCDNServer {
         let context = try NIOSSLContext(configuration: configuration)
         let secure = SecureServing { channel, serving in
             @Sendable func serveHTTP2(_ channel: any Channel) -> EventLoopFuture<Void> {
-                channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
+                do {
+                    try channel.pipeline.syncOperations.addHandler(FrameFlooder())
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+                return channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
                     stream.eventLoop.makeCompletedFuture {
-                        try stream.pipeline.syncOperations.addHandler(QuietStreamResetWriter())
+                        try stream.pipeline.syncOperations.addHandler(StreamResetWriter())
                         try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                         try stream.pipeline.syncOperations.addHandler(serving.makeHandler())
                     }
@@ -59,17 +64,99 @@ extension MockCDNServer {
     }
 }
 
-/// Ends an HTTP/2 stream with `RST_STREAM(NO_ERROR)` when the handler serving it asks
-/// (`QuietStreamReset`, for `rst_no_error`); passes everything else on.
-private final class QuietStreamResetWriter: ChannelOutboundHandler {
+/// Ends an HTTP/2 stream with `RST_STREAM` when the handler serving it asks (`StreamReset`, for
+/// `rst_no_error` and `rst`), and hands a `FrameFlood` to the stream's connection; passes
+/// everything else on.
+private final class StreamResetWriter: ChannelOutboundHandler {
     typealias OutboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
 
     func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
-        guard event is QuietStreamReset else {
+        if var flood = event as? FrameFlood, let connection = context.channel.parent,
+            let stream = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
+        {
+            flood.streamID = Int(stream)
+            connection.triggerUserOutboundEvent(flood, promise: promise)
+            return
+        }
+        guard let reset = event as? StreamReset else {
             context.triggerUserOutboundEvent(event, promise: promise)
             return
         }
-        context.writeAndFlush(wrapOutboundOut(.rstStream(.noError)), promise: promise)
+        context.writeAndFlush(wrapOutboundOut(.rstStream(HTTP2ErrorCode(networkCode: Int(reset.code)))), promise: promise)
+    }
+}
+
+/// Floods its connection when a stream asks (`FrameFlood`, for `flood_after`): empty `DATA` frames
+/// on the stream, written in bursts for as long as the connection takes them (resumed when it
+/// drains), until the flood's time is up or the client has gone; then it closes the connection.
+/// It sits below the HTTP/2 codec, which writes whole frames, so that the bursts fall between
+/// frames and the codec knows nothing of them. libcurl 7.88 reads on inside one
+/// `curl_multi_perform` until its stream has bytes for it, or none are waiting: the bursts keep
+/// the kernel's buffers full, so that the client finds frames waiting even when this thread is not
+/// scheduled for a while.
+private final class FrameFlooder: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    /// 100,000 empty `DATA` frames of nine bytes (a length of 0, the type 0, no flags) on `stream`.
+    private static func burst(on stream: Int) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        let id = UInt32(truncatingIfNeeded: stream) & 0x7FFF_FFFF
+        for _ in 0..<100_000 {
+            buffer.writeBytes([0, 0, 0, 0, 0])
+            buffer.writeInteger(id)
+        }
+        return buffer
+    }
+    /// Bursts written in one turn of the event loop before it serves its other channels.
+    private static let burstsPerTurn = 4
+
+    /// When the flood ends, once one began.
+    private var end: NIODeadline?
+    /// The frames written again and again.
+    private var burst = ByteBuffer()
+    /// Whether a turn of the flood is scheduled.
+    private var scheduled = false
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard let flood = event as? FrameFlood else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        promise?.succeed(())
+        end = .now() + flood.duration
+        burst = Self.burst(on: flood.streamID)
+        // A deep backlog in the kernel (see above).
+        _ = context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: 8 << 20)
+        send(context: context)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if end != nil, context.channel.isWritable { send(context: context) }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Writes bursts while the connection takes them; on again at the next turn, or once it drains.
+    private func send(context: ChannelHandlerContext) {
+        guard let end, context.channel.isActive, !scheduled else { return }
+        guard NIODeadline.now() < end else {
+            self.end = nil
+            context.close(promise: nil)
+            return
+        }
+        var written = 0
+        while context.channel.isWritable, written < Self.burstsPerTurn {
+            context.writeAndFlush(wrapOutboundOut(.byteBuffer(burst)), promise: nil)
+            written += 1
+        }
+        guard context.channel.isWritable else { return }  // channelWritabilityChanged resumes it
+        scheduled = true
+        context.eventLoop.assumeIsolated().execute {
+            self.scheduled = false
+            self.send(context: context)
+        }
     }
 }
