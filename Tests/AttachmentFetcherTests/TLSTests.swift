@@ -107,6 +107,44 @@ struct TLSTests {
         }
     }
 
+    @Test("A stream the origin resets with an error code is its answer: asked for once, network naming the code; INTERNAL_ERROR mid-body too")
+    func streamResetNotRetried() async throws {
+        try await Self.withTLSServer(trusted: true) { server, fetcher, output in
+            let cases = [
+                ("/media/p.jpg?bytes=60000&rst=PROTOCOL_ERROR", "PROTOCOL_ERROR"),
+                ("/media/i.png?bytes=60000&truncate_after=10000&rst=INTERNAL_ERROR", "INTERNAL_ERROR"),
+            ]
+            for (path, name) in cases {
+                let outcome = await fetcher.process(Payloads.braze(url: server.url(path)))
+                #expect(outcome.reason == .network, "\(path): \(outcome.result) \(outcome.detail ?? "")")
+                #expect(
+                    outcome.detail?.hasPrefix("the HTTP/2 stream was reset with \(name)") == true
+                        && outcome.detail?.contains("not asked for again") == true,
+                    "\(path): \(outcome.detail ?? "")")
+                #expect(server.stats().requestsPerURL[path] == 1, "\(path)")
+            }
+            let files = try FileManager.default.contentsOfDirectory(atPath: output)
+            #expect(files.isEmpty)
+        }
+    }
+
+    @Test("A stream refused (REFUSED_STREAM: unprocessed, RFC 9113 §8.7), before its response or after, or cancelled (as SwiftNIO ends the streams of a connection it tears down), is asked for again and attached")
+    func refusedStreamRetried() async throws {
+        try await Self.withTLSServer(trusted: true) { server, fetcher, _ in
+            let paths = [
+                "/media/before.jpg?bytes=60000&rst=REFUSED_STREAM&fault_once=1",
+                "/media/after.png?bytes=60000&truncate_after=10000&rst=7&fault_once=1",
+                "/media/cancelled.gif?bytes=60000&rst=CANCEL&fault_once=1",
+            ]
+            for path in paths {
+                let outcome = await fetcher.process(Payloads.braze(url: server.url(path)))
+                #expect(outcome.status == .attached, "\(path): \(outcome.detail ?? "")")
+                #expect(outcome.attachments.first?.bytes == 60_000)
+                #expect(server.stats().requestsPerURL[path] == 2, "\(path)")
+            }
+        }
+    }
+
     @Test("Faults on HTTP/2 streams give the same reasons as on HTTP/1.1, and spare the other streams")
     func streamFaults() async throws {
         try await Self.withTLSServer(trusted: true, timeout: .seconds(2) * TestTiming.scale) { server, fetcher, _ in

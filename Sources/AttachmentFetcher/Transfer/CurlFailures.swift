@@ -31,16 +31,34 @@ struct CurlFailures {
         return message.replacingOccurrences(of: proxy, with: URLCredentials.redacted(proxy))
     }
 
-    /// Whether an HTTP/2 connection failed the attempt (a framing error, a stream reset, or the
-    /// connection lost) rather than the response itself: such an attempt may be retried (see
-    /// `TransferStateMachine.completed`). Debian's libcurl 7.88 resets streams it has finished,
-    /// which servers with rapid-reset protection (SwiftNIO: over 200 in 30 s) answer by closing
-    /// the connection and every stream on it; the retry goes out on a connection still alive, or
-    /// a new one.
-    static func isConnectionFailure(_ code: CurlCode, of easy: CurlEasy) -> Bool {
+    /// Whether an HTTP/2 connection failed the attempt rather than the origin answering it:
+    /// such an attempt may be retried (see `TransferStateMachine.completed`). Debian's libcurl
+    /// 7.88 resets streams it has finished, which servers with rapid-reset protection (SwiftNIO:
+    /// over 200 in 30 s) answer with `GOAWAY` and by closing the connection and every stream on
+    /// it; the retry goes out on a connection still alive, or a new one.
+    ///
+    /// What libcurl 7.88.1 with nghttp2 1.52 reports (`message` is its error buffer):
+    /// - a stream above a `GOAWAY`'s last stream id, never processed (RFC 9113 §8.7; SwiftNIO's
+    ///   rapid-reset `GOAWAY` names stream 0, so every stream): curl error 16, without words;
+    /// - the connection failing under a response begun (a TCP reset, a send failing): curl
+    ///   error 56 or 55; closed (FIN or TLS `close_notify`, after a `GOAWAY` or not), before the
+    ///   response or after: curl error 18, "HTTP/2 stream 1 was not closed cleanly before end of
+    ///   the underlying stream", not retried;
+    /// - `REFUSED_STREAM` (unprocessed, RFC 9113 §8.7): before a response, libcurl asks again
+    ///   itself, up to 5 times, then reports curl error 56; after one began, curl error 56;
+    /// - any other reset of the stream, by the origin or by nghttp2 at a breach of the protocol
+    ///   in the response (a body longer or shorter than its Content-Length, a `101`): curl error
+    ///   92 and `HTTP2StreamReset`'s words. That is the origin's answer to the request, the same
+    ///   each time (an origin answering every request so would get each one three times): not
+    ///   retried, except `CANCEL`, which is how SwiftNIO's streams end when it tears the
+    ///   connection down.
+    static func isConnectionFailure(_ code: CurlCode, message: String, of easy: CurlEasy) -> Bool {
+        if code == .http2StreamError, let reset = HTTP2StreamReset(libcurlMessage: message) {
+            return reset.isConnectionTeardown
+        }
         // The two HTTP/2 codes say which protocol failed; a lost connection says so only once a
         // response had begun (before that libcurl reports no version).
-        code == .http2FramingError || code == .http2StreamError
+        return code == .http2FramingError || code == .http2StreamError
             || ((code == .receiveError || code == .sendError) && easy.usedHTTP2)
     }
 
@@ -140,8 +158,45 @@ struct CurlFailures {
             return TransferFailure(
                 reason: .network,
                 detail: "a response header line is longer than libcurl accepts (100 KB), or memory ran out (curl error \(code.rawValue))")
+        // A stream reset (but `CANCEL`, see `isConnectionFailure`): the origin's answer.
+        case .http2StreamError:
+            guard let reset = HTTP2StreamReset(libcurlMessage: message), !reset.isConnectionTeardown else { fallthrough }
+            return TransferFailure(
+                reason: .network,
+                detail: "the HTTP/2 stream was reset with \(reset.name) (by the origin, or by libcurl at a breach of the protocol in the response): its answer, not asked for again (\(message), curl error \(code.rawValue))")
         default:
             return TransferFailure(reason: .network, detail: "\(message) (curl error \(code.rawValue))")
         }
     }
+}
+
+/// An HTTP/2 stream reset with an error code (RFC 9113 §7), read from libcurl's words for it:
+/// `HTTP/2 stream 1 was not closed cleanly: PROTOCOL_ERROR (err 1)`, libcurl 7.88.1's
+/// (lib/http2.c, `http2_handle_stream_close`, with curl error 92), the code named by nghttp2
+/// 1.52's `nghttp2_http2_strerror`. libcurl tells the code in no other way; its words are read
+/// here alone. The reset may be the origin's `RST_STREAM`, or nghttp2's own at a breach of the
+/// protocol in the response.
+struct HTTP2StreamReset: Hashable, Sendable {
+    /// The error code's name (`PROTOCOL_ERROR`; `unknown` for a code RFC 9113 does not name).
+    var name: String
+    /// The error code.
+    var code: UInt32
+
+    /// `CANCEL`: how the streams of a SwiftNIO server end when it tears their connection down
+    /// (its rapid-reset protection), as well as a stream the origin no longer wants.
+    static let cancel: UInt32 = 0x8
+
+    /// The reset in libcurl's `message`, if it tells of one.
+    init?(libcurlMessage message: String) {
+        guard let start = message.range(of: "was not closed cleanly: ") else { return nil }
+        let rest = message[start.upperBound...]
+        guard let open = rest.range(of: " (err "), let close = rest[open.upperBound...].firstIndex(of: ")"),
+            let code = UInt32(rest[open.upperBound..<close])
+        else { return nil }
+        name = String(rest[..<open.lowerBound])
+        self.code = code
+    }
+
+    /// Whether the reset may be the connection's teardown rather than the origin's answer.
+    var isConnectionTeardown: Bool { code == Self.cancel }
 }

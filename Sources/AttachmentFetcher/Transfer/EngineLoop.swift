@@ -108,7 +108,8 @@ final class EngineLoop: @unchecked Sendable {
             ? .response(status: active.easy.responseCode)
             : .failed(
                 failures.failure(for: result, of: active),
-                connectionFailed: CurlFailures.isConnectionFailure(result, of: active.easy))
+                connectionFailed: CurlFailures.isConnectionFailure(
+                    result, message: active.easy.errorMessage(for: result), of: active.easy))
         let transfer = active.owner
         transfer.takeLaterDeadline()
         execute(transfer.machine.completed(completion, body: active.body, now: .now), for: transfer)
