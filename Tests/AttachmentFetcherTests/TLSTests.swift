@@ -198,6 +198,54 @@ struct TLSTests {
     }
 }
 
+/// `fetch-attachment` against an origin that floods its HTTP/2 connection: libcurl 7.88 reads on
+/// inside one `curl_multi_perform` for as long as frames keep coming, holding the engine's thread.
+@Suite("fetch-attachment while an origin floods its HTTP/2 connection", .timeLimit(.minutes(2)),
+       .enabled(if: SelfSignedCertificate.canBeMade))
+struct FloodedConnectionCLITests {
+    @Test("The command prints its fallback at the deadline and exits a second later, not when the flood ends")
+    func exitsDuringFlood() async throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let certificate = try await SelfSignedCertificate.make(in: root)
+        let server = try await MockCDNServer.start(
+            eventLoopThreads: 1,
+            tls: .init(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.privateKeyPath))
+        do {
+            // The flood outlasts the bound below by far, and ends by itself: a command that waited
+            // for it would still end, and the test with it.
+            let payload = root + "/payload.json"
+            try Payloads.braze(url: server.url("/media/flood.jpg?bytes=60000&flood_after=0&flood_ms=30000"))
+                .write(to: URL(fileURLWithPath: payload))
+            let timeout = 3 * TestTiming.scale
+            // The flood holds the engine only while the kernel has frames waiting for it, which a
+            // loaded machine may fail to keep up: up to three runs, one of them held at least.
+            var held = false
+            for run in 1...3 where !held {
+                let started = ContinuousClock.now
+                let result = try await CommandRunner.run(
+                    "fetch-attachment",
+                    [payload, "--timeout", "\(timeout)", "--json", "--allow-private-networks", "--cacert", certificate.certificatePath,
+                     "--no-cache", "--output-dir", root + "/out"],
+                    timeout: .seconds(60))
+                let elapsed = started.duration(to: .now)
+                #expect(result.status == 1, "run \(run): \(result.stderr)")
+                let outcome = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)")
+                #expect(outcome["reason"] as? String == "deadline", "run \(run): \(result.stdout)")
+                // A bound on the behaviour, not a speed: the deadline, the one-second wait, and room.
+                #expect(elapsed < .seconds(timeout + 10), "run \(run): \(elapsed)")
+                held = result.stderr.contains("still busy inside libcurl")
+            }
+            // Else this test would have proved nothing of the bound.
+            #expect(held, "the flood never held the engine a second past the outcome")
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+        try await server.shutdown()
+    }
+}
+
 /// Redirects that change the scheme, between a plain-http and an HTTPS mock CDN: Android's
 /// `HttpURLConnection` follows none (the SDK receives the 3xx and shows no picture), and iOS's
 /// App Transport Security refuses a hop to plain http.
