@@ -53,7 +53,7 @@ extension CacheStore {
             return .success((entry, file))
         } catch {
             if body.descriptor == nil { try? file.close() }
-            return .failure(TemporaryFiles.failure((error as? Errno) ?? .ioError, "cannot store \(key) in the cache"))
+            return .failure(TemporaryFiles.failure(error, "cannot store \(key) in the cache"))
         }
     }
 
