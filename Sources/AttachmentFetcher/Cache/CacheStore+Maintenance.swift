@@ -13,7 +13,8 @@ extension CacheStore {
     /// through its own open of the lock file) has it. The lock is one byte of `lock`, at an
     /// offset drawn from the key (`F_OFD_SETLK`): no file per key, and it dies with its process.
     /// A failure other than contention is `storage`, at once; without a usable lock file the
-    /// download goes on unlocked.
+    /// download goes on unlocked. While held, the key's heartbeat shows waiting processes that
+    /// this one is alive (`Heartbeat`).
     func lock(_ key: CacheKey) -> Result<CacheLock?, TransferFailure> {
         let claimed = state.withLock { state in state.busy.insert(key).inserted }
         guard claimed else { return .success(nil) }
@@ -24,6 +25,7 @@ extension CacheStore {
                 state.withLock { _ = $0.busy.remove(key) }
                 return .success(nil)
             }
+            heartbeat?.started(key)
             return .success(CacheLock(store: self, key: key, offset: offset))
         } catch {
             state.withLock { _ = $0.busy.remove(key) }
@@ -40,8 +42,18 @@ extension CacheStore {
     }
 
     func release(_ key: CacheKey, offset: Int64?) {
-        if let offset, let lockFile { Syscalls.unlock(lockFile, at: offset) }
+        if let offset, let lockFile {
+            heartbeat?.ended(key)
+            Syscalls.unlock(lockFile, at: offset)
+        }
         state.withLock { _ = $0.busy.remove(key) }
+    }
+
+    /// What the heartbeat byte of `key` shows (see `Heartbeat`), for a process waiting for
+    /// another that holds its lock; `nil` without a lock file, or when it cannot be read.
+    func holderMark(of key: CacheKey) -> HolderMark? {
+        guard let lockFile, let type = try? Syscalls.lockType(lockFile, at: Heartbeat.offset(of: key)) else { return nil }
+        return HolderMark(lockType: type)
     }
 
     // MARK: Pins

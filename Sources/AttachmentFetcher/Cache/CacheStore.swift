@@ -8,7 +8,8 @@ import Glibc
 
 /// The on-disk cache: `entries/<key>` (each body, its metadata in an extended attribute), `tmp/`
 /// for copies and for bodies on file systems without nameless files, and one file, `lock`,
-/// whose byte ranges are the per-key locks that let processes share downloads.
+/// whose byte ranges are the per-key locks that let processes share downloads, and the heartbeats
+/// by which their holders show they are alive (`Heartbeat`).
 ///
 /// A body streams into a nameless file (`O_TMPFILE`); its metadata is set
 /// on it, it is made read-only, and one `linkat` gives it its name: an entry appears whole, with
@@ -46,6 +47,8 @@ final class CacheStore: Sendable {
     let entries: FileDescriptor
     let temporary: FileDescriptor
     let lockFile: FileDescriptor?
+    /// Shows the processes waiting for the keys this one holds that it is alive (with the lock file).
+    let heartbeat: Heartbeat?
     private let classifier: MediaClassifier?
     private let sniffBytes: Int
     /// The largest body this process would accept (its largest size limit): a larger entry is
@@ -134,6 +137,7 @@ final class CacheStore: Sendable {
             problem = "cannot open \(directory)/lock: \(error)"
         }
         lockFileProblem = problem
+        heartbeat = lockFile.map(Heartbeat.init(lockFile:))
         storeProblem = [entriesDirectory, temporaryDirectory].lazy.compactMap { path in
             do {
                 try Syscalls.checkAccess(FilePath(path), W_OK | X_OK)
@@ -164,6 +168,7 @@ final class CacheStore: Sendable {
 
     deinit {
         evictor.stop()
+        heartbeat?.stop()
         for descriptor in [root, entries, temporary] + (lockFile.map { [$0] } ?? []) { try? descriptor.close() }
     }
 

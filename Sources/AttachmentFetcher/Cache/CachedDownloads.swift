@@ -29,6 +29,9 @@ final class CachedDownloads: Sendable {
     let coalesced = Atomic<Int>(0)
     /// Revalidations answered `304 Not Modified`.
     let notModified = Atomic<Int>(0)
+    /// Downloads made without the key's lock, not kept, because the process holding it had
+    /// stopped showing it was alive (`HolderLiveness`).
+    let stoppedHolders = Atomic<Int>(0)
 
     /// What the keys are scoped by (`Configuration.cacheScope`).
     private let keyScope: String
@@ -149,7 +152,10 @@ final class CachedDownloads: Sendable {
     /// When the process that held the lock let it go with nothing fresh stored (a response not
     /// to keep, such as `no-store` or a redirect without freshness, or a failure), this one
     /// downloads without the lock and keeps nothing, so that every process that waited does so
-    /// at once, as without the cache, rather than one after another, each holding the lock.
+    /// at once, as without the cache, rather than one after another, each holding the lock. So
+    /// does this one, without waiting for the lock to go, once the process that holds it has shown
+    /// no heartbeat for `HolderLiveness.stillness` (stopped, or frozen): a live one is waited for,
+    /// however slow its origin.
     ///
     /// The lock (one `fcntl`) and the look-up (an `openat`, answered from the directory cache
     /// on a miss; for an entry another process stored, its first classification in this
@@ -161,6 +167,7 @@ final class CachedDownloads: Sendable {
         let store = self.store
         var pause = Duration.milliseconds(2)
         var waitedForAnother = false
+        var holder = HolderLiveness()
         // Bounded by the deadline (and, besides, in count); a `where` clause would only skip the
         // rest of the count, spinning on the clock after the deadline.
         var tries = 0
@@ -196,6 +203,13 @@ final class CachedDownloads: Sendable {
             }
             waitedForAnother = true
             try? found?.descriptor?.close()
+            // Another process holds this URL, and has stopped (SIGSTOP, a frozen container): this
+            // one downloads on its own, without the lock, and keeps nothing.
+            if let mark = store.holderMark(of: key), holder.isStopped(showing: mark, at: .now) {
+                stoppedHolders.add(1, ordering: .relaxed)
+                shared.noteHeldElsewhere(false)
+                return await download(key: key, url: url, revalidating: nil, deadline: deadline, keeping: false)
+            }
             // Another process downloads this URL: a payload whose deadline passes meanwhile says so.
             shared.noteHeldElsewhere(true)
             try? await Task.sleep(for: pause)

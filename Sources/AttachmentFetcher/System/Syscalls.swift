@@ -25,6 +25,8 @@ enum Syscalls {
     /// `F_OFD_SETLK`: byte-range locks owned by an open file description, not a process, so that
     /// two descriptions in one process exclude each other like two processes.
     private static let setOFDLock: Int32 = 37
+    /// `F_OFD_GETLK`: which lock, if any, another open file description holds on a range.
+    private static let getOFDLock: Int32 = 36
 
     // MARK: EINTR, once
 
@@ -220,6 +222,7 @@ enum Syscalls {
     /// A non-blocking byte-range lock (`F_OFD_SETLK`) on one byte at `offset` of `descriptor`:
     /// `true` when taken, `false` when another open file description holds it. Released by
     /// `unlock`, or when the description is closed (so when its process ends, however it ends).
+    /// A lock this description already holds there changes type in place, never let go between.
     static func tryLock(_ descriptor: FileDescriptor, at offset: Int64, exclusive: Bool = true) throws(Errno) -> Bool {
         var lock = byte(at: offset, type: exclusive ? F_WRLCK : F_RDLCK)
         do {
@@ -234,6 +237,15 @@ enum Syscalls {
     static func unlock(_ descriptor: FileDescriptor, at offset: Int64) {
         var lock = byte(at: offset, type: F_UNLCK)
         _ = try? retrying { fcntl(descriptor.rawValue, setOFDLock, &lock) }
+    }
+
+    /// The type of the lock another open file description holds on the byte at `offset` of
+    /// `descriptor` (`F_OFD_GETLK`): `F_RDLCK` or `F_WRLCK`, or `F_UNLCK` when none does. This
+    /// description's own locks are not reported.
+    static func lockType(_ descriptor: FileDescriptor, at offset: Int64) throws(Errno) -> Int32 {
+        var lock = byte(at: offset, type: F_WRLCK)
+        _ = try retrying { fcntl(descriptor.rawValue, getOFDLock, &lock) }
+        return Int32(lock.l_type)
     }
 
     /// The one-byte range at `offset`, for a lock of `type` (`F_WRLCK`, `F_RDLCK`, `F_UNLCK`).
