@@ -1,4 +1,4 @@
-import Dispatch
+import Foundation
 import SystemPackage
 
 #if canImport(Glibc)
@@ -9,7 +9,7 @@ import Glibc
 /// without process ids (PID namespaces differ between containers).
 ///
 /// Each key's lock (one byte of the lock file, `CacheStore.lockOffset`) has a heartbeat byte,
-/// 2^62 further on. Every `period`, a timer of the holding process's own locks that byte for each
+/// 2^62 further on. Every `period`, a thread of the holding process's own locks that byte for each
 /// key it has held since the last beat, or changes the lock's type, shared to exclusive and back
 /// (`F_OFD_SETLK` changes it in place). A waiter reads the type (`F_OFD_GETLK`) each time it
 /// polls (`HolderLiveness`): a live holder's changes every `period`; a stopped one's (SIGSTOP, a
@@ -17,9 +17,10 @@ import Glibc
 /// its lock. A download shorter than `period` never touches its heartbeat byte: a miss's lock
 /// and unlock cost what they did.
 ///
-/// One timer per store, running while the store holds a lock (it ends at the first beat that
-/// finds none held), on none of the threads the fetcher's own work runs on: a holder whose engine
-/// is busy, or whose origin is slow, still beats.
+/// One thread per store, started at its first lock, beating while the store holds a lock and
+/// asleep otherwise: none of the threads Swift's tasks and Dispatch's queues share, which a
+/// spike's work can keep busy for longer than a beat. A holder whose engine is busy, or whose
+/// origin is slow, still beats.
 final class Heartbeat: Sendable {
     /// How often the holder's heartbeat bytes change.
     static let period = Duration.milliseconds(250)
@@ -31,12 +32,15 @@ final class Heartbeat: Sendable {
         /// The keys held, each with the type its heartbeat byte is locked with: `nil` before its
         /// first beat, else whether exclusive.
         var held: [CacheKey: Bool?] = [:]
-        /// Running while `held` is not empty (it stops at the first beat that finds it empty).
-        var timer: (any DispatchSourceTimer)?
+        var started = false
+        /// Whether the thread waits for a key to be held (and must be woken for one).
+        var idle = false
         var stopped = false
     }
 
     private let state = Locked(State())
+    /// What the thread sleeps on: between beats, and while nothing is held.
+    private let condition = NSCondition()
     private let lockFile: FileDescriptor
 
     /// Beats on `lockFile`, which the caller keeps open until `stop()`.
@@ -44,14 +48,20 @@ final class Heartbeat: Sendable {
         self.lockFile = lockFile
     }
 
-    deinit { stop() }
-
-    /// The lock of `key` was taken: beat for it until `ended(key)`.
+    /// The lock of `key` was taken: beat for it until `ended(key)`. Wakes the thread only when
+    /// it sleeps for want of a held key.
     func started(_ key: CacheKey) {
-        state.withLock { state in
-            guard !state.stopped else { return }
+        let (start, wake) = state.withLock { state -> (Bool, Bool) in
+            guard !state.stopped else { return (false, false) }
             state.held[key] = .some(nil)
-            if state.timer == nil { state.timer = startTimer() }
+            defer { state.started = true }
+            return (!state.started, state.idle)
+        }
+        if start { startThread() }
+        if wake {
+            condition.lock()
+            condition.signal()
+            condition.unlock()
         }
     }
 
@@ -64,35 +74,43 @@ final class Heartbeat: Sendable {
         }
     }
 
-    /// No more beats: after this returns, the lock file is not touched again.
+    /// No more beats: after this returns, the lock file is not touched again, and the thread ends.
     func stop() {
-        let timer = state.withLock { state -> (any DispatchSourceTimer)? in
-            state.stopped = true
-            defer { state.timer = nil }
-            return state.timer
-        }
-        timer?.cancel()
+        state.withLock { $0.stopped = true }
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
     }
 
-    private func startTimer() -> any DispatchSourceTimer {
-        let timer = DispatchSource.makeTimerSource(queue: .global())
-        let period = DispatchTimeInterval.milliseconds(Int(Self.period / .milliseconds(1)))
-        timer.schedule(deadline: .now() + period, repeating: period, leeway: .milliseconds(25))
-        timer.setEventHandler { [weak self] in self?.beat() }
-        timer.resume()
-        return timer
+    private func startThread() {
+        let thread = Thread { [self] in
+            while true {
+                condition.lock()
+                // Asleep while nothing is held; `started` wakes it.
+                while state.withLock({ state -> Bool in
+                    state.idle = state.held.isEmpty && !state.stopped
+                    return state.idle
+                }) {
+                    condition.wait()
+                }
+                // Then one period, unless stopped meanwhile.
+                if !state.withLock({ $0.stopped }) { _ = condition.wait(until: Date(timeIntervalSinceNow: Self.periodSeconds)) }
+                condition.unlock()
+                guard !state.withLock({ $0.stopped }) else { return }
+                beat()
+            }
+        }
+        thread.name = "attachment-fetcher.heartbeat"
+        thread.start()
     }
+
+    private static let periodSeconds = Double(period.components.attoseconds) / 1e18 + Double(period.components.seconds)
 
     /// One beat: each held key's heartbeat byte locked, or its type changed. One key at a time
     /// under the state's lock, so that `started` and `ended` wait for one `fcntl` at most. A byte
     /// another process holds (two keys' offsets the same, against odds of 2^-62) keeps its lock.
     private func beat() {
-        let (keys, idle) = state.withLock { state -> ([CacheKey], (any DispatchSourceTimer)?) in
-            if !state.held.isEmpty || state.stopped { return (Array(state.held.keys), nil) }
-            defer { state.timer = nil }
-            return ([], state.timer)
-        }
-        idle?.cancel()
+        let keys = state.withLock { Array($0.held.keys) }
         for key in keys {
             state.withLock { state in
                 guard !state.stopped, let beaten = state.held[key] else { return }
@@ -127,7 +145,7 @@ enum HolderMark: Equatable, Sendable {
 /// without a gap longer than `gap` (a waiter that was itself held up, or stopped, starts again
 /// rather than judge a mark it may have seen change and change back).
 ///
-/// `stillness` is eight heartbeat periods: a live holder whose timer is held up by a busy
+/// `stillness` is eight heartbeat periods: a live holder whose thread is held up by a busy
 /// machine for less is still waited for. A stopped holder costs each wait for it about this
 /// long, after which the waiter downloads on its own and keeps nothing (the key's lock is not
 /// its to take). A holder of an earlier version, which never beats, is taken for a stopped one.
