@@ -99,7 +99,7 @@ public final class PushAttachmentFetcher: Sendable {
         if let store {
             // A cache this process cannot add to (another user's) takes its bodies in the output directory.
             preparedFiles = store.storeProblem == nil
-                ? PreparedFiles(directory: store.temporaryDirectory, capacity: prepared)
+                ? PreparedFiles(directory: store.temporaryDirectory, handle: try store.openTemporaryDirectory(), capacity: prepared)
                 : PreparedFiles(directory: configuration.outputDirectory, capacity: prepared, permissions: 0o644)
             let cache = CachedDownloads(
                 store: store, engine: engine, outputDirectory: configuration.outputDirectory,

@@ -676,6 +676,62 @@ struct CacheSafetyTests {
         }
     }
 
+    @Test("A cache directory swapped for a symbolic link while the fetcher runs: bodies still stream into the cache it opened and are kept there, and nothing is made where the link points")
+    func swappedForSymbolicLink() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let cache = try #require(fixture.cacheDirectory)
+            let opened = cache + "-opened", elsewhere = cache + "-elsewhere"
+            // Where the link points: a cache's layout, so that every path under the link resolves.
+            for name in ["tmp", "entries"] {
+                try FileManager.default.createDirectory(atPath: elsewhere + "/" + name, withIntermediateDirectories: true)
+            }
+            try FileManager.default.moveItem(atPath: cache, toPath: opened)
+            try FileManager.default.createSymbolicLink(atPath: cache, withDestinationPath: elsewhere)
+            let outcome = await fixture.fetch("/media/swapped.jpg?bytes=30000")
+            #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
+            #expect(fixture.fetcher.cacheWriteProblem == nil, "\(fixture.fetcher.cacheWriteProblem ?? "")")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: opened + "/entries").count == 1)
+            // The body's file was made on the spot, and its take started a refill of files made
+            // ahead: in the cache's tmp/ too (under its new name), none where the link points.
+            let files = try #require(fixture.fetcher.cache?.preparedFiles)
+            try await TestTiming.wait(atMost: PreparedFilesTests.refillWait) { files.count == files.capacity }
+            #expect(files.count == files.capacity)
+            #expect(descriptors(in: opened + "/tmp") == files.count)
+            #expect(descriptors(in: elsewhere) == 0)
+            for name in ["tmp", "entries"] {
+                #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere + "/" + name).isEmpty, "\(name)")
+            }
+            #expect(fixture.server.stats().requests == 1)
+        }
+    }
+
+    @Test("An entry given a fresh inode at its link limit is copied through tmp/'s descriptor: nothing where a symbolic link put in tmp/'s place points, nothing left in tmp/")
+    func reseedThroughDescriptor() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let cache = try #require(fixture.cacheDirectory)
+            let path = "/media/reseeded.jpg?bytes=20000"
+            #expect(await fixture.fetch(path).status == .attached)
+            let store = try #require(fixture.fetcher.cache?.store)
+            let entry = try #require(store.load(CacheKey(hex: try key(fixture, path)), keepingOpen: false)?.entry)
+            // Where the link points: on another file system where there is one (/dev/shm), so
+            // that a copy made there could not be renamed into entries/ either.
+            let shared = FileManager.default.fileExists(atPath: "/dev/shm")
+            let elsewhere = shared ? "/dev/shm/attachment-fetcher-tests-" + UUID().uuidString : cache + "-elsewhere"
+            try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+            try FileManager.default.moveItem(atPath: cache + "/tmp", toPath: cache + "/tmp-opened")
+            try FileManager.default.createSymbolicLink(atPath: cache + "/tmp", withDestinationPath: elsewhere)
+            let reseeded = try #require(store.reseed(entry))
+            #expect(reseeded.inode != entry.inode)
+            #expect(Array(try Data(contentsOf: URL(fileURLWithPath: cache + "/entries/" + entry.key.hex))) == SyntheticMedia.body(extension: "jpg", size: 20_000))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/tmp-opened").isEmpty)
+            // Served from its new inode.
+            let again = await fixture.fetch(path)
+            #expect(again.status == .attached && fixture.server.stats().requests == 1)
+        }
+    }
+
     @Test("An entry someone may write (its mode no longer 0444, or another user's) is never served: a payload's hard link would share an inode that can be turned into anything after libmagic's check")
     func writableEntry() async throws {
         try await Fixture.with(cached: true) { fixture in

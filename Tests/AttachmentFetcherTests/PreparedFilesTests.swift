@@ -13,15 +13,6 @@ struct PreparedFilesTests {
     /// and in a full test run on two cores one waited up to 2.3 s in its queue.
     static let refillWait = Duration.seconds(15 * TestTiming.scale)
 
-    /// How many of this process's descriptors are files made in `directory` (a nameless file's
-    /// link in /proc reads `<directory>/#<inode> (deleted)`).
-    private func descriptors(in directory: String) -> Int {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return names.filter { name in
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name))?.hasPrefix(directory + "/") == true
-        }.count
-    }
-
     private func names(in directory: String) -> [String] {
         (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
     }
@@ -231,6 +222,33 @@ struct PreparedFilesTests {
             try await TestTiming.wait(atMost: .seconds(2 * TestTiming.scale)) { descriptors(in: fixture.directory) == 0 }
             #expect(descriptors(in: fixture.directory) == 0)
         }
+    }
+
+    @Test("Files made through an open directory stay in it when its path is swapped for a symbolic link: nameless ones, named ones (no O_TMPFILE) and their removal")
+    func madeThroughDescriptor() throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let directory = root + "/tmp", moved = root + "/moved", elsewhere = root + "/elsewhere"
+        for path in [directory, elsewhere] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        let files = PreparedFiles(
+            directory: directory, handle: try Syscalls.open(FilePath(directory), flags: O_RDONLY | O_DIRECTORY), capacity: 0)
+        try FileManager.default.moveItem(atPath: directory, toPath: moved)
+        try FileManager.default.createSymbolicLink(atPath: directory, withDestinationPath: elsewhere)
+        let (nameless, _) = try files.file().get()
+        #expect(descriptors(in: moved) == 1 && descriptors(in: elsewhere) == 0)
+        try nameless.close()
+        // Named, as where the file system has no `O_TMPFILE`: its path says `directory`, its
+        // name is in the directory that was opened.
+        let handle = try Syscalls.open(FilePath(moved), flags: O_RDONLY | O_DIRECTORY)
+        defer { try? handle.close() }
+        let (named, path) = try TemporaryFiles.create(in: directory, relativeTo: handle).get()
+        try named.close()
+        #expect(path.hasPrefix(directory + "/"))
+        #expect(names(in: moved) == [String(path.dropFirst(directory.count + 1))] && names(in: elsewhere).isEmpty)
+        // Removed as made: through the descriptor, whatever the path names now.
+        try Data().write(to: URL(fileURLWithPath: elsewhere + "/" + String(path.dropFirst(directory.count + 1))))
+        files.remove(path)
+        #expect(names(in: moved).isEmpty && names(in: elsewhere).count == 1)
     }
 
     @Test("A cached download takes a file made ahead: the body lands in it, the cache's tmp stays empty, shutdown closes the rest")

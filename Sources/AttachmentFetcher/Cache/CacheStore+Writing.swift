@@ -34,9 +34,15 @@ extension CacheStore {
             try Syscalls.setPermissions(of: file, 0o444)
             let name = key.name
             if !TemporaryFiles.isAnonymous(body.path) {
-                // Named (a file system without `O_TMPFILE`): the name moves; the descriptor, if
-                // handed on, still holds the same file.
-                try Syscalls.rename(FilePath(body.path), in: nil, to: name, in: entries)
+                // Named (a file system without `O_TMPFILE`): the name moves, through `tmp/`'s
+                // descriptor when it was made there; the descriptor, if handed on, still holds
+                // the same file.
+                let path = FilePath(body.path)
+                if path.removingLastComponent().string == temporaryDirectory, let made = path.lastComponent {
+                    try Syscalls.rename(FilePath(made.string), in: temporary, to: name, in: entries)
+                } else {
+                    try Syscalls.rename(path, in: nil, to: name, in: entries)
+                }
             } else {
                 if (try? Syscalls.link(file, as: name, in: entries)) == nil {
                     // A stale entry this transfer replaces (the key's lock is held).

@@ -30,7 +30,9 @@ final class CacheStore: Sendable {
 
     /// The configuration (its directory absolute and normalised).
     let configuration: PushAttachmentFetcher.Configuration.Cache
-    /// `<directory>/entries` and `<directory>/tmp`.
+    /// `<directory>/entries` and `<directory>/tmp`: their names, for messages. Files there are
+    /// made, linked and renamed through `entries` and `temporary`, opened once, so that a path
+    /// swapped for a symbolic link later changes nothing.
     let entriesDirectory: String
     let temporaryDirectory: String
     /// The clocks freshness and failure memory read.
@@ -165,6 +167,16 @@ final class CacheStore: Sendable {
     /// Waits until the entries on disk are indexed (or the store is closing); `false` if
     /// `timeout` passed first.
     func waitUntilIndexed(timeout: Duration) -> Bool { evictor.waitUntilIndexed(timeout: timeout) }
+
+    /// Another descriptor of `tmp/`, for the bodies' files made ahead (`PreparedFiles`, which
+    /// owns it): opened through the one this store holds, never by path.
+    func openTemporaryDirectory() throws(AttachmentFetcherError) -> FileDescriptor {
+        do {
+            return try Syscalls.open(".", in: temporary, flags: O_RDONLY | O_DIRECTORY)
+        } catch {
+            throw .outputDirectoryUnusable("cannot open the cache directory \(temporaryDirectory): \(error)")
+        }
+    }
 
     deinit {
         evictor.stop()
@@ -411,24 +423,27 @@ final class CacheStore: Sendable {
             // Reseeded already, by another payload: the new inode.
             return load(entry.key, keepingOpen: false)?.entry
         }
-        let name = TemporaryFiles.path(in: temporaryDirectory)
-        guard case .success = AttachmentFiles.copy(from: source, to: name) else { return nil }
+        // A named copy in `tmp/` (locked by this process while it is written), made through its
+        // descriptor, renamed over the entry.
+        guard case .success(let made) = TemporaryFiles.create(in: temporaryDirectory, relativeTo: temporary) else { return nil }
+        let copy = made.file
+        let name = FilePath(String(made.path.dropFirst(temporaryDirectory.count + 1)))
+        defer { try? copy.close() }
         do {
-            let copy = try Syscalls.open(FilePath(name), flags: O_RDONLY | O_NOFOLLOW)
-            defer { try? copy.close() }
+            try AttachmentFiles.copyBytes(from: source, to: copy)
             var metadata = entry.metadata
             let status = try Syscalls.status(of: copy)
             metadata.modified = Self.nanoseconds(status.st_mtim)
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: copy, to: metadata.encoded())
             try Syscalls.setPermissions(of: copy, 0o444)
-            try Syscalls.rename(FilePath(name), in: nil, to: entry.key.name, in: entries)
+            try Syscalls.rename(name, in: temporary, to: entry.key.name, in: entries)
             var reseeded = entry
             reseeded.metadata = metadata
             reseeded.inode = UInt64(status.inode.rawValue)
             remember(reseeded, lastUsed: Self.nanoseconds(clock.date()))
             return reseeded
         } catch {
-            TemporaryFiles.remove(name)
+            try? Syscalls.unlink(name, in: temporary)
             return nil
         }
     }

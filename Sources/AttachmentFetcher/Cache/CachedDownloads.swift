@@ -289,7 +289,7 @@ final class CachedDownloads: Sendable {
             let reusable = freshness.lifetime != .zero || freshness.etag != nil || freshness.lastModified != nil
             if !keeping || freshness.noStore || !reusable || body.byteCount > store.configuration.maximumBytes || store.storeProblem != nil {
                 // Not kept: the payloads waiting now link the temporary file, removed with its last user.
-                return .success(SharedSource(body: body))
+                return .success(SharedSource(body: body, madeBy: preparedFiles))
             }
             // Worked out from the headers parsed here, for the entry's metadata.
             body.unsuffixedName = SuggestedFileName.lacksMediaExtension(url: body.effectiveURL, headers: headers)
@@ -302,7 +302,7 @@ final class CachedDownloads: Sendable {
                     // Not kept (a full disk, a file system without extended attributes): the
                     // payloads waiting now are served all the same.
                     self.noteWriteProblem(failure.detail, skippingTemporaryDirectory: false)
-                    return .success(SharedSource(body: kept))
+                    return .success(SharedSource(body: kept, madeBy: self.preparedFiles))
                 }
             }
         }
@@ -314,7 +314,7 @@ final class CachedDownloads: Sendable {
             UnconditionalRequest(
                 url: url.string, hostKey: url.hostKey, deadline: deadline.current, laterDeadline: deadline,
                 temporaryDirectory: outputDirectory, place: { .success($0) })
-        ).map(SharedSource.init(body:))
+        ).map { SharedSource(body: $0) }
     }
 
     // MARK: Each payload's own file
@@ -391,21 +391,26 @@ final class SharedSource: Sendable {
     let descriptor: FileDescriptor?
     private let isTransient: Bool
     private let store: CacheStore?
+    /// What made a transient body's file, which removes it as it made it (`PreparedFiles.remove`).
+    private let files: PreparedFiles?
 
     init(entry: CachedEntry, descriptor: FileDescriptor?, store: CacheStore) {
         self.entry = entry
         self.descriptor = descriptor
         self.store = store
         file = entry.file
+        files = nil
         isTransient = false
         store.pin(entry.key)
     }
 
-    init(body: DownloadedFile) {
+    /// A body not kept, made by `files` (or in the output directory, when `nil`).
+    init(body: DownloadedFile, madeBy files: PreparedFiles? = nil) {
         file = body
         entry = nil
         descriptor = body.descriptor
         store = nil
+        self.files = files
         isTransient = true
         // Every payload's link shares this inode: read-only, so none can change the others'.
         if let descriptor { try? Syscalls.setPermissions(of: descriptor, 0o444) }
@@ -414,7 +419,9 @@ final class SharedSource: Sendable {
     deinit {
         try? descriptor?.close()
         if let entry { store?.unpin(entry.key) }
-        if isTransient { TemporaryFiles.remove(file.path) }
+        if isTransient {
+            if let files { files.remove(file.path) } else { TemporaryFiles.remove(file.path) }
+        }
     }
 }
 

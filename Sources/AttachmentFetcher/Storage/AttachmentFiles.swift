@@ -103,10 +103,7 @@ enum AttachmentFiles {
         }
         let anonymous = TemporaryFiles.isAnonymous(temporary)
         let written = Result { () throws -> Void in
-            try input.forEachChunk(ofSize: 1 << 16) { piece in
-                _ = try output.writeAll(piece)
-                return true
-            }
+            try copyBytes(from: input, to: output)
             try name(output, anonymous ? nil : temporary, as: destination, in: directory)
         }
         try? output.close()
@@ -115,6 +112,14 @@ enum AttachmentFiles {
             return .failure(TemporaryFiles.failure((error as? Errno) ?? .ioError, "cannot copy to \(destination)"))
         }
         return .success(())
+    }
+
+    /// Writes the bytes of the open file `input`, from its position to its end, to `output`.
+    static func copyBytes(from input: FileDescriptor, to output: FileDescriptor) throws {
+        try input.forEachChunk(ofSize: 1 << 16) { piece in
+            _ = try output.writeAll(piece)
+            return true
+        }
     }
 
     /// Gives the copy `output` the name `destination` (in `directory`): the named temporary file

@@ -23,9 +23,15 @@ import Musl
 /// the next `file()` then meets and reports; on a file system without `O_TMPFILE` no file is made
 /// ahead again (`file()` then makes named ones). The files have no name, so a crash leaves
 /// nothing; `close()` closes those still held.
+///
+/// Given the directory open (the cache's `tmp/`), every file is made through that descriptor,
+/// named ones too: a directory whose path is later swapped for a symbolic link still gets them,
+/// and the link's target none.
 final class PreparedFiles: Sendable {
-    /// The directory the files are made in.
+    /// The directory the files are made in (when `handle` is given, its name for messages).
     let directory: String
+    /// The directory, open, owned by these files (closed with them), if given.
+    private let handle: FileDescriptor?
     /// How many files are kept ready at most.
     let capacity: Int
     /// The files' mode (less the umask).
@@ -44,14 +50,23 @@ final class PreparedFiles: Sendable {
     /// takes each file as soon as it is made).
     private let afterEachFile: (@Sendable () -> Void)?
 
-    init(directory: String, capacity: Int, permissions: mode_t = 0o600, afterEachFile: (@Sendable () -> Void)? = nil) {
+    /// Files made in `directory`, through `handle` (its open descriptor, which these files then
+    /// own) when given.
+    init(
+        directory: String, handle: FileDescriptor? = nil, capacity: Int, permissions: mode_t = 0o600,
+        afterEachFile: (@Sendable () -> Void)? = nil
+    ) {
         self.directory = directory
+        self.handle = handle
         self.capacity = capacity
         self.permissions = permissions
         self.afterEachFile = afterEachFile
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        try? handle?.close()
+    }
 
     /// A ready file, open for reading and writing, or `nil`; asks for a refill when half or fewer
     /// are left.
@@ -74,8 +89,12 @@ final class PreparedFiles: Sendable {
     /// see `TemporaryFiles.create`). Its path, for a nameless file, is its descriptor's.
     func file() -> Result<(file: FileDescriptor, path: String), TransferFailure> {
         if let file = take() { return .success((file, TemporaryFiles.anonymousPath(of: file))) }
-        return TemporaryFiles.create(in: directory, anonymous: true, permissions: permissions)
+        return TemporaryFiles.create(in: directory, relativeTo: handle, anonymous: true, permissions: permissions)
     }
+
+    /// Removes a body's file `file()` made named (where the file system has no `O_TMPFILE`),
+    /// as it was made: through the directory's descriptor when there is one.
+    func remove(_ path: String) { TemporaryFiles.remove(path, madeIn: directory, relativeTo: handle) }
 
     /// How many files are ready now.
     var count: Int { state.withLock { $0.ready.count } }
@@ -111,7 +130,7 @@ final class PreparedFiles: Sendable {
             made += 1
             let file: FileDescriptor
             do {
-                file = try TemporaryFiles.openAnonymous(in: directory, permissions: permissions)
+                file = try TemporaryFiles.openAnonymous(in: directory, relativeTo: handle, permissions: permissions)
             } catch {
                 state.withLock { state in
                     state.refilling = false

@@ -26,22 +26,25 @@ enum TemporaryFiles {
     static let orphanAge: Int = 60
 
     /// A fresh temporary path in `directory`, unique across processes and transfers.
-    static func path(in directory: String) -> String {
-        "\(directory)/\(prefix)\(FileNameTag.next())\(suffix)"
-    }
+    static func path(in directory: String) -> String { "\(directory)/\(name())" }
+
+    /// A fresh temporary file name, unique across processes and transfers.
+    static func name() -> String { "\(prefix)\(FileNameTag.next())\(suffix)" }
 
     /// Creates a fresh temporary file in `directory` for a body to stream into: its descriptor,
     /// open for reading and writing (a body nothing vouched for the end of is read back), and its
     /// path. With `anonymous`, the file has no name (`O_TMPFILE`; the
     /// path is the descriptor's, `/proc/self/fd/N`) where the file system allows, made with
-    /// `permissions` (less the umask), and its receiver names or closes it. Running out of
-    /// descriptors is `resources`, any other error `storage`.
+    /// `permissions` (less the umask), and its receiver names or closes it. With `handle`, an
+    /// open descriptor of `directory`, the file is made through it (`openat`), whatever `directory`
+    /// names by then (a symbolic link put in its place, say): the path only names it. Running
+    /// out of descriptors is `resources`, any other error `storage`.
     static func create(
-        in directory: String, anonymous: Bool = false, permissions: mode_t = 0o600
+        in directory: String, relativeTo handle: FileDescriptor? = nil, anonymous: Bool = false, permissions: mode_t = 0o600
     ) -> Result<(file: FileDescriptor, path: String), TransferFailure> {
         if anonymous {
             do {
-                let file = try openAnonymous(in: directory, permissions: permissions)
+                let file = try openAnonymous(in: directory, relativeTo: handle, permissions: permissions)
                 return .success((file, anonymousPath(of: file)))
             } catch where Syscalls.lacksAnonymousFiles(error) {
                 // Named, below.
@@ -49,10 +52,12 @@ enum TemporaryFiles {
                 return .failure(failure(error, "cannot create a file in \(directory)"))
             }
         }
-        let temporaryPath = path(in: directory)
+        let temporaryName = name()
+        let temporaryPath = directory + "/" + temporaryName
         do {
             let file = try Syscalls.open(
-                FilePath(temporaryPath), flags: O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, permissions: 0o644)
+                FilePath(handle == nil ? temporaryPath : temporaryName), in: handle, flags: O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW,
+                permissions: 0o644)
             // Held until the file is closed: proof that its writer lives.
             _ = try? Syscalls.tryFileLock(file, exclusive: true)
             return .success((file, temporaryPath))
@@ -61,9 +66,10 @@ enum TemporaryFiles {
         }
     }
 
-    /// A nameless file (`O_TMPFILE`) in `directory`, open for reading and writing.
-    static func openAnonymous(in directory: String, permissions: mode_t) throws(Errno) -> FileDescriptor {
-        try Syscalls.open(FilePath(directory), flags: Syscalls.temporaryFileFlag | O_RDWR, permissions: permissions)
+    /// A nameless file (`O_TMPFILE`) in `directory` (through `handle`, its open descriptor, when
+    /// given), open for reading and writing.
+    static func openAnonymous(in directory: String, relativeTo handle: FileDescriptor? = nil, permissions: mode_t) throws(Errno) -> FileDescriptor {
+        try Syscalls.open(FilePath(handle == nil ? directory : "."), in: handle, flags: Syscalls.temporaryFileFlag | O_RDWR, permissions: permissions)
     }
 
     /// `resources` when the process or the system is out of descriptors, else `storage`.
@@ -112,9 +118,15 @@ enum TemporaryFiles {
     static func isAnonymous(_ path: String) -> Bool { path.hasPrefix(anonymousPrefix) }
 
     /// Removes `path`, ignoring a file that is already gone (and a nameless file, which goes
-    /// with its last descriptor).
-    static func remove(_ path: String) {
+    /// with its last descriptor). A file `create` made in `directory` through `handle` is
+    /// removed through it too.
+    static func remove(_ path: String, madeIn directory: String? = nil, relativeTo handle: FileDescriptor? = nil) {
         guard !isAnonymous(path) else { return }
-        try? Syscalls.unlink(FilePath(path))
+        let file = FilePath(path)
+        if let handle, let directory, file.removingLastComponent().string == directory, let name = file.lastComponent {
+            try? Syscalls.unlink(FilePath(name.string), in: handle)
+        } else {
+            try? Syscalls.unlink(file)
+        }
     }
 }

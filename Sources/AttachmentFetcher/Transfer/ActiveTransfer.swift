@@ -86,10 +86,11 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
         file = nil
     }
 
-    /// Closes and removes the body's file.
+    /// Closes and removes the body's file (through the directory it was made in, for one made
+    /// by `preparedFiles`).
     func discardBody() {
         closeFile()
-        TemporaryFiles.remove(temporaryPath)
+        if let prepared = owner.ticket.request.preparedFiles { prepared.remove(temporaryPath) } else { TemporaryFiles.remove(temporaryPath) }
     }
 
     /// Why nothing vouched for the end of the body; `nil` when its framing did: a

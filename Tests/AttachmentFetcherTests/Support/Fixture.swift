@@ -100,6 +100,15 @@ enum Payloads {
     }
 }
 
+/// How many of this process's descriptors are files made in `directory` (a nameless file's
+/// link in /proc reads `<directory>/#<inode> (deleted)`, the directory under the name it has now).
+func descriptors(in directory: String) -> Int {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return names.filter { name in
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name))?.hasPrefix(directory + "/") == true
+    }.count
+}
+
 func makeTemporaryDirectory() throws -> String {
     let path = NSTemporaryDirectory() + "attachment-fetcher-tests-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
