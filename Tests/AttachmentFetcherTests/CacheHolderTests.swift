@@ -63,7 +63,7 @@ struct CacheHolderTests {
         #expect(changed.dropLast().allSatisfy { !$0 } && changed.last == true)
     }
 
-    @Test("A store holding a key's lock beats: another open of the lock file sees its heartbeat byte taken, then change type, and go with the lock")
+    @Test("A store holding a key's lock beats: another open of the lock file sees a slot named for the key, changing type, and nothing once the lock goes")
     func heartbeatAcrossDescriptions() async throws {
         let root = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -73,8 +73,8 @@ struct CacheHolderTests {
         let key = CacheKey(hex: String(repeating: "ab", count: 32))
         #expect(waiter.holderMark(of: key) == HolderMark.none)
         let lock = try #require(try holder.lock(key).get())
-        // A quick download never touches its heartbeat byte; a longer one's is taken at the next
-        // beat (shared), then changes type at each. The marks seen, each change once, until four
+        // A quick download names no slot; a longer one's key names the holder's slot from its
+        // fourth beat on, whose type changes at each. The marks seen, each change once, until four
         // are (a test held up on a busy machine may miss a beat or two: only changes are counted).
         var seen: [HolderMark] = [.none]
         let end = ContinuousClock.now + Heartbeat.period * 40 * TestTiming.scale

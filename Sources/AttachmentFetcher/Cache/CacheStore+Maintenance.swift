@@ -49,11 +49,11 @@ extension CacheStore {
         state.withLock { _ = $0.busy.remove(key) }
     }
 
-    /// What the heartbeat byte of `key` shows (see `Heartbeat`), for a process waiting for
-    /// another that holds its lock; `nil` without a lock file, or when it cannot be read.
+    /// What the heartbeat of the process holding `key`'s lock shows (see `Heartbeat`), for a
+    /// process waiting for it; `nil` without a lock file, or when it cannot be read.
     func holderMark(of key: CacheKey) -> HolderMark? {
-        guard let lockFile, let type = try? Syscalls.lockType(lockFile, at: Heartbeat.offset(of: key)) else { return nil }
-        return HolderMark(lockType: type)
+        guard let lockFile else { return nil }
+        return try? Heartbeat.mark(of: key, in: lockFile)
     }
 
     // MARK: Pins

@@ -6,32 +6,48 @@ import Glibc
 #endif
 
 /// How a process that holds a key's lock shows the processes waiting for it that it is alive,
-/// without process ids (PID namespaces differ between containers).
+/// without process ids (PID namespaces differ between containers) and without writing anything.
 ///
-/// Each key's lock (one byte of the lock file, `CacheStore.lockOffset`) has a heartbeat byte,
-/// 2^62 further on. Every `period`, a thread of the holding process's own locks that byte for each
-/// key it has held since the last beat, or changes the lock's type, shared to exclusive and back
-/// (`F_OFD_SETLK` changes it in place). A waiter reads the type (`F_OFD_GETLK`) each time it
+/// Each process that holds a lock long enough claims a slot: one byte of the lock file at
+/// `slotBase` plus a number below `slots`, locked exclusively by no other live process. Every
+/// `period` a thread of its own changes the type of that lock (exclusive, shared, exclusive…;
+/// `F_OFD_SETLK` changes it in place): one `fcntl` a beat, however many keys it holds. Each key
+/// it holds at its `markedAfter`th beat since the lock gets a shared lock on the range at `keyOffset(of:)` whose
+/// length is the slot's number plus one: one `fcntl` once per key, and one when it goes. A waiter reads that
+/// range's lock (`F_OFD_GETLK` gives its length, so the slot), then the slot's type, each time it
 /// polls (`HolderLiveness`): a live holder's changes every `period`; a stopped one's (SIGSTOP, a
-/// frozen cgroup) never does. Nothing is written, and a process that ends lets the byte go with
-/// its lock. A download shorter than `period` never touches its heartbeat byte: a miss's lock
-/// and unlock cost what they did.
+/// frozen cgroup) never does. A process that ends lets its slot and ranges go with its locks. A
+/// download held across fewer than `markedAfter` beats touches none of this: a miss's lock and
+/// unlock cost what they did.
 ///
 /// One thread per store, started at its first lock, beating while the store holds a lock and
 /// asleep otherwise: none of the threads Swift's tasks and Dispatch's queues share, which a
 /// spike's work can keep busy for longer than a beat. A holder whose engine is busy, or whose
 /// origin is slow, still beats.
 final class Heartbeat: Sendable {
-    /// How often the holder's heartbeat bytes change.
+    /// How often the holder's slot changes type.
     static let period = Duration.milliseconds(250)
 
-    /// Where `key`'s heartbeat byte is: `lockOffset` plus 2^62 (offsets are below 2^62).
-    static func offset(of key: CacheKey) -> Int64 { CacheStore.lockOffset(of: key) | (1 << 62) }
+    /// Where `key`'s heartbeat range starts: 2^62 plus the low 61 bits of its lock's offset (the
+    /// lock's own byte is below 2^62).
+    static func keyOffset(of key: CacheKey) -> Int64 { (1 << 62) | (CacheStore.lockOffset(of: key) & ((1 << 61) - 1)) }
+
+    /// The slots' bytes: `slotBase + n` for `n` below `slots`, above every key's range.
+    static let slotBase: Int64 = (1 << 62) | (1 << 61)
+    static let slots: Int64 = 1 << 16
+
+    /// At which beat since its lock a key's range names the slot: the fourth (0.75 to 1 s on), so
+    /// that a spike's downloads held (queued) across fewer beats cost nothing more, and a waiter
+    /// still sees the slot a second after the key was locked, within `HolderLiveness.stillness`.
+    static let markedAfter = 4
 
     private struct State {
-        /// The keys held, each with the type its heartbeat byte is locked with: `nil` before its
-        /// first beat, else whether exclusive.
-        var held: [CacheKey: Bool?] = [:]
+        /// The keys held, each with the beats it has been held for (up to `markedAfter`, when its
+        /// range is locked).
+        var held: [CacheKey: Int] = [:]
+        /// This process's slot, once claimed, and whether its lock is exclusive now.
+        var slot: Int64?
+        var exclusive = true
         var started = false
         /// Whether the thread waits for a key to be held (and must be woken for one).
         var idle = false
@@ -48,12 +64,21 @@ final class Heartbeat: Sendable {
         self.lockFile = lockFile
     }
 
-    /// The lock of `key` was taken: beat for it until `ended(key)`. Wakes the thread only when
-    /// it sleeps for want of a held key.
+    /// What the heartbeat of the process holding `key`'s lock shows through `lockFile` (another
+    /// open file description's view): `.none` when no slot is named there.
+    static func mark(of key: CacheKey, in lockFile: FileDescriptor) throws(Errno) -> HolderMark {
+        let offset = keyOffset(of: key)
+        let range = try Syscalls.lockHeld(lockFile, at: offset)
+        guard range.type != Int32(F_UNLCK), range.start == offset, (1...slots).contains(range.length) else { return .none }
+        return HolderMark(lockType: try Syscalls.lockHeld(lockFile, at: slotBase + range.length - 1).type)
+    }
+
+    /// The lock of `key` was taken: its range names this process's slot from the next beat,
+    /// until `ended(key)`. Wakes the thread only when it sleeps for want of a held key.
     func started(_ key: CacheKey) {
         let (start, wake) = state.withLock { state -> (Bool, Bool) in
             guard !state.stopped else { return (false, false) }
-            state.held[key] = .some(nil)
+            state.held[key] = 0
             defer { state.started = true }
             return (!state.started, state.idle)
         }
@@ -65,12 +90,12 @@ final class Heartbeat: Sendable {
         }
     }
 
-    /// The lock of `key` is about to go: its heartbeat byte goes first (under the same lock as a
-    /// beat, so that no beat takes the byte again once it went).
+    /// The lock of `key` is about to go: its range goes first (under the same lock as a beat, so
+    /// that no beat takes it again once it went).
     func ended(_ key: CacheKey) {
         state.withLock { state in
-            guard let beaten = state.held.removeValue(forKey: key), beaten != nil, !state.stopped else { return }
-            Syscalls.unlock(lockFile, at: Self.offset(of: key))
+            guard state.held.removeValue(forKey: key) == Self.markedAfter, let slot = state.slot, !state.stopped else { return }
+            Syscalls.unlock(lockFile, at: Self.keyOffset(of: key), length: slot + 1)
         }
     }
 
@@ -106,26 +131,47 @@ final class Heartbeat: Sendable {
 
     private static let periodSeconds = Double(period.components.attoseconds) / 1e18 + Double(period.components.seconds)
 
-    /// One beat: each held key's heartbeat byte locked, or its type changed. One key at a time
-    /// under the state's lock, so that `started` and `ended` wait for one `fcntl` at most. A byte
-    /// another process holds (two keys' offsets the same, against odds of 2^-62) keeps its lock.
+    /// One beat: the slot claimed if it is not yet (at most 64 tries of numbers drawn at random),
+    /// each key at its `markedAfter`th beat given its range, and the slot's type changed. Under the
+    /// state's lock one `fcntl` at a time, so that `started` and `ended` wait for one at most.
     private func beat() {
-        let keys = state.withLock { Array($0.held.keys) }
-        for key in keys {
-            state.withLock { state in
-                guard !state.stopped, let beaten = state.held[key] else { return }
-                let exclusive = beaten.map { !$0 } ?? false
-                if (try? Syscalls.tryLock(lockFile, at: Self.offset(of: key), exclusive: exclusive)) == true {
-                    state.held[key] = .some(exclusive)
+        let (slot, unmarked) = state.withLock { state -> (Int64?, [CacheKey]) in
+            guard !state.stopped else { return (nil, []) }
+            if state.slot == nil {
+                for _ in 0..<64 {
+                    let candidate = Int64.random(in: 0..<Self.slots)
+                    if (try? Syscalls.tryLock(lockFile, at: Self.slotBase + candidate, exclusive: true)) == true {
+                        state.slot = candidate
+                        state.exclusive = true
+                        break
+                    }
                 }
             }
+            let due = state.held.filter { $0.value == Self.markedAfter - 1 }.map(\.key)
+            for (key, beats) in state.held where beats < Self.markedAfter - 1 { state.held[key] = beats + 1 }
+            return (state.slot, due)
+        }
+        guard let slot else { return }
+        for key in unmarked {
+            state.withLock { state in
+                guard !state.stopped, state.held[key] == Self.markedAfter - 1 else { return }
+                // A range another process holds (two keys held at once whose ranges overlap, against
+                // odds of about 2^-44) stays theirs: this key shows no slot.
+                if (try? Syscalls.tryLock(lockFile, at: Self.keyOffset(of: key), length: slot + 1, exclusive: false)) == true {
+                    state.held[key] = Self.markedAfter
+                }
+            }
+        }
+        state.withLock { state in
+            guard !state.stopped else { return }
+            if (try? Syscalls.tryLock(lockFile, at: Self.slotBase + slot, exclusive: !state.exclusive)) == true { state.exclusive.toggle() }
         }
     }
 }
 
-/// What a waiter sees of the heartbeat byte of the key it waits for (`Heartbeat`).
+/// What a waiter sees of the heartbeat of the process holding the key it waits for (`Heartbeat`).
 enum HolderMark: Equatable, Sendable {
-    /// Not locked: a holder before its first beat, or one that never beats (an earlier version).
+    /// No slot named: a holder before its first beat, or one that never beats (an earlier version).
     case none
     case shared
     case exclusive
@@ -157,7 +203,7 @@ struct HolderLiveness {
     private var since: ContinuousClock.Instant?
     private var seen: ContinuousClock.Instant?
 
-    /// Records that the holder's heartbeat byte showed `mark` at `now`; `true` once it has shown
+    /// Records that the holder's heartbeat showed `mark` at `now`; `true` once it has shown
     /// that mark, and nothing else, for `stillness`.
     mutating func isStopped(showing mark: HolderMark, at now: ContinuousClock.Instant) -> Bool {
         defer { seen = now }

@@ -219,12 +219,13 @@ enum Syscalls {
 
     // MARK: Locks
 
-    /// A non-blocking byte-range lock (`F_OFD_SETLK`) on one byte at `offset` of `descriptor`:
-    /// `true` when taken, `false` when another open file description holds it. Released by
-    /// `unlock`, or when the description is closed (so when its process ends, however it ends).
-    /// A lock this description already holds there changes type in place, never let go between.
-    static func tryLock(_ descriptor: FileDescriptor, at offset: Int64, exclusive: Bool = true) throws(Errno) -> Bool {
-        var lock = byte(at: offset, type: exclusive ? F_WRLCK : F_RDLCK)
+    /// A non-blocking byte-range lock (`F_OFD_SETLK`) on `length` bytes (one by default) from
+    /// `offset` of `descriptor`: `true` when taken, `false` when another open file description
+    /// holds one there. Released by `unlock`, or when the description is closed (so when its
+    /// process ends, however it ends). A lock this description already holds there changes type
+    /// in place, never let go between.
+    static func tryLock(_ descriptor: FileDescriptor, at offset: Int64, length: Int64 = 1, exclusive: Bool = true) throws(Errno) -> Bool {
+        var lock = range(at: offset, length: length, type: exclusive ? F_WRLCK : F_RDLCK)
         do {
             _ = try retrying { fcntl(descriptor.rawValue, setOFDLock, &lock) }
             return true
@@ -233,28 +234,28 @@ enum Syscalls {
         }
     }
 
-    /// Releases the byte-range lock at `offset`.
-    static func unlock(_ descriptor: FileDescriptor, at offset: Int64) {
-        var lock = byte(at: offset, type: F_UNLCK)
+    /// Releases the byte-range lock of `length` bytes at `offset`.
+    static func unlock(_ descriptor: FileDescriptor, at offset: Int64, length: Int64 = 1) {
+        var lock = range(at: offset, length: length, type: F_UNLCK)
         _ = try? retrying { fcntl(descriptor.rawValue, setOFDLock, &lock) }
     }
 
-    /// The type of the lock another open file description holds on the byte at `offset` of
-    /// `descriptor` (`F_OFD_GETLK`): `F_RDLCK` or `F_WRLCK`, or `F_UNLCK` when none does. This
-    /// description's own locks are not reported.
-    static func lockType(_ descriptor: FileDescriptor, at offset: Int64) throws(Errno) -> Int32 {
-        var lock = byte(at: offset, type: F_WRLCK)
+    /// The lock another open file description holds over the byte at `offset` of `descriptor`
+    /// (`F_OFD_GETLK`): its type (`F_RDLCK` or `F_WRLCK`, or `F_UNLCK` when there is none), first
+    /// byte and length. This description's own locks are not reported.
+    static func lockHeld(_ descriptor: FileDescriptor, at offset: Int64) throws(Errno) -> (type: Int32, start: Int64, length: Int64) {
+        var lock = range(at: offset, length: 1, type: F_WRLCK)
         _ = try retrying { fcntl(descriptor.rawValue, getOFDLock, &lock) }
-        return Int32(lock.l_type)
+        return (Int32(lock.l_type), Int64(lock.l_start), Int64(lock.l_len))
     }
 
-    /// The one-byte range at `offset`, for a lock of `type` (`F_WRLCK`, `F_RDLCK`, `F_UNLCK`).
-    private static func byte(at offset: Int64, type: Int32) -> Glibc.flock {
+    /// The range of `length` bytes at `offset`, for a lock of `type` (`F_WRLCK`, `F_RDLCK`, `F_UNLCK`).
+    private static func range(at offset: Int64, length: Int64, type: Int32) -> Glibc.flock {
         var lock = Glibc.flock()
         lock.l_type = Int16(type)
         lock.l_whence = Int16(SEEK_SET)
         lock.l_start = off_t(offset)
-        lock.l_len = 1
+        lock.l_len = off_t(length)
         return lock
     }
 
