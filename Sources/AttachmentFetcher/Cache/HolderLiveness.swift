@@ -12,11 +12,11 @@ import Glibc
 /// `slotBase` plus a number below `slots`, locked exclusively by no other live process. Every
 /// `period` a thread of its own changes the type of that lock (exclusive, shared, exclusive…;
 /// `F_OFD_SETLK` changes it in place): one `fcntl` a beat, however many keys it holds. Each key
-/// it holds at its `markedAfter`th beat since the lock gets a shared lock on the range at `keyOffset(of:)` whose
-/// length is the slot's number plus one: one `fcntl` once per key, and one when it goes. A waiter reads that
-/// range's lock (`F_OFD_GETLK` gives its length, so the slot), then the slot's type, each time it
-/// polls (`HolderLiveness`): a live holder's changes every `period`; a stopped one's (SIGSTOP, a
-/// frozen cgroup) never does. A process that ends lets its slot and ranges go with its locks. A
+/// it holds at its `markedAfter`th beat since the lock gets a shared lock on the range at
+/// `keyOffset(of:)` whose length is the slot's number plus one: one `fcntl` once per key, and one
+/// when it goes. A waiter reads that range's lock (`F_OFD_GETLK` gives its length, so the slot),
+/// then the slot's type, each time it polls (`HolderLiveness`): a live holder's changes every
+/// `period`; a stopped one's (SIGSTOP, a frozen cgroup) never does. A process that ends lets its slot and ranges go with its locks. A
 /// download held across fewer than `markedAfter` beats touches none of this: a miss's lock and
 /// unlock cost what they did.
 ///
@@ -32,7 +32,7 @@ final class Heartbeat: Sendable {
     /// lock's own byte is below 2^62).
     static func keyOffset(of key: CacheKey) -> Int64 { (1 << 62) | (CacheStore.lockOffset(of: key) & ((1 << 61) - 1)) }
 
-    /// The slots' bytes: `slotBase + n` for `n` below `slots`, above every key's range.
+    /// The slots' bytes: `slotBase + n` for `n` below `slots`, above where any key's range starts.
     static let slotBase: Int64 = (1 << 62) | (1 << 61)
     static let slots: Int64 = 1 << 16
 
