@@ -163,9 +163,7 @@ extension CommandRunner {
             let (lines, continuation) = AsyncStream.makeStream(of: String.self)
             async let drained: Void = {
                 // Every output line goes to the stream; reading it to its end keeps the pipe clear.
-                if let sequence = try? execution.standardOutput.strings() {
-                    do { for try await line in sequence { continuation.yield(line) } } catch {}
-                }
+                do { for try await line in execution.standardOutput.strings() { continuation.yield(line) } } catch {}
                 continuation.finish()
             }()
             let program = RunningProgram(
