@@ -159,6 +159,15 @@ struct OutcomePrinter {
             return lines
         }
         guard notification.platform == .android else {
+            // A preflight whose --platform leaves iOS out judged no file by iOS's rules: the
+            // files fetched are the other platforms', which iOS may refuse.
+            if !outcome.verdicts.isEmpty, !outcome.verdicts.contains(where: { $0.platform == .ios }) {
+                var seen = Set<String>()
+                let urls = (outcome.attachments.map { $0.payloadURL ?? $0.url } + outcome.failures.map { $0.payloadURL ?? $0.url })
+                    .filter { seen.insert($0).inserted }
+                for url in urls { lines.append("    attachment: \(TerminalText.escaped(url)) (not judged: --platform leaves iOS out)") }
+                return lines
+            }
             // An iPhone notification read from an FCM HTTP v1 message shows iPhones' own image,
             // the one its verdict names; an iOS payload's shows every attachment.
             if notification.serviceExtension == false, outcome.verdicts.contains(where: { $0.status == .attached }) || !outcome.attachments.isEmpty {

@@ -205,6 +205,26 @@ struct CLITests {
         }
     }
 
+    @Test("A preflight whose --platform leaves out the payload's own platform says its notification's file was not judged, rather than show it attached")
+    func ownPlatformLeftOut() async throws {
+        try await withServer { server, directory in
+            // WebP: Android shows it, iOS refuses it.
+            let url = server.url("/media/w.webp?bytes=900")
+            let android = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks", "--platform", "android"],
+                stdin: Payloads.braze(url: url, type: "webp"))
+            let lines = android.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.contains("    attachment: \(url) (not judged: --platform leaves iOS out)"), "\(android.stdout)")
+            #expect(!lines.contains { $0.hasPrefix("    attachment: \(directory)") }, "\(android.stdout)")
+            #expect(lines.contains { $0.hasPrefix("  on Android: shown (picture \(directory)/w-") }, "\(android.stdout)")
+            // Judged for iOS as well, the outcome is iOS's.
+            let both = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks", "--platform", "android,ios"],
+                stdin: Payloads.braze(url: url, type: "webp"))
+            #expect(both.status == 1 && both.stdout.contains("unsupported-type"), "\(both.stdout)")
+        }
+    }
+
     @Test("An FCM HTTP v1 message with an image per platform: the Android notification shows its own picture; each verdict names its file")
     func firebaseHTTPv1PerPlatformOutput() async throws {
         try await withServer { server, directory in
