@@ -5,4 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 swift build --product fetch-attachment
-exec "$(swift build --show-bin-path)/fetch-attachment" demo "$@"
+bin="$(swift build --show-bin-path)"
+status=0
+"$bin/fetch-attachment" demo "$@" || status=$?
+echo "fetch-attachment is at $bin/fetch-attachment (try: $bin/fetch-attachment --help)" >&2
+exit "$status"

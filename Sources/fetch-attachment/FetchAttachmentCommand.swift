@@ -7,7 +7,7 @@ import Foundation
 struct FetchAttachmentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch-attachment",
-        abstract: "Download a push payload's attachment as iOS would attach it, or say why the original content stands.",
+        abstract: "Show what a push shows on iOS and Android, and fetch its attachment as the phone would, or say why the original content stands.",
         discussion: """
             Exit status: 0 when an attachment is ready (in a batch, every payload's), 1 when the \
             original content stands (whatever the reason; a batch of no payload too), 64 for a bad command line, 74 when standard output or \
