@@ -157,7 +157,8 @@ struct BatchSummary {
             return String(format: "%.1f", min(largest, Double(latency.valueAtPercentile(p * 100)) / 1_000))
         }
         var lines = [
-            String(format: "batch: %d payloads in %.2f s (%.0f/s): %d attached, %d original", records.count, seconds, rate, attached, records.count - attached)
+            "batch: \(records.count) payload\(records.count == 1 ? "" : "s")"
+                + String(format: " in %.2f s (%.0f/s): %d attached, %d original", seconds, rate, attached, records.count - attached)
         ]
         if records.isEmpty, interruption == nil, !inputFailed { lines.append("  the input holds no payload (no line but blank ones): exit status 1") }
         // Each judged platform's own count says what its devices would show of every payload.

@@ -83,6 +83,11 @@ struct CLIHelpTests {
         try Data("\(payload)\n\n   \n\(payload)\r\n\t\n\(payload)\n".utf8).write(to: URL(fileURLWithPath: batch))
         let result = try await CommandRunner.run(
             "fetch-attachment", ["--batch", batch, "--json", "--no-cache", "--output-dir", directory + "/out", "--allow-private-networks"])
+        // One payload is counted in the singular.
+        let one = try await CommandRunner.run(
+            "fetch-attachment", ["--batch", "-", "--no-cache", "--output-dir", directory + "/out", "--allow-private-networks"],
+            stdin: Data("\n\(payload)\n".utf8))
+        #expect(one.stderr.contains("batch: 1 payload in "), "\(one.stderr)")
         try await server.shutdown()
         #expect(result.status == 0, "\(result.stderr)")
         let indices = result.stdout.split(separator: "\n").compactMap {
