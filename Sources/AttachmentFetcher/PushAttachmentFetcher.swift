@@ -155,9 +155,10 @@ public final class PushAttachmentFetcher: Sendable {
     /// Fails transfers still running, stops the engine's thread and closes the files kept ready
     /// for bodies. Payloads handed in later get `network` outcomes. Call it once you are done, or
     /// use `withPushAttachmentFetcher`. It returns when the engine's thread has ended, which an
-    /// origin flooding an HTTP/2 connection can delay for as long as the flood lasts (libcurl
-    /// reads the frames until they stop; every payload is answered at its deadline all the same):
-    /// a process about to exit need not wait for it, as `fetch-attachment` waits 1 s at most.
+    /// origin flooding an HTTP/2 connection can delay (libcurl reads the frames until they stop,
+    /// or until the engine shuts that connection, about a second into the hold; every payload is
+    /// answered at its deadline all the same): a process about to exit need not wait for it, as
+    /// `fetch-attachment` waits 1 s at most.
     public func shutdown() async {
         await engine.shutdown()
         preparedFiles.close()

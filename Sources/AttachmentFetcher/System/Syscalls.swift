@@ -8,7 +8,8 @@ import Musl
 import Darwin
 #endif
 
-/// The one place the library calls the operating system for files.
+/// The one place the library calls the operating system for files (and for the few calls on
+/// libcurl's sockets that `EngineHoldBreaker` makes).
 ///
 /// Every call returns its result or throws its `Errno`; `EINTR` is retried here, once for all
 /// (`retrying`). Paths are `FilePath`s; names inside a directory are opened relative to that
@@ -267,6 +268,60 @@ enum Syscalls {
         } catch where error == .wouldBlock {
             return false
         }
+    }
+
+    // MARK: libcurl's sockets (see `CurlSockets` and `EngineHoldBreaker`)
+
+    /// `close(2)` of a socket libcurl is done with: whether it closed. Not retried on `EINTR`:
+    /// on Linux the descriptor is gone whatever `close` returns.
+    static func closeSocket(_ socket: Int32) -> Bool {
+        close(socket) == 0
+    }
+
+    /// `shutdown(2)` of both directions of a connected socket: whoever reads it gets its end at
+    /// once, and the peer a FIN. The descriptor stays open, its owner's to close.
+    @discardableResult
+    static func shutDownSocket(_ socket: Int32) -> Bool {
+        shutdown(socket, Int32(SHUT_RDWR)) == 0
+    }
+
+    /// The bytes read from a TCP socket so far: those it received (`TCP_INFO`'s
+    /// `tcpi_bytes_received`, Linux 4.1 and later) less those still waiting to be read
+    /// (`SIOCINQ`); `nil` for a socket that is not TCP, or a kernel that does not say.
+    static func bytesRead(fromSocket socket: Int32) -> UInt64? {
+        // Glibc's `struct tcp_info` ends before the field; the kernel's only ever grows.
+        var info = [UInt8](repeating: 0, count: tcpInfoBytesReceivedOffset + 8)
+        var length = socklen_t(info.count)
+        guard getsockopt(socket, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0, Int(length) >= info.count else {
+            return nil
+        }
+        var waiting: Int32 = 0
+        guard withUnsafeMutablePointer(to: &waiting, { ioctl(socket, UInt(FIONREAD), $0) }) == 0, waiting >= 0 else {
+            return nil
+        }
+        let received = info.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: tcpInfoBytesReceivedOffset, as: UInt64.self) }
+        return received &- UInt64(waiting)
+    }
+
+    /// Where `tcpi_bytes_received` lies in the kernel's `struct tcp_info` (linux/tcp.h).
+    private static let tcpInfoBytesReceivedOffset = 128
+
+    /// The local and remote ports of a connected IPv4 or IPv6 socket (`getsockname`,
+    /// `getpeername`); `nil` for another kind, or an unconnected one.
+    static func ports(ofSocket socket: Int32) -> (local: Int, peer: Int)? {
+        func port(_ call: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32) -> Int? {
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let result = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(socket, $0, &length) }
+            }
+            let family = Int32(address.ss_family)
+            guard result == 0, family == AF_INET || family == AF_INET6 else { return nil }
+            // `sin_port` and `sin6_port` alike: the two bytes after the family, in network order.
+            return withUnsafeBytes(of: address) { Int($0[2]) << 8 | Int($0[3]) }
+        }
+        guard let local = port({ getsockname($0, $1, $2) }), let peer = port({ getpeername($0, $1, $2) }) else { return nil }
+        return (local, peer)
     }
 
     // MARK: Limits

@@ -281,6 +281,58 @@ private let curlHeaderCallback: curl_write_callback = { data, size, count, userd
     return sink.consumeHeaderLine(UnsafeRawBufferPointer(start: data, count: length)) ? length : CCurl_write_abort()
 }
 
+private let curlSocketOpenedCallback: curl_sockopt_callback = { clientp, socket, _ in
+    if let clientp { Unmanaged<CurlSockets>.fromOpaque(clientp).takeUnretainedValue().opened(socket) }
+    return CURL_SOCKOPT_OK
+}
+
+private let curlCloseSocketCallback: curl_closesocket_callback = { clientp, socket in
+    if let clientp { Unmanaged<CurlSockets>.fromOpaque(clientp).takeUnretainedValue().closing(socket) }
+    return Syscalls.closeSocket(socket) ? 0 : 1
+}
+
+/// The sockets libcurl has open for one multi handle's connections, from the moment it opened
+/// one (`CURLOPT_SOCKOPTFUNCTION`) until it closes it (`CURLOPT_CLOSESOCKETFUNCTION`, which
+/// takes it out of the table first, under the table's lock), so that another thread may act on
+/// them (`EngineHoldBreaker`): while `withOpenSockets` runs, none of them can be closed, so a
+/// number in the table is libcurl's socket, never a descriptor the system handed out again
+/// after a close.
+///
+/// Owned by the `CurlMulti`, whose connections keep a pointer to it until
+/// `curl_multi_cleanup` has closed them.
+final class CurlSockets: Sendable {
+    /// One of libcurl's sockets; `serial` tells apart two sockets that had the same number.
+    struct Socket: Sendable, Hashable {
+        var descriptor: Int32
+        var serial: UInt64
+    }
+
+    private struct State {
+        var open: [Int32: UInt64] = [:]
+        var opened: UInt64 = 0
+    }
+
+    private let state = Locked(State())
+
+    fileprivate func opened(_ descriptor: Int32) {
+        state.withLock { state in
+            state.opened += 1
+            state.open[descriptor] = state.opened
+        }
+    }
+
+    fileprivate func closing(_ descriptor: Int32) {
+        state.withLock { state in _ = state.open.removeValue(forKey: descriptor) }
+    }
+
+    /// Runs `body` with the sockets open now, none of which is closed before it returns.
+    func withOpenSockets<Result>(_ body: ([Socket]) -> Result) -> Result {
+        state.withLock { state in
+            body(state.open.map { Socket(descriptor: $0.key, serial: $0.value) }.sorted { $0.serial < $1.serial })
+        }
+    }
+}
+
 /// One libcurl easy handle (`CURL *`) and the sink its callbacks feed. Not thread-safe: it is
 /// made, driven, reused and freed on the transfer engine's thread.
 ///
@@ -351,6 +403,17 @@ final class CurlEasy {
         guard !lines.isEmpty else { return }
         for line in lines { requestHeaders = curl_slist_append(requestHeaders, line) }
         _ = CCurl_easy_setopt_pointer(handle, CURLOPT_HTTPHEADER, requestHeaders)
+    }
+
+    /// Enters the sockets this handle's next transfer opens in `sockets`, and has their closing
+    /// take them out again (a connection keeps the closing callback for its whole life, past the
+    /// transfer).
+    func trackSockets(in sockets: CurlSockets) {
+        let table = Unmanaged.passUnretained(sockets).toOpaque()
+        _ = CCurl_easy_setopt_sockopt_function(handle, curlSocketOpenedCallback)
+        _ = CCurl_easy_setopt_pointer(handle, CURLOPT_SOCKOPTDATA, table)
+        _ = CCurl_easy_setopt_closesocket_function(handle, curlCloseSocketCallback)
+        _ = CCurl_easy_setopt_pointer(handle, CURLOPT_CLOSESOCKETDATA, table)
     }
 
     /// Checks every address this handle's next transfer connects to against `policy`.
@@ -434,6 +497,12 @@ final class CurlEasy {
     /// The last response's `CURLINFO_HTTP_VERSION` (0 before one arrived).
     private var httpVersion: Int { longInfo(CURLINFO_HTTP_VERSION) }
 
+    /// The local port of the last transfer's connection (`CURLINFO_LOCAL_PORT`), 0 without one.
+    var localPort: Int { longInfo(CURLINFO_LOCAL_PORT) }
+
+    /// The remote port of the last transfer's connection (`CURLINFO_PRIMARY_PORT`), 0 without one.
+    var primaryPort: Int { longInfo(CURLINFO_PRIMARY_PORT) }
+
     /// How many redirects were followed.
     var redirectCount: Int { longInfo(CURLINFO_REDIRECT_COUNT) }
 
@@ -492,10 +561,13 @@ struct CurlMultiCode: Hashable, Sendable, CustomStringConvertible {
 /// The libcurl multi handle (`CURLM *`) that drives every transfer of one engine.
 ///
 /// `@unchecked Sendable` because exactly one method, `wakeup()`, is called from other threads,
-/// and libcurl documents `curl_multi_wakeup` as safe to call from any thread. Everything else
-/// is called on the engine's own thread only.
+/// and libcurl documents `curl_multi_wakeup` as safe to call from any thread (`sockets` is
+/// thread-safe itself). Everything else is called on the engine's own thread only.
 final class CurlMulti: @unchecked Sendable {
     private let handle: UnsafeMutableRawPointer
+    /// The sockets of this handle's connections; outlives them (released after
+    /// `curl_multi_cleanup`, which closes the last).
+    let sockets = CurlSockets()
 
     /// A new multi handle; `nil` if libcurl could not make one.
     init?() {

@@ -62,6 +62,18 @@ struct CurlFailures {
             || ((code == .receiveError || code == .sendError) && easy.usedHTTP2)
     }
 
+    /// The failure of a transfer whose connection `EngineHoldBreaker` shut (libcurl's `code`
+    /// for it is that of a connection closed under it: 18, 16, 56…). Not asked again: HTTP/2
+    /// multiplexes only one origin's transfers on a connection, that of the origin that held the
+    /// thread, and asking again would let it hold the thread, and every other download, again.
+    func heldEngine(_ code: CurlCode) -> TransferFailure {
+        let seconds = EngineHoldBreaker.limit.components.seconds
+        return shown(
+            TransferFailure(
+                reason: .network,
+                detail: "the origin's connection held the download engine for over \(seconds) s (a flood of HTTP/2 frames, read without end while every other download waited), so it was closed (curl error \(code.rawValue))"))
+    }
+
     /// The failure `code` means for `transfer`.
     func failure(for code: CurlCode, of transfer: ActiveTransfer) -> TransferFailure {
         let easy = transfer.easy

@@ -6,8 +6,9 @@ import Synchronization
 ///
 /// What it is for: an answer at a deadline must not wait for the engine's thread, which libcurl
 /// can hold inside `curl_multi_perform` for as long as an origin floods an HTTP/2 connection
-/// with frames (endless PRIORITY or empty DATA frames: libcurl reads them until they stop), nor
-/// for a free cooperative thread. The engine watches each transfer's caller (`TransferEngine`),
+/// with frames (endless PRIORITY or empty DATA frames: libcurl reads them until they stop, or
+/// until `EngineHoldBreaker` shuts the connection, a second or so into the hold), nor for a free
+/// cooperative thread. The engine watches each transfer's caller (`TransferEngine`),
 /// the cache each payload waiting for a shared download (`SharedDownload`). One timer for all: a
 /// Dispatch timer per transfer cost a tenth of the CPU time of a campaign of distinct URLs, and a
 /// cancelled sleeping task holds its memory until its deadline (on Linux).

@@ -142,6 +142,7 @@ extension EngineLoop {
         easy.set(CURLOPT_DISALLOW_USERNAME_IN_URL, !configuration.allowsCredentialsInURLs)
         if let resolveList { easy.set(CURLOPT_RESOLVE, resolveList) }
         easy.guardConnections(with: addressPolicy)
+        easy.trackSockets(in: multi.sockets)
         easy.setRequestHeaders(request.headers)
     }
 

@@ -42,6 +42,8 @@ final class EngineLoop: @unchecked Sendable {
     let addressPolicy: CurlAddressPolicy
     /// The fixed name resolutions, made once and shared by every handle.
     let resolveList: CurlStringList?
+    /// Shuts a connection that holds the thread inside `curl_multi_perform`.
+    let holdBreaker: EngineHoldBreaker
 
     init(
         multi: CurlMulti, mailbox: TransferEngine.Mailbox, classifier: MediaClassifier,
@@ -52,6 +54,7 @@ final class EngineLoop: @unchecked Sendable {
         policy = configuration.bodyPolicy
         failures = CurlFailures(configuration: configuration, policy: configuration.bodyPolicy)
         self.multi = multi
+        holdBreaker = EngineHoldBreaker(sockets: multi.sockets)
         self.mailbox = mailbox
         self.classifier = classifier
         self.configuration = configuration
@@ -82,12 +85,20 @@ final class EngineLoop: @unchecked Sendable {
             }
             expireDeadlines()
             startQueuedTransfers()
-            _ = multi.perform()
+            if running.isEmpty {
+                _ = multi.perform()
+            } else {
+                // Only a call with transfers running can be held by a connection.
+                holdBreaker.enteringPerform()
+                _ = multi.perform()
+                holdBreaker.leftPerform()
+            }
             for (key, result) in multi.completedTransfers() { complete(key, result) }
             sendClassificationJobs()
             if stopping, live.isEmpty { break }
             multi.poll(timeoutMilliseconds: nextWakeUpMilliseconds())
         }
+        holdBreaker.stop()
     }
 
     /// The transfer `ticket` is for, known from now on.
@@ -104,12 +115,17 @@ final class EngineLoop: @unchecked Sendable {
     private func complete(_ key: UInt, _ result: CurlCode) {
         guard let active = running[key] else { return }
         let completion: TransferStateMachine.Completion =
-            result == .ok
-            ? .response(status: active.easy.responseCode)
-            : .failed(
-                failures.failure(for: result, of: active),
-                connectionFailed: CurlFailures.isConnectionFailure(
-                    result, message: active.easy.errorMessage(for: result), of: active.easy))
+            if result == .ok {
+                .response(status: active.easy.responseCode)
+            } else if holdBreaker.shut(localPort: active.easy.localPort, peerPort: active.easy.primaryPort) {
+                // Its connection held the thread and was shut: not asked again (see `heldEngine`).
+                .failed(failures.heldEngine(result), connectionFailed: false)
+            } else {
+                .failed(
+                    failures.failure(for: result, of: active),
+                    connectionFailed: CurlFailures.isConnectionFailure(
+                        result, message: active.easy.errorMessage(for: result), of: active.easy))
+            }
         let transfer = active.owner
         transfer.takeLaterDeadline()
         execute(transfer.machine.completed(completion, body: active.body, now: .now), for: transfer)
@@ -117,6 +133,7 @@ final class EngineLoop: @unchecked Sendable {
 
     /// Bytes of `active`'s body arrived (from libcurl's write callback): whether to go on.
     func bodyReceived(by active: ActiveTransfer) -> Bool {
+        holdBreaker.bodyDelivered()
         let transfer = active.owner
         var action = transfer.machine.bodyReceived(active.progress)
         if action == .classifyHere {

@@ -39,6 +39,16 @@ static inline CURLcode CCurl_easy_setopt_header_function(CURL *handle, curl_writ
     return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
 }
 
+/// curl_easy_setopt(CURLOPT_SOCKOPTFUNCTION): called with each socket libcurl opened.
+static inline CURLcode CCurl_easy_setopt_sockopt_function(CURL *handle, curl_sockopt_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, callback);
+}
+
+/// curl_easy_setopt(CURLOPT_CLOSESOCKETFUNCTION): closes the sockets libcurl is done with.
+static inline CURLcode CCurl_easy_setopt_closesocket_function(CURL *handle, curl_closesocket_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, callback);
+}
+
 /// curl_easy_getinfo for `long` results (response code, redirect count).
 static inline CURLcode CCurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *out) {
     return curl_easy_getinfo(handle, info, out);
