@@ -520,6 +520,98 @@ struct ContentReferenceTests {
         #expect(!shown.warnings.contains { $0.hasPrefix("gcm.n.e") }, "\(shown.warnings)")
     }
 
+    /// Whether `read` has a warning that starts with `prefix` and says the vendor's SDK shows nothing.
+    private func warnsNothingShown(_ read: ReadPayload, _ prefix: String) -> Bool {
+        read.content?.visible == false && read.warnings.contains { $0.hasPrefix(prefix) && $0.contains("shows nothing") }
+    }
+
+    /// Whether `read` shows nothing and has no warning that says so: a silent or internal push.
+    private func silentWithoutWarning(_ read: ReadPayload) -> Bool {
+        read.content?.visible != true && !read.warnings.contains { $0.contains("shows nothing") }
+    }
+
+    @Test("Braze Android: a push with t or a but not both shows nothing, and a warning names the missing key; a silent push has none")
+    func brazeWithoutTitleOrBody() throws {
+        let noBody = try ReadPayload(#"{"_ab":"true","t":"T","ab_iu":"https://cdn.example.com/a.jpg"}"#)
+        #expect(warnsNothingShown(noBody, "a is missing: Braze's SDK"), "\(noBody.warnings)")
+        let noTitle = try ReadPayload(#"{"_ab":"true","a":"B"}"#)
+        #expect(warnsNothingShown(noTitle, "t is missing: Braze's SDK"), "\(noTitle.warnings)")
+        // A silent data push, and an internal one, carry neither key on purpose.
+        #expect(silentWithoutWarning(try ReadPayload(#"{"_ab":"true","extra":"{\"sync\":\"1\"}"}"#)))
+        #expect(silentWithoutWarning(try ReadPayload(#"{"_ab":"true","t":"T","ab_cd":"x"}"#)))
+    }
+
+    @Test("MoEngage Android: without gcm_notificationType or gcm_campaign_id the push shows nothing, and a warning names the key; a silent push has none")
+    func moEngageWithoutMandatoryKeys() throws {
+        let noCampaign = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"normal notification","gcm_title":"T","gcm_alert":"B"}"#)
+        #expect(warnsNothingShown(noCampaign, "gcm_campaign_id is missing: MoEngage's SDK"), "\(noCampaign.warnings)")
+        let noType = try ReadPayload(#"{"push_from":"moengage","gcm_campaign_id":"c","gcm_title":"T","gcm_alert":"B"}"#)
+        #expect(warnsNothingShown(noType, "gcm_notificationType is missing: MoEngage's SDK"), "\(noType.warnings)")
+        #expect(silentWithoutWarning(try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"gcm_silentNotification"}"#)))
+    }
+
+    @Test("Iterable Android: a push that is no ghost push with an empty or missing body shows nothing, and a warning says so; a ghost push has none")
+    func iterableWithoutBody() throws {
+        let empty = try ReadPayload(#"{"title":"T","body":"","itbl":"{\"messageId\":\"m\"}"}"#)
+        #expect(warnsNothingShown(empty, "body is empty: Iterable's SDK"), "\(empty.warnings)")
+        let missing = try ReadPayload(#"{"title":"T","itbl":"{\"messageId\":\"m\"}"}"#)
+        #expect(warnsNothingShown(missing, "body is missing: Iterable's SDK"), "\(missing.warnings)")
+        #expect(silentWithoutWarning(try ReadPayload(#"{"itbl":"{\"isGhostPush\":true}","notificationType":"InAppRemove","messageId":"m-2"}"#)))
+    }
+
+    @Test("CleverTap Android: a push with a title or picture but no nm shows nothing, and a warning says so; the silent flag and the empty-nm ping have none")
+    func cleverTapWithoutBody() throws {
+        let noBody = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","wzrk_bp":"https://cdn.example.com/a.jpg"}"#)
+        #expect(warnsNothingShown(noBody, "nm is missing: CleverTap's SDK"), "\(noBody.warnings)")
+        let emptyBody = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":""}"#)
+        #expect(warnsNothingShown(emptyBody, "nm is empty: CleverTap's SDK"), "\(emptyBody.warnings)")
+        #expect(silentWithoutWarning(try ReadPayload(#"{"wzrk_pn":"true","nm":"","pf":"240"}"#)))
+        #expect(silentWithoutWarning(try ReadPayload(#"{"wzrk_pn":"true","wzrk_pn_s":"true","nt":"T","wzrk_id":"1"}"#)))
+    }
+
+    @Test("OneSignal Android: a push with a title or picture but no alert shows nothing, and a warning says so; a data push and an in-app preview have none")
+    func oneSignalWithoutAlert() throws {
+        let noAlert = try ReadPayload(#"{"title":"T","bicon":"https://cdn.example.com/a.jpg","custom":"{\"i\":\"n\"}"}"#)
+        #expect(warnsNothingShown(noAlert, "alert is missing: OneSignal's SDK"), "\(noAlert.warnings)")
+        #expect(silentWithoutWarning(try ReadPayload(#"{"custom":"{\"i\":\"n\",\"a\":{\"sync\":\"1\"}}"}"#)))
+        #expect(silentWithoutWarning(try ReadPayload(#"{"title":"T","alert":"B","custom":"{\"i\":\"n\",\"a\":{\"os_in_app_message_preview_id\":\"p\"}}"}"#)))
+    }
+
+    @Test("Airship Android: a push with a title but no com.urbanairship.push.ALERT shows nothing, and a warning says so; a ping has none")
+    func airshipWithoutAlert() throws {
+        let noAlert = try ReadPayload(#"{"com.urbanairship.title":"T","com.urbanairship.push.ALERT":""}"#)
+        #expect(warnsNothingShown(noAlert, "com.urbanairship.push.ALERT is empty: Airship's SDK"), "\(noAlert.warnings)")
+        #expect(silentWithoutWarning(try ReadPayload(#"{"com.urbanairship.push.PING":"true"}"#)))
+    }
+
+    @Test("Customer.io Android: with one delivery key but not the other the push shows nothing, and a warning names the missing key")
+    func customerIOWithoutBothDeliveryKeys() throws {
+        let noToken = try ReadPayload(#"{"title":"T","body":"B","CIO-Delivery-ID":"d"}"#)
+        #expect(warnsNothingShown(noToken, "CIO-Delivery-Token is missing: Customer.io's SDK"), "\(noToken.warnings)")
+        let noID = try ReadPayload(#"{"title":"T","body":"B","CIO-Delivery-Token":"t"}"#)
+        #expect(warnsNothingShown(noID, "CIO-Delivery-ID is missing: Customer.io's SDK"), "\(noID.warnings)")
+    }
+
+    @Test("OneSignal Android keys without custom: no vendor is recognised, and the detail says OneSignal's SDK takes a push only with custom holding i")
+    func oneSignalWithoutCustom() throws {
+        for (payload, state) in [
+            (#"{"title":"T","alert":"B","bicon":"https://cdn.example.com/a.jpg"}"#, "custom is missing"),
+            (#"{"title":"T","alert":"B","custom":"{\"u\":\"https://example.com\"}"}"#, "custom holds no i"),
+        ] {
+            let prepared = prepare(payload)
+            #expect(prepared.vendor == nil)
+            guard case .original(let reason, let detail) = prepared.next else {
+                Issue.record("fetched: \(payload)")
+                continue
+            }
+            #expect(reason == .noAttachment)
+            #expect(detail.contains("OneSignal's SDK takes a push only when custom") && detail.contains(state), "\(detail)")
+        }
+        // A data map of no vendor's keys keeps the plain detail.
+        guard case .original(_, let plain) = prepare(#"{"k":"v"}"#).next else { return }
+        #expect(plain == "no known vendor's attachment keys")
+    }
+
     /// The Android payload of `vendor` that shows "T" / "B", with `keys` (`"key":"value",…`) added.
     private func android(_ vendor: Vendor, _ keys: String) throws -> ReadPayload {
         let base: String

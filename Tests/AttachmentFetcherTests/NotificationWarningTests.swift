@@ -20,6 +20,14 @@ struct NotificationWarningTests {
         #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"])
     }
 
+    @Test("CleverTap Android: a wzrk_bp that is no http(s) URL is a warning that says so")
+    func cleverTapPictureNotHTTP() throws {
+        let read = try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_bp":"//cdn.example.com/y.jpg"}"#)
+        #expect(read.content?.imageURL == nil && read.pictureURLs.isEmpty)
+        #expect(read.warnings.contains { $0.hasPrefix("wzrk_bp '//cdn.example.com/y.jpg' is not an http(s) URL") }, "\(read.warnings)")
+        #expect(try ReadPayload(#"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_bp":"https://cdn.example.com/y.jpg"}"#).warnings.isEmpty)
+    }
+
     @Test("A critical sound is read whole: its name, that it is critical, its volume; a volume outside 0–1 is a warning")
     func criticalSound() throws {
         let critical = try ReadPayload(#"{"aps":{"alert":"B","sound":{"critical":1,"name":"alarm.caf","volume":0.8}},"ab":{}}"#)

@@ -209,6 +209,13 @@ extension ContentReader {
         }
         content.campaignID = text("com.urbanairship.push.PUSH_ID")
         setExtras(from: payload) { $0.hasPrefix(Self.airshipPrefix) || $0 == "_uamid" || Self.isFCMKey($0) }
+        // A push without an alert is a data push, which only the app sees: one with a title or a
+        // picture but no alert is a mistake (pings and refreshes are recognised as internal).
+        if content.body == nil, content.hasText || content.imageURL != nil, !AndroidSchemas.isInternal(payload, by: AirshipAndroidSchema()) {
+            warnNothingShown(
+                without: ["com.urbanairship.push.ALERT"], sdk: "Airship's SDK",
+                rule: "with a non-empty com.urbanairship.push.ALERT (one without is a data push, which only the app sees)")
+        }
     }
 
     /// The message that Message Center's action in `actions` (`^mc` / `open_mc_action`) opens:

@@ -174,6 +174,13 @@ extension ContentReader {
                     webview: type == "ab_uri" && flag(payload["ab_a\(index)_use_webview"], at: "ab_a\(index)_use_webview") == true))
         }
         content.buttons = buttons
+        // Braze's silent push has neither `t` nor `a`: one with either of them, or a picture, that
+        // lacks the other is a mistake (its internal pushes are recognised as such).
+        if !content.visible, payload["t"] != nil || payload["a"] != nil || content.imageURL != nil,
+            !AndroidSchemas.isInternal(payload, by: BrazeAndroidSchema())
+        {
+            warnNothingShown(without: ["t", "a"].filter { payload[$0] == nil }, sdk: "Braze's SDK", rule: "with both keys t and a (empty or not)")
+        }
     }
 
     /// How many pages a Braze push story has: none without `ab_c`, else as many as there are

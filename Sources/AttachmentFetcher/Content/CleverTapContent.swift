@@ -32,6 +32,14 @@ extension ContentReader {
         // `setSubText`: Android's summary line, as Braze's `s` and MoEngage's `gcm_subtext`.
         content.summary = text("wzrk_st")
         content.imageURL = Self.cleverTapAndroidPicture(payload)
+        if content.imageURL == nil, let value = text("wzrk_bp") {
+            warnings.append("wzrk_bp '\(value)' is not an http(s) URL: CleverTap's SDK shows a picture only from a URL starting with http, so this push shows none")
+        }
+        // An empty `nm` is its SDK's uninstall ping: only a push with a title or a picture but no
+        // `nm` is a mistake (test payloads are recognised as internal).
+        if content.body == nil, !silent, content.title != nil || content.imageURL != nil, CleverTapSchema.testPayload(payload) == nil {
+            warnNothingShown(without: ["nm"], sdk: "CleverTap's SDK", rule: "with a non-empty nm (one without is its uninstall ping)")
+        }
         // The expanded big picture's line, the body when not given; without a picture the expanded
         // view is the body's own (BigTextStyle), whatever `wzrk_nms` says.
         content.expandedText = content.imageURL == nil ? nil : text("wzrk_nms") ?? content.body

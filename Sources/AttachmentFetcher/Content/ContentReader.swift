@@ -131,6 +131,20 @@ struct ContentReader {
             "\(key) plays only before Android 8 (API 26): from Android 8 the sound is the channel's (\(content.channel ?? "the default channel"))")
     }
 
+    /// The warning for a push that `sdk`, the vendor's SDK, does not show because each of `keys`
+    /// is missing (or empty, or no string); `rule` says what the SDK requires. Called only for a
+    /// push that is no deliberately silent or internal one, which shows nothing with no warning.
+    mutating func warnNothingShown(without keys: [String], sdk: String, rule: String) {
+        let states = keys.map { key in
+            switch payload[key] {
+            case nil, .null?: "\(key) is missing"
+            case .string?: "\(key) is empty"
+            default: "\(key) is not a string"
+            }
+        }
+        warnings.append("\(states.joined(separator: " and ")): \(sdk) shows a push only \(rule), so it shows nothing of this one")
+    }
+
     /// The first of `candidates` that is a non-empty string: a picture named by one of several
     /// keys, in the vendor's order. Read without warnings, as the vendor's SDK reads it.
     static func firstText(_ candidates: [JSONValue?]) -> String? {

@@ -76,6 +76,11 @@ extension ContentReader {
         content.campaignID = text("CIO-Delivery-ID")
         // Both keys there (`!= null`), empty or not.
         content.visible = Self.hasCustomerIODeliveryKeys(payload)
+        if !content.visible {
+            warnNothingShown(
+                without: Self.customerIODeliveryKeys.sorted().filter { payload[$0] == nil }, sdk: "Customer.io's SDK",
+                rule: "with both CIO-Delivery-ID and CIO-Delivery-Token")
+        }
         setCustomerIOAndroidExtras()
     }
 

@@ -32,6 +32,10 @@ extension ContentReader {
         content.channel = sound.flatMap { Self.iterableChannel(sound: $0) }
         let ghost = readIterableMetadata(legacyURLKey: "uri")
         content.visible = content.body != nil && !ghost
+        // Its silent pushes are ghost pushes: any other push without a body is a mistake.
+        if content.body == nil, !ghost {
+            warnNothingShown(without: ["body"], sdk: "Iterable's SDK", rule: "with a non-empty body (its silent pushes are ghost pushes, itbl.isGhostPush)")
+        }
         // `IterableNotificationHelper.createNotification` sets `PRIORITY_HIGH` on every push it
         // shows (and creates its channels with `IMPORTANCE_HIGH`); no key of the payload changes it.
         if content.visible { content.priority = 1 }

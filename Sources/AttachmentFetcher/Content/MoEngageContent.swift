@@ -71,6 +71,11 @@ extension ContentReader {
         content.campaignID = text("gcm_campaign_id")
         let type = text("gcm_notificationType")
         content.visible = type != nil && content.campaignID != nil
+        // Its silent push (`gcm_silentNotification`) is recognised as internal: no key is missing there.
+        let missing = [("gcm_notificationType", type), ("gcm_campaign_id", content.campaignID)].filter { $0.1 == nil }.map(\.0)
+        if !missing.isEmpty, !AndroidSchemas.isInternal(payload, by: MoEngageAndroidSchema()) {
+            warnNothingShown(without: missing, sdk: "MoEngage's SDK", rule: "with both gcm_notificationType and gcm_campaign_id")
+        }
         let features = object(payload["moeFeatures"], at: "moeFeatures")
         // PushBase's `Evaluator.isValidPayload` drops a push whose campaign id, title or message
         // is blank (the rich push's texts when both of those are set); a push for the inbox

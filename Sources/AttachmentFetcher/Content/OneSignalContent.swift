@@ -201,7 +201,13 @@ extension ContentReader {
         // `Notification.kt` takes the buttons (and the id of the one pressed) out of the data.
         setExtras(from: additional) { ["actionButtons", "actionId"].contains($0) }
         // An in-app message preview is shown as an in-app message, not as a notification.
-        if additional["os_in_app_message_preview_id"] != nil { content.visible = false }
+        let preview = additional["os_in_app_message_preview_id"] != nil
+        if preview { content.visible = false }
+        // A push without `alert` is a data push, which only the app sees: one with a title or a
+        // picture but no `alert` is a mistake.
+        if content.body == nil, !preview, content.hasText || content.imageURL != nil {
+            warnNothingShown(without: ["alert"], sdk: "OneSignal's SDK", rule: "with a non-empty alert (one without is a data push, which only the app sees)")
+        }
         if payload["o"] != nil {
             content.buttons = oneSignalMinifiedAndroidButtons(payload["o"])
         } else if let list = array(additional["actionButtons"], at: "custom.a.actionButtons") {

@@ -12,6 +12,13 @@ enum AndroidSchemas {
         IterableAndroidSchema(), CustomerIOAndroidSchema(), OneSignalAndroidSchema(), FirebaseAndroidSchema(),
     ]
 
+    /// Whether `schema` takes `payload` for an internal push, which its SDK handles without
+    /// showing anything (and which no warning about a missing key concerns).
+    static func isInternal(_ payload: JSONObject, by schema: some VendorSchema) -> Bool {
+        if case .internalPush? = schema.recognize(payload) { return true }
+        return false
+    }
+
     /// The one picture `url` names, or `noAttachment`.
     static func picture(_ url: String?) -> PayloadRecognition {
         guard let url, !url.isEmpty else { return .noAttachment }
@@ -126,6 +133,18 @@ struct OneSignalAndroidSchema: VendorSchema {
             return .internalPush("OneSignal in-app message preview")
         }
         return AndroidSchemas.picture(payload["bicon"]?.string.flatMap(ContentReader.oneSignalAndroidImageURL))
+    }
+
+    /// Why a data map with OneSignal's Android keys (`alert`, `bicon`, `licon`, `sicon`, `bgac`)
+    /// that this schema does not recognise is no OneSignal push: its SDK takes a push as its own
+    /// only when `custom` holds the notification id `i`. `nil` for any other payload.
+    static func unclaimed(_ payload: JSONObject) -> String? {
+        guard payload["aps"] == nil, OneSignalAndroidSchema().recognize(payload) == nil else { return nil }
+        let keys = ["title", "alert", "bicon", "licon", "sicon", "bgac"].filter { payload[$0] != nil }
+        guard keys.contains(where: { $0 != "title" }) else { return nil }
+        let theirs = keys.count == 1 ? "is OneSignal's key" : "are OneSignal's keys"
+        let state = payload["custom"] == nil ? "custom is missing" : "custom holds no i"
+        return "\(keys.joined(separator: ", ")) \(theirs), but \(state): OneSignal's SDK takes a push only when custom (a JSON string) holds the notification id i, so it shows nothing of this one and fetches no picture"
     }
 }
 

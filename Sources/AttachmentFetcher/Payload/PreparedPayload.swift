@@ -79,7 +79,7 @@ struct PreparedPayload: Sendable {
                 warnings += contentWarnings
                 if !ContentReader.runsServiceExtension(json), !json.isSilentPush { warnings.append(Self.noExtensionWarning) }
             }
-            next = .original(.noAttachment, "no known vendor's attachment keys")
+            next = .original(.noAttachment, "no known vendor's attachment keys" + (OneSignalAndroidSchema.unclaimed(json).map { ": " + $0 } ?? ""))
             return
         }
         let vendor = recognized.vendor
