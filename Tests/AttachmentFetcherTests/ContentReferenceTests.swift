@@ -674,13 +674,55 @@ struct ContentReferenceTests {
         #expect(ios.content?.accentColor == nil && ios.content?.extras == ["ac": .string("4278190335")])
     }
 
+    @Test("Android accent colour with alpha 00: a warning for every vendor's key, naming the opaque colour as that key writes it")
+    func transparentAccentColour() throws {
+        for (vendor, keys, opaque) in [
+            (Vendor.braze, #""ac":"16711680""#, "4294901760"),
+            (.firebase, ##""gcm.n.color":"#00FF0000""##, "#FFFF0000"),
+            (.airship, ##""com.urbanairship.icon_color":"#00FF0000""##, "#FFFF0000"),
+            (.cleverTap, ##""wzrk_clr":"#00FF0000""##, "#FFFF0000"),
+            (.oneSignal, #""bgac":"00FF0000""#, "FFFF0000"),
+        ] {
+            let read = try android(vendor, keys)
+            #expect(read.content?.accentColor == "#00FF0000", "\(keys)")
+            #expect(
+                read.warnings.contains { $0.contains("has alpha 00") && $0.contains("fully transparent") && $0.contains("the opaque colour is \(opaque)") },
+                "\(keys): \(read.warnings)")
+        }
+        let v1 = try ReadPayload(##"{"message":{"notification":{"title":"T","body":"B"},"android":{"notification":{"color":"#00336699"}}}}"##)
+        #expect(v1.warnings.contains { $0.hasPrefix("message.android.notification.color '#00336699' has alpha 00") && $0.contains("#FF336699") }, "\(v1.warnings)")
+        // An opaque colour, or one half transparent, is no mistake.
+        #expect(try android(.braze, #""ac":"4294901760""#).warnings.isEmpty)
+        #expect(try android(.firebase, ##""gcm.n.color":"#80FF0000""##).warnings.isEmpty)
+    }
+
+    @Test("FCM HTTP v1 android.notification.visibility: PRIVATE, PUBLIC and SECRET are Android's; VISIBILITY_UNSPECIFIED sets none; another value fails the send")
+    func firebaseHTTPv1Visibility() throws {
+        func read(_ value: String) throws -> ReadPayload {
+            try ReadPayload(#"{"message":{"notification":{"title":"T","body":"B"},"android":{"notification":{"visibility":"\#(value)"}}}}"#)
+        }
+        #expect(try read("PRIVATE").content?.lockScreenVisibility == .private)
+        #expect(try read("PUBLIC").content?.lockScreenVisibility == .public)
+        #expect(try read("SECRET").content?.lockScreenVisibility == .secret)
+        let unspecified = try read("VISIBILITY_UNSPECIFIED")
+        #expect(unspecified.content?.lockScreenVisibility == nil && unspecified.warnings.isEmpty, "\(unspecified.warnings)")
+        let hidden = try read("HIDDEN")
+        #expect(hidden.content?.lockScreenVisibility == nil)
+        #expect(
+            hidden.warnings.contains { $0.hasPrefix("message.android.notification.visibility is 'HIDDEN'") && $0.contains("the send fails") },
+            "\(hidden.warnings)")
+    }
+
     @Test("Android small icon: the drawable's name from FCM's gcm.n.icon (and HTTP v1's icon), OneSignal's sicon, Airship's icon")
     func smallIcon() throws {
         #expect(try android(.firebase, #""gcm.n.icon":"ic_stat_sale""#).content?.smallIcon == "ic_stat_sale")
         let v1 = try ReadPayload(#"{"message":{"notification":{"title":"T","body":"B"},"android":{"notification":{"icon":"ic_v1"}}}}"#)
         #expect(v1.content?.smallIcon == "ic_v1")
         let v1Number = try ReadPayload(#"{"message":{"notification":{"title":"T","body":"B"},"android":{"notification":{"icon":7}}}}"#)
-        #expect(v1Number.content?.smallIcon == nil && v1Number.warnings.contains("message.android.notification.icon is not a string"), "\(v1Number.warnings)")
+        #expect(
+            v1Number.content?.smallIcon == nil
+                && v1Number.warnings.contains { $0.hasPrefix("message.android.notification.icon is not a string: FCM's HTTP v1 API") && $0.contains("the send fails") },
+            "\(v1Number.warnings)")
         #expect(try android(.oneSignal, #""sicon":"ic_os""#).content?.smallIcon == "ic_os")
         #expect(try android(.airship, #""com.urbanairship.icon":"ic_ua""#).content?.smallIcon == "ic_ua")
         #expect(try android(.braze, "").content?.smallIcon == nil)

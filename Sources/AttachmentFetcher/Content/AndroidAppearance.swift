@@ -8,6 +8,35 @@ enum AndroidColor {
         return "#" + String(repeating: "0", count: 8 - digits.count) + digits
     }
 
+    /// How a vendor's key writes a colour: how the key is read, and the opaque colour as the key
+    /// would write it, for the warning about a colour of alpha 00.
+    enum Notation {
+        /// Braze's `ac`: a decimal ARGB number.
+        case decimal
+        /// OneSignal's `bgac`: hexadecimal AARRGGBB, without '#'.
+        case hexadecimal
+        /// `Color.parseColor`'s `#AARRGGBB` (FCM, CleverTap, Airship).
+        case parseColor
+
+        /// `argb` as the key writes it.
+        func written(_ argb: UInt32) -> String {
+            switch self {
+            case .decimal: String(argb)
+            case .hexadecimal: String(AndroidColor.text(argb).dropFirst())
+            case .parseColor: AndroidColor.text(argb)
+            }
+        }
+
+        /// How `key` is read, where the alpha is.
+        func reading(_ key: String) -> String {
+            switch self {
+            case .decimal: "\(key) is a decimal ARGB number, the alpha its top byte (an RGB value alone has alpha 00)"
+            case .hexadecimal: "\(key) is hexadecimal AARRGGBB, the alpha first (RRGGBB alone has alpha 00)"
+            case .parseColor: "Color.parseColor reads #AARRGGBB with the alpha first (#RRGGBB is opaque)"
+            }
+        }
+    }
+
     /// The names `Color.parseColor` knows (`android.graphics.Color.sColorNameMap`), in lower case.
     static let names: [String: UInt32] = [
         "black": 0xFF00_0000, "darkgray": 0xFF44_4444, "gray": 0xFF88_8888, "lightgray": 0xFFCC_CCCC,
@@ -56,14 +85,20 @@ enum AndroidColor {
 }
 
 extension ContentReader {
-    /// Sets the accent colour `color` read from `key` (`shown` the payload's value), with a
-    /// warning when it is 0, Android's `COLOR_DEFAULT`, which gives the notification no colour.
-    mutating func setAccentColor(_ color: UInt32, from key: String, shown value: String) {
+    /// Sets the accent colour `color` read from `key` (`shown` the payload's value, written in
+    /// `notation`), with a warning when it is 0, Android's `COLOR_DEFAULT`, which gives the
+    /// notification no colour, and when its alpha is 00, fully transparent (a colour written
+    /// without its alpha, the likeliest mistake), naming the opaque colour as the key writes it.
+    mutating func setAccentColor(_ color: UInt32, from key: String, shown value: String, notation: AndroidColor.Notation) {
         guard color != 0 else {
             warnings.append("\(key) '\(value)' is 0, Android's COLOR_DEFAULT: the notification gets the default colour, none of its own")
             return
         }
         content.accentColor = AndroidColor.text(color)
+        if color >> 24 == 0 {
+            warnings.append(
+                "\(key) '\(value)' has alpha 00, so the accent colour (\(AndroidColor.text(color))) is fully transparent: \(notation.reading(key)); the opaque colour is \(notation.written(color | 0xFF00_0000))")
+        }
     }
 
     /// Reads the accent colour of `key` through `Color.parseColor` (FCM, CleverTap, Airship);
@@ -82,7 +117,7 @@ extension ContentReader {
                 "\(key) '\(text)' is no colour Color.parseColor reads (#RRGGBB, #AARRGGBB or one of its colour names): \(sdk)")
             return false
         }
-        setAccentColor(color, from: key, shown: text)
+        setAccentColor(color, from: key, shown: text, notation: .parseColor)
         return true
     }
 

@@ -113,7 +113,7 @@ extension ContentReader {
                 if !exact {
                     warnings.append("ac \(value) does not fit in 32 bits: Braze's SDK keeps its low 32 bits, \(AndroidColor.text(color))")
                 }
-                setAccentColor(color, from: "ac", shown: value)
+                setAccentColor(color, from: "ac", shown: value, notation: .decimal)
             } else {
                 warnings.append(
                     "ac '\(value)' is not a decimal ARGB number (such as 4278190335 for #FF0000FF): Braze's SDK uses the app's default accent colour")

@@ -11,10 +11,12 @@
 /// `gcm.n.e` set and without `gcm.n.noui`. Extras: the keys that are not FCM's.
 ///
 /// Android, as an HTTP v1 message (`{message: …}` or its content): `notification{title, body,
-/// image}` overridden by `android.notification{…, channel_id, sound, tag, icon, color, notification_count (a
+/// image}` overridden by `android.notification{…, channel_id, sound, tag, icon, color, visibility, notification_count (a
 /// negative one sets nothing, as on the device), *_loc_key, *_loc_args, notification_priority (a
 /// `NotificationPriority` name; another value is a warning)}`; extras `data`. Shown when it has
-/// text. When iPhones attach another image (`apns.fcm_options.image`, else `notification.image`),
+/// text. `android.notification.visibility` (`PRIVATE`, `PUBLIC`, `SECRET`) is the lock-screen
+/// visibility; another value than those and `VISIBILITY_UNSPECIFIED` is a warning, as is a value
+/// of the wrong type: the API refuses either. When iPhones attach another image (`apns.fcm_options.image`, else `notification.image`),
 /// a warning names it; iOS's verdict is on that image (see `FirebaseAndroidSchema`). When iOS is
 /// judged too, `readFirebaseHTTPv1IPhone` reads what iPhones show of the message.
 extension ContentReader {
@@ -111,6 +113,7 @@ extension ContentReader {
     }
 
     private mutating func readFirebaseHTTPv1() {
+        let firstWarning = warnings.count
         let message = payload["message"]?.object ?? payload
         let prefix = payload["message"] == nil ? "" : "message."
         let common = object(message["notification"], at: "\(prefix)notification") ?? [:]
@@ -141,6 +144,21 @@ extension ContentReader {
         readParsedColor(
             specific["color"], at: "\(prefix)android.notification.color", emptyIsNone: true,
             otherwise: "the FCM SDK uses the app's default colour (the manifest's default_notification_color)")
+        // A `Visibility` name, in any case (as the priority below), delivered as
+        // `gcm.n.visibility`; `VISIBILITY_UNSPECIFIED` sets none. Any other value is no value of
+        // the field's enum, for which the API refuses the whole request.
+        let visibilityPath = "\(prefix)android.notification.visibility"
+        if let name = text(specific["visibility"], at: visibilityPath) {
+            switch name.uppercased() {
+            case "PRIVATE": content.lockScreenVisibility = .private
+            case "PUBLIC": content.lockScreenVisibility = .public
+            case "SECRET": content.lockScreenVisibility = .secret
+            case "VISIBILITY_UNSPECIFIED": break
+            default:
+                warnings.append(
+                    "\(visibilityPath) is '\(name)', which is no Visibility (VISIBILITY_UNSPECIFIED, PRIVATE, PUBLIC, SECRET): FCM's HTTP v1 API refuses such a message (400 INVALID_ARGUMENT), so the send fails, and no visibility is read here")
+            }
+        }
         content.largeIconURL = content.imageURL
         // FCM passes the count on as `gcm.n.notification_count`, where `NotificationParams`
         // skips a negative one, as in the device's bundle.
@@ -172,6 +190,11 @@ extension ContentReader {
         if let (url, path) = Self.firebaseHTTPv1iOSImage(payload), url != content.imageURL {
             let android = content.imageURL.map { ", not the Android picture (\(URLCredentials.redacted($0)))" } ?? "; Android shows no picture"
             warnings.append("iPhones attach \(path) (\(URLCredentials.redacted(url)))\(android)")
+        }
+        // A value of another type than the field's is refused by the API, as an unknown enum name is.
+        for index in warnings.indices.dropFirst(firstWarning)
+        where ["string", "integer", "object", "array"].contains(where: { warnings[index].hasSuffix(" is not an \($0)") || warnings[index].hasSuffix(" is not a \($0)") }) {
+            warnings[index] += ": FCM's HTTP v1 API refuses a message with a value of another type (400 INVALID_ARGUMENT), so the send fails"
         }
     }
 

@@ -146,11 +146,7 @@ extension ContentReader {
         // the app's default accent colour.
         if let value = rawString(payload["bgac"], at: "bgac") {
             if let color = AndroidColor.bigIntegerHex(value) {
-                setAccentColor(color, from: "bgac", shown: value)
-                if color != 0, color >> 24 == 0 {
-                    warnings.append(
-                        "bgac '\(value)' has alpha 00, fully transparent: OneSignal's SDK reads bgac as hexadecimal AARRGGBB (FFFF0000 is opaque red)")
-                }
+                setAccentColor(color, from: "bgac", shown: value, notation: .hexadecimal)
             } else {
                 warnings.append("bgac '\(value)' is not hexadecimal ARGB (such as FFFF0000, without '#'): OneSignal's SDK uses the app's default accent colour")
             }
