@@ -49,7 +49,7 @@ struct ContentReferenceTests {
         #expect(content.badge == nil)
         #expect(content.relevanceScore == nil)
         #expect(content.bodyLocArgs == nil)
-        #expect(read.warnings.contains("aps.badge is not an integer"), "\(read.warnings)")
+        #expect(read.warnings.contains("aps.badge is not an integer: iOS ignores it, and the badge stays as it was"), "\(read.warnings)")
         #expect(read.warnings.contains("aps.relevance-score is not a number"), "\(read.warnings)")
         #expect(read.warnings.contains("aps.alert.loc-args is not an array"), "\(read.warnings)")
         // An `aps` written as a JSON string is not an APNs payload's `aps`.

@@ -10,7 +10,12 @@ extension ContentReader {
         guard let apsValue = payload["aps"] else { return }
         guard let aps = object(apsValue, at: "aps") else { return }
         readAlert(aps["alert"], at: "aps.alert")
-        if let badge = integer(aps["badge"], at: "aps.badge") { content.badge = .set(badge) }
+        // iOS reads the badge only as a number: a string ("+1", "5") changes nothing.
+        switch aps["badge"] {
+        case nil, .null?, .number?:
+            if let badge = integer(aps["badge"], at: "aps.badge") { content.badge = .set(badge) }
+        default: warnings.append("aps.badge is not an integer: iOS ignores it, and the badge stays as it was")
+        }
         readSound(aps["sound"], at: "aps.sound")
         content.category = text(aps["category"], at: "aps.category")
         content.threadID = text(aps["thread-id"], at: "aps.thread-id")
