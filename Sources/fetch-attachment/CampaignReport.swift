@@ -216,6 +216,7 @@ final class CampaignReport: Sendable {
             .url{max-width:420px;word-break:break-all}img.thumb{max-width:96px;max-height:96px;display:block}
             .detail{color:#666;font-size:12px}
             .button{display:inline-block;border:1px solid #999;border-radius:4px;padding:0 6px;margin-top:2px;font-size:12px}
+            .swatch{display:inline-block;width:12px;height:12px;border:1px solid #999;vertical-align:middle}
             </style></head><body>
             <h1>Campaign report</h1>
 
@@ -300,17 +301,39 @@ final class CampaignReport: Sendable {
         }.joined() + "</tr>\n"
     }
 
-    /// A notification's title, body and buttons, as its platform would show them.
+    /// A notification's title, body, badge, sound, Android's small icon, accent colour and
+    /// lock-screen visibility, buttons and tap target, as its platform would show them.
     private static func sampleHTML(_ notification: NotificationContent) -> String {
         var html = "<div class=\"detail\">\(escape(notification.platform.rawValue))</div>"
         if let title = notification.shownTitle { html += "<div><b>\(escape(title.description))</b></div>" }
         if let subtitle = notification.shownSubtitle { html += "<div>\(escape(subtitle.description))</div>" }
         if let body = notification.shownBody { html += "<div>\(escape(body.description))</div>" }
+        var details: [String] = []
+        switch notification.badge {
+        case .set(let count)?: details.append("badge: \(count)")
+        case .increment(let delta)?: details.append("badge: the app's count \(delta < 0 ? "" : "+")\(delta)")
+        case nil: break
+        }
+        if let sound = notification.sound { details.append("sound: \(escape(sound))") }
+        if notification.platform == .android {
+            if let icon = notification.smallIcon { details.append("small icon: \(escape(icon))") }
+            if let colour = notification.accentColor { details.append("accent colour: \(swatch(colour))\(escape(colour))") }
+            if let visibility = notification.lockScreenVisibility { details.append("lock screen: \(escape(visibility.name))") }
+        }
+        html += details.map { "<div class=\"detail\">\($0)</div>" }.joined()
         if !notification.buttons.isEmpty {
             html += "<div>" + notification.buttons.map { "<span class=\"button\">\(escape(OutcomePrinter.label(of: $0)))</span>" }.joined(separator: " ") + "</div>"
         }
         if let url = notification.openURL { html += "<div class=\"detail\">tap: \(escape(url))</div>" }
         return html
+    }
+
+    /// A square of the accent colour `argb` (`#AARRGGBB`) and a space before its text, as CSS's
+    /// `rgba()` of its parsed digits; nothing for a text of another form.
+    private static func swatch(_ argb: String) -> String {
+        guard argb.utf8.count == 9, argb.hasPrefix("#"), let value = UInt32(argb.dropFirst(), radix: 16) else { return "" }
+        let alpha = String(format: "%.3f", Double(value >> 24) / 255)
+        return "<span class=\"swatch\" style=\"background:rgba(\(value >> 16 & 0xFF),\(value >> 8 & 0xFF),\(value & 0xFF),\(alpha))\"></span> "
     }
 
     /// The attached file as an image embedded by a data URI, for images browsers decode that
