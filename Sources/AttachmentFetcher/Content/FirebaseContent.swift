@@ -11,13 +11,13 @@
 /// `gcm.n.e` set and without `gcm.n.noui`. Extras: the keys that are not FCM's.
 ///
 /// Android, as an HTTP v1 message (`{message: …}` or its content): `notification{title, body,
-/// image}` overridden by `android.notification{…, channel_id, sound, tag, icon, color, visibility, notification_count (a
-/// negative one sets nothing, as on the device), *_loc_key, *_loc_args, notification_priority (a
-/// `NotificationPriority` name; another value is a warning)}`; extras `data`. Shown when it has
-/// text. `android.notification.visibility` (`PRIVATE`, `PUBLIC`, `SECRET`) is the lock-screen
-/// visibility; another value than those and `VISIBILITY_UNSPECIFIED` is a warning, as is a value
-/// of the wrong type: the API refuses either. When iPhones attach another image (`apns.fcm_options.image`, else `notification.image`),
-/// a warning names it; iOS's verdict is on that image (see `FirebaseAndroidSchema`). When iOS is
+/// image}` overridden by `android.notification{…, channel_id, sound, tag, icon, color, visibility,
+/// notification_count (a negative one sets nothing, as on the device), *_loc_key, *_loc_args,
+/// notification_priority (a `NotificationPriority` name; another value is a warning)}`; extras
+/// `data`. Shown when it has text. `visibility` (`PRIVATE`, `PUBLIC`, `SECRET`) is the lock-screen
+/// visibility; a value other than those and `VISIBILITY_UNSPECIFIED` is a warning, as is a value of
+/// the wrong type: the API refuses either. When iPhones attach another image
+/// (`apns.fcm_options.image`, else `notification.image`), a warning names it; iOS's verdict is on that image (see `FirebaseAndroidSchema`). When iOS is
 /// judged too, `readFirebaseHTTPv1IPhone` reads what iPhones show of the message.
 extension ContentReader {
     mutating func readFirebaseIOS() {
