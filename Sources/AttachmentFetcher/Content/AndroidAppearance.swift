@@ -140,16 +140,26 @@ extension ContentReader {
     /// Android's three and otherwise set none (Braze, whose `isValidNotificationVisibility` checks
     /// it; FCM, whose `NotificationParams.getNotificationVisibility` skips it), named `sdk`.
     mutating func readCheckedVisibility(_ key: String, sdk: String) {
-        switch javaInt(key) {
-        case nil: break
+        readVisibility(key, outOfRange: "\(sdk) sets no visibility", notInteger: "\(sdk) sets no visibility")
+    }
+
+    /// Reads `key` as Android's lock-screen visibility (`javaInt`, an empty string as a value
+    /// unless `emptyIsNone`), with a warning that ends with `outOfRange` for an integer outside
+    /// −1…1, or with `notInteger` for another value; `false` for a value that is no integer.
+    @discardableResult
+    mutating func readVisibility(_ key: String, emptyIsNone: Bool = true, outOfRange: String, notInteger: String) -> Bool {
+        switch javaInt(key, emptyIsNone: emptyIsNone) {
+        case nil: return true
         case .success(let value)?:
             if let visibility = NotificationContent.LockScreenVisibility(rawValue: value) {
                 content.lockScreenVisibility = visibility
             } else {
-                warnings.append("\(key) is \(value), outside −1…1 (secret, private, public): \(sdk) sets no visibility")
+                warnings.append("\(key) is \(value), outside −1…1 (secret, private, public): \(outOfRange)")
             }
+            return true
         case .failure(let failure)?:
-            warnings.append("\(key) '\(failure.text)' is not an integer: \(sdk) sets no visibility")
+            warnings.append("\(key) '\(failure.text)' is not an integer: \(notInteger)")
+            return false
         }
     }
 }

@@ -154,18 +154,10 @@ extension ContentReader {
         // `Notification.kt` reads `vis` with `toInt()` while it builds the notification, before
         // anything is shown: one that is no integer throws, and the push is not shown. Any
         // integer is passed on to `setVisibility`.
-        switch javaInt("vis", emptyIsNone: false) {
-        case nil: break
-        case .success(let value)?:
-            if let visibility = NotificationContent.LockScreenVisibility(rawValue: value) {
-                content.lockScreenVisibility = visibility
-            } else {
-                warnings.append("vis is \(value), outside −1…1 (secret, private, public): OneSignal's SDK passes it on, and Android defines no such visibility")
-            }
-        case .failure(let failure)?:
-            content.visible = false
-            warnings.append("vis '\(failure.text)' is not an integer: OneSignal's SDK throws on it (toInt()) while reading the push, and shows nothing")
-        }
+        let visibilityRead = readVisibility(
+            "vis", emptyIsNone: false, outOfRange: "OneSignal's SDK passes it on, and Android defines no such visibility",
+            notInteger: "OneSignal's SDK throws on it (toInt()) while reading the push, and shows nothing")
+        if !visibilityRead { content.visible = false }
         // `Notification.kt` takes `collapse_key` as the collapse id unless it is
         // "do_not_collapse"; `NotificationGenerationProcessor` then posts the push under the
         // Android id of the shown notification with that collapse id, which it replaces.
