@@ -696,7 +696,7 @@ struct ContentReferenceTests {
         #expect(try android(.firebase, ##""gcm.n.color":"#80FF0000""##).warnings.isEmpty)
     }
 
-    @Test("FCM HTTP v1 android.notification.visibility: PRIVATE, PUBLIC and SECRET are Android's; VISIBILITY_UNSPECIFIED sets none; another value fails the send")
+    @Test("FCM HTTP v1 android.notification.visibility: PRIVATE, PUBLIC and SECRET are Android's; VISIBILITY_UNSPECIFIED sets none; another value fails the send; an enum given by its number is sent, and not read")
     func firebaseHTTPv1Visibility() throws {
         func read(_ value: String) throws -> ReadPayload {
             try ReadPayload(#"{"message":{"notification":{"title":"T","body":"B"},"android":{"notification":{"visibility":"\#(value)"}}}}"#)
@@ -711,6 +711,16 @@ struct ContentReferenceTests {
         #expect(
             hidden.warnings.contains { $0.hasPrefix("message.android.notification.visibility is 'HIDDEN'") && $0.contains("the send fails") },
             "\(hidden.warnings)")
+        // An enum's number is a value the API's JSON accepts (proto3): not a refused send, but
+        // one this reading does not map.
+        for (field, number) in [("visibility", "2"), ("notification_priority", "4")] {
+            let numbered = try ReadPayload(#"{"message":{"notification":{"title":"T","body":"B"},"android":{"notification":{"\#(field)":\#(number)}}}}"#)
+            #expect(numbered.content?.lockScreenVisibility == nil && numbered.content?.priority == nil)
+            #expect(!numbered.warnings.contains { $0.contains("the send fails") }, "\(numbered.warnings)")
+            #expect(
+                numbered.warnings.contains { $0.hasPrefix("message.android.notification.\(field) is the number \(number)") && $0.contains("by its name") },
+                "\(numbered.warnings)")
+        }
     }
 
     @Test("Android small icon: the drawable's name from FCM's gcm.n.icon (and HTTP v1's icon), OneSignal's sicon, Airship's icon")

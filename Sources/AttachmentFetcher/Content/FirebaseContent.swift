@@ -16,7 +16,8 @@
 /// notification_priority (a `NotificationPriority` name; another value is a warning)}`; extras
 /// `data`. Shown when it has text. `visibility` (`PRIVATE`, `PUBLIC`, `SECRET`) is the lock-screen
 /// visibility; a value other than those and `VISIBILITY_UNSPECIFIED` is a warning, as is a value of
-/// the wrong type: the API refuses either. When iPhones attach another image
+/// the wrong type: the API refuses either. Either enum given by its number, which the API takes,
+/// is a warning too, and not read (`warnIfEnumNumber`). When iPhones attach another image
 /// (`apns.fcm_options.image`, else `notification.image`), a warning names it; iOS's verdict is on that image (see `FirebaseAndroidSchema`). When iOS is
 /// judged too, `readFirebaseHTTPv1IPhone` reads what iPhones show of the message.
 extension ContentReader {
@@ -148,7 +149,9 @@ extension ContentReader {
         // `gcm.n.visibility`; `VISIBILITY_UNSPECIFIED` sets none. Any other value is no value of
         // the field's enum, for which the API refuses the whole request.
         let visibilityPath = "\(prefix)android.notification.visibility"
-        if let name = text(specific["visibility"], at: visibilityPath) {
+        if !Self.warnIfEnumNumber(specific["visibility"], at: visibilityPath, names: "PRIVATE, PUBLIC, SECRET", into: &warnings),
+            let name = text(specific["visibility"], at: visibilityPath)
+        {
             switch name.uppercased() {
             case "PRIVATE": content.lockScreenVisibility = .private
             case "PUBLIC": content.lockScreenVisibility = .public
@@ -174,7 +177,10 @@ extension ContentReader {
         // examples write `"priority": "normal"`); `PRIORITY_UNSPECIFIED` sets none. Any other
         // value is no value of the field's enum, for which the API refuses the whole request.
         let (priorityValue, priorityPath) = value("notification_priority")
-        if let name = text(priorityValue, at: priorityPath) {
+        if !Self.warnIfEnumNumber(
+            priorityValue, at: priorityPath, names: "PRIORITY_MIN, PRIORITY_LOW, PRIORITY_DEFAULT, PRIORITY_HIGH, PRIORITY_MAX", into: &warnings),
+            let name = text(priorityValue, at: priorityPath)
+        {
             if let priority = Self.firebasePriorities[name.uppercased()] {
                 content.priority = priority
             } else if name.uppercased() != "PRIORITY_UNSPECIFIED" {
@@ -196,6 +202,16 @@ extension ContentReader {
         where ["string", "integer", "object", "array"].contains(where: { warnings[index].hasSuffix(" is not an \($0)") || warnings[index].hasSuffix(" is not a \($0)") }) {
             warnings[index] += ": FCM's HTTP v1 API refuses a message with a value of another type (400 INVALID_ARGUMENT), so the send fails"
         }
+    }
+
+    /// Whether `value`, an enum field of an HTTP v1 message, is a number, with a warning then:
+    /// the API's JSON (proto3's) takes an enum's number as well as its name, so the message is
+    /// sent, but this reading maps names only (`names`), and says so rather than guess.
+    static func warnIfEnumNumber(_ value: JSONValue?, at path: String, names: String, into warnings: inout [String]) -> Bool {
+        guard case .number(let number)? = value else { return false }
+        warnings.append(
+            "\(path) is the number \(PayloadValue.text(of: number)): FCM's HTTP v1 API takes an enum's number, but this preview reads the field by its name only (\(names)), and shows none")
+        return true
     }
 
     /// What iPhones show of an HTTP v1 message, with the warnings about it: the APNs payload FCM
