@@ -189,22 +189,29 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             let cache = try await options.open()
             guard options.removesAttachments(cacheFound: cache != nil) else {
-                return try options.printNothingRemoved(fields: ["removed_entries", "removed_attachments"])
+                return try options.printNothingRemoved(fields: ["removed_entries", "removed_bytes", "removed_attachments", "removed_attachment_bytes"])
             }
-            let (removed, problem) = await cache?.clearReporting() ?? (0, nil)
+            let (removed, bytes, problem) = await cache?.clearReporting() ?? (0, 0, nil)
             // Entries that stayed for want of permission are an error, named, not a success.
             defer { if let problem { StandardStreams.error.write("fetch-attachment: \(TerminalText.escaped(problem))\n") } }
-            let files: Int
+            let attachments: (files: Int, bytes: Int)
             do {
-                files = try Attachments.remove(in: options.attachmentsDirectory).files
+                attachments = try Attachments.remove(in: options.attachmentsDirectory)
             } catch {
-                if options.json { try CacheCommand.printJSON(["removed_entries": removed]) } else { print("removed \(removed) entries") }
+                if options.json {
+                    try CacheCommand.printJSON(["removed_entries": removed, "removed_bytes": bytes])
+                } else {
+                    print("removed \(removed) entries, \(bytes) bytes")
+                }
                 throw error
             }
             if options.json {
-                try CacheCommand.printJSON(["removed_attachments": files, "removed_entries": removed])
+                try CacheCommand.printJSON([
+                    "removed_entries": removed, "removed_bytes": bytes,
+                    "removed_attachments": attachments.files, "removed_attachment_bytes": attachments.bytes,
+                ])
             } else {
-                print("removed \(removed) entries and \(files) attachment files")
+                print("removed \(removed) entries, \(bytes) bytes; \(attachments.files) attachment files, \(attachments.bytes) bytes")
             }
             if problem != nil { throw ExitCode(1) }
         }

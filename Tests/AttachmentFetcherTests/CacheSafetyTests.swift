@@ -136,7 +136,7 @@ struct CacheSafetyTests {
         #expect(stats.status == 0 && stats.stdout.contains("no cache at \(project)"), "\(stats.stdout)\(stats.stderr)")
         for (command, shape) in [
             ("prune", #"{"removed_attachment_bytes":0,"removed_attachments":0,"removed_bytes":0,"removed_entries":0}"#),
-            ("clear", #"{"removed_attachments":0,"removed_entries":0}"#),
+            ("clear", #"{"removed_attachment_bytes":0,"removed_attachments":0,"removed_bytes":0,"removed_entries":0}"#),
         ] {
             let result = try await CommandRunner.run("fetch-attachment", ["cache", command, "--cache-dir", project])
             #expect(result.status == 0, "\(result.stderr)")
@@ -180,7 +180,7 @@ struct CacheSafetyTests {
         let stats = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", cache])
         #expect(stats.stdout.contains("attachments: 2 files"), "\(stats.stdout)")
         let cleared = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache])
-        #expect(cleared.status == 0 && cleared.stdout.contains("and 2 attachment files"), "\(cleared.stdout) \(cleared.stderr)")
+        #expect(cleared.status == 0 && cleared.stdout.contains("; 2 attachment files, "), "\(cleared.stdout) \(cleared.stderr)")
         #expect(try manager.contentsOfDirectory(atPath: cache + "/attachments").sorted() == ["IMG_2041.jpg", "notes.txt", "photo-1718000000000.jpg", "photo-2023.jpg"])
     }
 
@@ -244,7 +244,7 @@ struct CacheSafetyTests {
         #expect(refused.status == 1)
         // With --json, what was done is JSON too.
         let refusedJSON = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache, "--json"])
-        #expect(refusedJSON.status == 1 && refusedJSON.stdout == #"{"removed_entries":0}"# + "\n", "\(refusedJSON.stdout)")
+        #expect(refusedJSON.status == 1 && refusedJSON.stdout == #"{"removed_bytes":0,"removed_entries":0}"# + "\n", "\(refusedJSON.stdout)")
         #expect(refused.stderr.contains("\(cache)/attachments is a symbolic link, not a directory: left as it is"), "\(refused.stderr)")
         #expect(manager.fileExists(atPath: victim + "/keep.txt") && manager.fileExists(atPath: victim + "/sub/nested.txt"))
         let stats = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", cache, "--json"])
@@ -278,7 +278,7 @@ struct CacheSafetyTests {
         #expect(try manager.contentsOfDirectory(atPath: attachments).sorted() == ["a-0a1b2c3d4e5f6.jpg", "b-0a1b2c3d4e5f6.jpg", "kept-dir", "link.txt"])
         let cleared = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache])
         #expect(cleared.status == 0, "\(cleared.stderr)")
-        #expect(cleared.stdout.contains("and 2 attachment files"), "\(cleared.stdout)")
+        #expect(cleared.stdout.contains("; 2 attachment files, "), "\(cleared.stdout)")
         #expect(try manager.contentsOfDirectory(atPath: attachments).sorted() == ["kept-dir", "link.txt"])
         #expect(manager.fileExists(atPath: victim + "/keep.txt"))
 

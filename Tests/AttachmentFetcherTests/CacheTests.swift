@@ -530,7 +530,7 @@ struct CacheTests {
             #expect(prune.status == 0)
             #expect(prune.stdout.contains("removed 0 entries"))
             let clear = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", directory])
-            #expect(clear.stdout.contains("removed 1 entries"))
+            #expect(clear.stdout.contains("removed 1 entries, 4000 bytes;"), "\(clear.stdout)")
             let bad = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-max-bytes", "-5"])
             #expect(bad.status == 64)
             // One JSON shape, snake_case and sorted, whether the cache is there or not.
@@ -601,11 +601,11 @@ struct CacheTests {
         let otherStats = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", other], environment: environment)
         #expect(otherStats.stdout.contains("attachments: 1 files, 2000 bytes in \(other)/attachments"), "\(otherStats.stdout)")
         let otherClear = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", other], environment: environment)
-        #expect(otherClear.stdout.contains("removed 1 entries and 1 attachment files"), "\(otherClear.stdout)")
+        #expect(otherClear.stdout.contains("removed 1 entries, 2000 bytes; 1 attachment files, 2000 bytes"), "\(otherClear.stdout)")
         #expect((try FileManager.default.contentsOfDirectory(atPath: attachments)).count == 1)
 
         let clear = try await CommandRunner.run("fetch-attachment", ["cache", "clear"], environment: environment)
-        #expect(clear.stdout.contains("removed 1 entries and 1 attachment files"), "\(clear.stdout)")
+        #expect(clear.stdout.contains("removed 1 entries, 3000 bytes; 1 attachment files, 3000 bytes"), "\(clear.stdout)")
         #expect((try FileManager.default.contentsOfDirectory(atPath: attachments)).isEmpty)
     }
 }

@@ -43,9 +43,9 @@ public struct AttachmentCache: Sendable {
         await clearReporting().removed
     }
 
-    /// `clear()`, with why the first entry that could not be removed stayed, if one did not
-    /// (another process's are skipped, not counted).
-    package func clearReporting() async -> (removed: Int, problem: String?) {
+    /// `clear()`, with the bytes of the entries removed, and why the first entry that could not
+    /// be removed stayed, if one did not (another process's are skipped, not counted).
+    package func clearReporting() async -> (removed: Int, bytes: Int, problem: String?) {
         await BlockingIO.run { [store] in store.clear() }
     }
 

@@ -181,8 +181,9 @@ extension CacheStore {
     /// the lock file, empty. Returns how many entries went.
     /// Removes every entry but those another process holds; how many went, and why the first
     /// that could not go stayed (a read-only file system, a directory this user may not write).
-    func clear() -> (removed: Int, problem: String?) {
+    func clear() -> (removed: Int, bytes: Int, problem: String?) {
         var removed = 0
+        var bytes = 0
         var problem: String?
         for name in (try? Syscalls.names(in: entries)) ?? [] {
             guard Self.isEntryName(name) else {
@@ -191,8 +192,11 @@ extension CacheStore {
             }
             let key = CacheKey(hex: name)
             guard let lock = tryLock(key) else { continue }
+            let size = (try? Syscalls.status(of: key.name, in: entries)).map { Int($0.size) } ?? 0
             switch remove(key) {
-            case .success: removed += 1
+            case .success:
+                removed += 1
+                bytes += size
             case .failure(let error) where error != .noSuchFileOrDirectory:
                 if problem == nil { problem = "cannot remove \(entriesDirectory)/\(name): \(error)" }
             case .failure: break
@@ -205,7 +209,7 @@ extension CacheStore {
             try? legacy.close()
             try? Syscalls.removeDirectory("locks", in: root)
         }
-        return (removed, problem)
+        return (removed, bytes, problem)
     }
 }
 
