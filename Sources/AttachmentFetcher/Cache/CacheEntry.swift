@@ -9,8 +9,9 @@ import SystemPackage
 /// The type is not kept: libmagic finds it again on the body's first use in each process. Nor is
 /// a digest of the body: what tells a damaged or rewritten body from the one stored is its size
 /// and modification time (see `CacheStore.load`), and a body that fails either is dropped, not
-/// read again; a digest computed as the body streamed cost a sixth of a cached download's CPU
-/// and was only ever compared when the modification time had changed.
+/// read again. A digest computed as the body streams would cost about a fifth of a cached miss's
+/// CPU, and could only be compared once the modification time had changed, which already drops
+/// the entry.
 struct CacheEntryMetadata: Sendable, Hashable {
     /// The body's size in bytes.
     var size: Int
