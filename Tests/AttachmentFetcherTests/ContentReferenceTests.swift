@@ -765,8 +765,9 @@ struct ContentReferenceTests {
         #expect(airshipHigh.content?.lockScreenVisibility == .public && airshipHigh.warnings.contains { $0.hasPrefix("com.urbanairship.visibility is 3") }, "\(airshipHigh.warnings)")
         let airshipWord = try android(.airship, #""com.urbanairship.visibility":"hidden""#)
         #expect(airshipWord.content?.lockScreenVisibility == .public && airshipWord.warnings.contains { $0.hasPrefix("com.urbanairship.visibility 'hidden' ") }, "\(airshipWord.warnings)")
-        // None set: none modelled.
-        #expect(try android(.airship, "").content?.lockScreenVisibility == nil)
+        // None set: Airship's SDK sets its default, public, on every notification it posts.
+        #expect(try android(.airship, "").content?.lockScreenVisibility == .public)
+        #expect(try android(.airship, #""com.urbanairship.visibility":"""#).content?.lockScreenVisibility == .public)
         #expect([Visibility.public, .private, .secret].map(\.name) == ["public", "private", "secret"])
     }
 

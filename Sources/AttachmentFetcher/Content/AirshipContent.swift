@@ -16,7 +16,7 @@
 /// `.category`, channel `.notification_channel`, priority `.priority` (clamped to −2…2; the
 /// delivery priority `"high"` and any other value that is no 32-bit integer are 0), tag
 /// `.notification_tag`, small icon `.icon`, accent colour `.icon_color`, lock-screen visibility
-/// `.visibility` (clamped to −1…1; public when it is no integer), sound `.sound`, send id `.push.PUSH_ID`. A `big_text` or `inbox` style's `summary` is the
+/// `.visibility` (clamped to −1…1; public when it is absent or no integer, Airship's default), sound `.sound`, send id `.push.PUSH_ID`. A `big_text` or `inbox` style's `summary` is the
 /// summary line. Shown only with a non-empty ALERT.
 extension ContentReader {
     static let airshipPrefix = "com.urbanairship."
@@ -186,10 +186,11 @@ extension ContentReader {
         let colorKey = "com.urbanairship.icon_color"
         readParsedColor(payload[colorKey], at: colorKey, emptyIsNone: false, otherwise: "Airship's SDK uses the app's default accent colour")
         // `PushMessage.visibility`: the key read with Kotlin's 32-bit `toInt()`, clamped to −1…1;
-        // public (1) when the key is absent, empty or no integer.
+        // public (1) when the key is absent, empty or no integer. The notification provider sets
+        // it on every notification it posts, so public is what the lock screen shows by default.
         let visibilityKey = "com.urbanairship.visibility"
         switch javaInt(visibilityKey) {
-        case nil: break
+        case nil: content.lockScreenVisibility = .public
         case .success(let value)?:
             let visibility = NotificationContent.LockScreenVisibility(rawValue: min(1, max(-1, value)))
             content.lockScreenVisibility = visibility
