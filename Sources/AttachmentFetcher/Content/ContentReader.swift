@@ -8,6 +8,10 @@ struct ContentReader {
     let payload: JSONObject
     var content: NotificationContent
     var warnings: [String] = []
+    /// What follows from a value of another type than its field's, while one is set: added to
+    /// each such warning (`warnWrongType`). An FCM HTTP v1 message sets it, since its API refuses
+    /// the whole message then.
+    var wrongTypeConsequence: String?
 
     init(_ payload: JSONObject, platform: Platform) {
         self.payload = payload
@@ -92,6 +96,12 @@ struct ContentReader {
 
     // MARK: Typed values
 
+    /// The warning for `path`, whose value is not `expected` ("a string"), with
+    /// `wrongTypeConsequence` when one is set.
+    mutating func warnWrongType(_ path: String, _ expected: String) {
+        warnings.append("\(path) is not \(expected)" + (wrongTypeConsequence.map { ": " + $0 } ?? ""))
+    }
+
     /// A string; `nil` when absent, and a warning when it is another type. An empty string is
     /// returned as it is.
     mutating func rawString(_ value: JSONValue?, at path: String) -> String? {
@@ -100,7 +110,7 @@ struct ContentReader {
         case .string(let text): return text
         case .null: return nil
         default:
-            warnings.append("\(path) is not a string")
+            warnWrongType(path, "a string")
             return nil
         }
     }
@@ -174,7 +184,7 @@ struct ContentReader {
             if let integer = Int(text.trimmingCharacters(in: .whitespaces)) { return integer }
         default: break
         }
-        warnings.append("\(path) is not an integer")
+        warnWrongType(path, "an integer")
         return nil
     }
 
@@ -187,7 +197,7 @@ struct ContentReader {
             if let number = Double(text), number.isFinite { return number }
         default: break
         }
-        warnings.append("\(path) is not a number")
+        warnWrongType(path, "a number")
         return nil
     }
 
@@ -205,7 +215,7 @@ struct ContentReader {
             }
         default: break
         }
-        warnings.append("\(path) is not a boolean")
+        warnWrongType(path, "a boolean")
         return nil
     }
 
@@ -215,7 +225,7 @@ struct ContentReader {
         case nil: return nil
         case .object(let object)?: return object
         default:
-            warnings.append("\(path) is not an object")
+            warnWrongType(path, "an object")
             return nil
         }
     }
@@ -226,7 +236,7 @@ struct ContentReader {
         case nil: return nil
         case .array(let array)?: return array
         default:
-            warnings.append("\(path) is not an array")
+            warnWrongType(path, "an array")
             return nil
         }
     }
@@ -239,7 +249,7 @@ struct ContentReader {
             return element.string
         }
         guard strings.count == array.count else {
-            warnings.append("\(path) holds a value that is not a string")
+            warnings.append("\(path) holds a value that is not a string" + (wrongTypeConsequence.map { ": " + $0 } ?? ""))
             return nil
         }
         return strings

@@ -114,7 +114,9 @@ extension ContentReader {
     }
 
     private mutating func readFirebaseHTTPv1() {
-        let firstWarning = warnings.count
+        // A value of another type than the field's is refused by the API, as an unknown enum name is.
+        wrongTypeConsequence = "FCM's HTTP v1 API refuses a message with a value of another type (400 INVALID_ARGUMENT), so the send fails"
+        defer { wrongTypeConsequence = nil }
         let message = payload["message"]?.object ?? payload
         let prefix = payload["message"] == nil ? "" : "message."
         let common = object(message["notification"], at: "\(prefix)notification") ?? [:]
@@ -196,11 +198,6 @@ extension ContentReader {
         if let (url, path) = Self.firebaseHTTPv1iOSImage(payload), url != content.imageURL {
             let android = content.imageURL.map { ", not the Android picture (\(URLCredentials.redacted($0)))" } ?? "; Android shows no picture"
             warnings.append("iPhones attach \(path) (\(URLCredentials.redacted(url)))\(android)")
-        }
-        // A value of another type than the field's is refused by the API, as an unknown enum name is.
-        for index in warnings.indices.dropFirst(firstWarning)
-        where ["string", "integer", "object", "array"].contains(where: { warnings[index].hasSuffix(" is not an \($0)") || warnings[index].hasSuffix(" is not a \($0)") }) {
-            warnings[index] += ": FCM's HTTP v1 API refuses a message with a value of another type (400 INVALID_ARGUMENT), so the send fails"
         }
     }
 
