@@ -4,6 +4,27 @@ import MockCDN
 import MockCDNTLS
 import Testing
 
+/// A TLS mock CDN with a fresh self-signed certificate, in a temporary directory `root` (removed
+/// after), for `body`; the server is shut down whether `body` returns or throws.
+func withTLSMockCDN(
+    filesDirectory: String? = nil, _ body: (MockCDNServer, SelfSignedCertificate, _ root: String) async throws -> Void
+) async throws {
+    let root = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: root) }
+    let certificate = try await SelfSignedCertificate.make(in: root)
+    let server = try await MockCDNServer.start(
+        eventLoopThreads: 1,
+        tls: .init(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.privateKeyPath),
+        filesDirectory: filesDirectory)
+    do {
+        try await body(server, certificate, root)
+    } catch {
+        try? await server.shutdown()
+        throw error
+    }
+    try await server.shutdown()
+}
+
 /// The mock CDN over TLS, with a self-signed certificate made by Debian's `openssl`: HTTPS and,
 /// by ALPN, HTTP/2, as CDNs serve. A fetcher refuses the certificate unless told to trust it
 /// (`trustedCertificatesFile`), and then multiplexes a spike over one connection.
@@ -16,29 +37,18 @@ struct TLSTests {
         trusted: Bool, timeout: Duration = .seconds(10) * TestTiming.scale, cached: Bool = false,
         _ body: (MockCDNServer, PushAttachmentFetcher, String) async throws -> Void
     ) async throws {
-        let root = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let certificate = try await SelfSignedCertificate.make(in: root)
-        let server = try await MockCDNServer.start(
-            eventLoopThreads: 1,
-            tls: .init(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.privateKeyPath),
-            filesDirectory: Fixture.mediaDirectory)
-        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: timeout)
-        if cached {
-            configuration.cache = .init(directory: root + "/cache")
-            configuration.cache?.failureMemory = .zero
-        }
-        if trusted { configuration.trustedCertificatesFile = certificate.certificatePath }
-        configuration.addressPolicy.allowsPrivateNetworks = true  // the mock CDN is on loopback
-        do {
+        try await withTLSMockCDN(filesDirectory: Fixture.mediaDirectory) { server, certificate, root in
+            var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: timeout)
+            if cached {
+                configuration.cache = .init(directory: root + "/cache")
+                configuration.cache?.failureMemory = .zero
+            }
+            if trusted { configuration.trustedCertificatesFile = certificate.certificatePath }
+            configuration.addressPolicy.allowsPrivateNetworks = true  // the mock CDN is on loopback
             try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
                 try await body(server, fetcher, fetcher.configuration.outputDirectory)
             }
-        } catch {
-            try? await server.shutdown()
-            throw error
         }
-        try await server.shutdown()
     }
 
     @Test("A certificate the fetcher does not trust is refused as network, and nothing is written")
@@ -206,13 +216,7 @@ struct TLSTests {
 struct FloodedConnectionCLITests {
     @Test("The command prints its fallback once the engine shut the flooding connection, before the deadline, and exits, not when the flood ends")
     func exitsDuringFlood() async throws {
-        let root = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let certificate = try await SelfSignedCertificate.make(in: root)
-        let server = try await MockCDNServer.start(
-            eventLoopThreads: 1,
-            tls: .init(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.privateKeyPath))
-        do {
+        try await withTLSMockCDN { server, certificate, root in
             // The flood outlasts the bound below by far, and ends by itself: a command that waited
             // for it would still end, and the test with it.
             let payload = root + "/payload.json"
@@ -242,11 +246,7 @@ struct FloodedConnectionCLITests {
             }
             // Else this test would have proved nothing of the flood.
             #expect(held, "the flood never held the engine")
-        } catch {
-            try? await server.shutdown()
-            throw error
         }
-        try await server.shutdown()
     }
 }
 
@@ -258,48 +258,42 @@ struct FloodedConnectionCLITests {
 struct FloodedConnectionTests {
     @Test("Another origin's download is attached while one origin floods its connection past the deadline: the flooding connection is shut once it has held the engine")
     func otherOriginsGoOn() async throws {
-        let root = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let certificate = try await SelfSignedCertificate.make(in: root)
-        let flooding = try await MockCDNServer.start(
-            eventLoopThreads: 1,
-            tls: .init(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.privateKeyPath))
-        let other = try await MockCDNServer.start(eventLoopThreads: 1)
-        var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(5) * TestTiming.scale)
-        configuration.trustedCertificatesFile = certificate.certificatePath
-        configuration.addressPolicy.allowsPrivateNetworks = true  // the mock CDNs are on loopback
-        do {
-            // The flood holds the engine only while the kernel has frames waiting for it, which a
-            // loaded machine may fail to keep up: up to three runs (each with a fetcher of its
-            // own), one of them held at least. The flood outlasts the deadline, and ends by itself.
-            var held = false
-            for run in 1...3 where !held {
-                try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
-                    async let flood = fetcher.process(
-                        Payloads.braze(url: flooding.url("/media/flood-\(run).jpg?bytes=50000&flood_after=1000&flood_ms=15000")))
-                    try await Task.sleep(for: .milliseconds(100))
-                    let normal = await fetcher.process(
-                        Payloads.braze(url: other.url("/media/normal-\(run).jpg?bytes=20000&delay_ms=1500")))
-                    let flooded = await flood
-                    #expect(normal.status == .attached, "run \(run): \(normal.reason.map { "\($0)" } ?? "") \(normal.detail ?? "")")
-                    #expect(flooded.status != .attached, "run \(run)")
-                    held = flooded.detail?.contains("held the download engine") == true
-                    if held {
-                        #expect(flooded.reason == .network, "run \(run): \(flooded.detail ?? "")")
-                        // Shut at the hold, well before the deadline (a bound, not a speed).
-                        #expect(flooded.elapsed < .seconds(5) * TestTiming.scale, "run \(run): \(flooded.elapsed)")
+        try await withTLSMockCDN { flooding, certificate, root in
+            let other = try await MockCDNServer.start(eventLoopThreads: 1)
+            var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(5) * TestTiming.scale)
+            configuration.trustedCertificatesFile = certificate.certificatePath
+            configuration.addressPolicy.allowsPrivateNetworks = true  // the mock CDNs are on loopback
+            do {
+                // The flood holds the engine only while the kernel has frames waiting for it, which a
+                // loaded machine may fail to keep up: up to three runs (each with a fetcher of its
+                // own), one of them held at least. The flood outlasts the deadline, and ends by itself.
+                var held = false
+                for run in 1...3 where !held {
+                    try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
+                        async let flood = fetcher.process(
+                            Payloads.braze(url: flooding.url("/media/flood-\(run).jpg?bytes=50000&flood_after=1000&flood_ms=15000")))
+                        try await Task.sleep(for: .milliseconds(100))
+                        let normal = await fetcher.process(
+                            Payloads.braze(url: other.url("/media/normal-\(run).jpg?bytes=20000&delay_ms=1500")))
+                        let flooded = await flood
+                        #expect(normal.status == .attached, "run \(run): \(normal.reason.map { "\($0)" } ?? "") \(normal.detail ?? "")")
+                        #expect(flooded.status != .attached, "run \(run)")
+                        held = flooded.detail?.contains("held the download engine") == true
+                        if held {
+                            #expect(flooded.reason == .network, "run \(run): \(flooded.detail ?? "")")
+                            // Shut at the hold, well before the deadline (a bound, not a speed).
+                            #expect(flooded.elapsed < .seconds(5) * TestTiming.scale, "run \(run): \(flooded.elapsed)")
+                        }
                     }
                 }
+                // Else this test would have proved nothing of the flood.
+                #expect(held, "the flood never held the engine")
+            } catch {
+                try? await other.shutdown()
+                throw error
             }
-            // Else this test would have proved nothing of the flood.
-            #expect(held, "the flood never held the engine")
-        } catch {
-            try? await flooding.shutdown()
-            try? await other.shutdown()
-            throw error
+            try await other.shutdown()
         }
-        try await flooding.shutdown()
-        try await other.shutdown()
     }
 }
 
@@ -353,13 +347,7 @@ struct EngineHoldJudgeTests {
 struct SchemeRedirectTests {
     @Test("https → http and http → https: Android refuses the picture, iOS attaches with ATS's warning; same scheme: both show it; the same on a cache hit", arguments: [false, true])
     func crossSchemeRedirects(cached: Bool) async throws {
-        let root = try makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let certificate = try await SelfSignedCertificate.make(in: root)
-        let secure = try await MockCDNServer.start(
-            eventLoopThreads: 1,
-            tls: .init(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.privateKeyPath))
-        do {
+        try await withTLSMockCDN { secure, certificate, _ in
             try await Fixture.with(cached: cached, configure: {
                 $0.trustedCertificatesFile = certificate.certificatePath
                 $0.platforms = [.ios, .android]
@@ -396,11 +384,7 @@ struct SchemeRedirectTests {
                     #expect(secure.stats().requests == 4)
                 }
             }
-        } catch {
-            try? await secure.shutdown()
-            throw error
         }
-        try await secure.shutdown()
     }
 
     @Test("A Location's scheme, and the cache's flag for a change of scheme, read back as written")
