@@ -151,7 +151,7 @@ extension ContentReader {
         // `gcm.n.visibility`; `VISIBILITY_UNSPECIFIED` sets none. Any other value is no value of
         // the field's enum, for which the API refuses the whole request.
         let visibilityPath = "\(prefix)android.notification.visibility"
-        if !Self.warnIfEnumNumber(specific["visibility"], at: visibilityPath, names: "PRIVATE, PUBLIC, SECRET", into: &warnings),
+        if !warnIfEnumNumber(specific["visibility"], at: visibilityPath, names: "PRIVATE, PUBLIC, SECRET"),
             let name = text(specific["visibility"], at: visibilityPath)
         {
             switch name.uppercased() {
@@ -179,8 +179,8 @@ extension ContentReader {
         // examples write `"priority": "normal"`); `PRIORITY_UNSPECIFIED` sets none. Any other
         // value is no value of the field's enum, for which the API refuses the whole request.
         let (priorityValue, priorityPath) = value("notification_priority")
-        if !Self.warnIfEnumNumber(
-            priorityValue, at: priorityPath, names: "PRIORITY_MIN, PRIORITY_LOW, PRIORITY_DEFAULT, PRIORITY_HIGH, PRIORITY_MAX", into: &warnings),
+        if !warnIfEnumNumber(
+            priorityValue, at: priorityPath, names: "PRIORITY_MIN, PRIORITY_LOW, PRIORITY_DEFAULT, PRIORITY_HIGH, PRIORITY_MAX"),
             let name = text(priorityValue, at: priorityPath)
         {
             if let priority = Self.firebasePriorities[name.uppercased()] {
@@ -204,7 +204,7 @@ extension ContentReader {
     /// Whether `value`, an enum field of an HTTP v1 message, is a number, with a warning then:
     /// the API's JSON (proto3's) takes an enum's number as well as its name, so the message is
     /// sent, but this reading maps names only (`names`), and says so rather than guess.
-    static func warnIfEnumNumber(_ value: JSONValue?, at path: String, names: String, into warnings: inout [String]) -> Bool {
+    mutating func warnIfEnumNumber(_ value: JSONValue?, at path: String, names: String) -> Bool {
         guard case .number(let number)? = value else { return false }
         warnings.append(
             "\(path) is the number \(PayloadValue.text(of: number)): FCM's HTTP v1 API takes an enum's number, but this preview reads the field by its name only (\(names)), and shows none")
