@@ -160,7 +160,11 @@ final class CachedDownloads: Sendable {
     /// The lock (one `fcntl`) and the look-up (an `openat`, answered from the directory cache
     /// on a miss; for an entry another process stored, its first classification in this
     /// process, as a hit's look-up makes it) are made here, in the leader's task, as a hit's
-    /// `link` is: on a miss a trip through `BlockingIO` cost more than both.
+    /// `link` is: on a miss a trip through `BlockingIO` cost more than both. So are the commit
+    /// of a body (`fstat`, `fsetxattr`, `fchmod`, `linkat`) and the refresh after a 304 (one
+    /// `fsetxattr`): metadata calls of microseconds that never wait for the disk's writes, as the
+    /// hit's `link`; the trip there and back cost 5 % of a cached miss's CPU time on tmpfs.
+    /// What may take long (eviction, making files ahead) runs on threads of its own.
     private func fetch(
         key: CacheKey, url: AttachmentURL, deadline: ExtendableDeadline, shared: SharedDownload
     ) async -> Result<SharedSource, TransferFailure> {
@@ -268,18 +272,16 @@ final class CachedDownloads: Sendable {
             notModified.add(1, ordering: .relaxed)
             let descriptor = staleDescriptor
             staleDescriptor = nil
-            return await BlockingIO.run {
-                // `no-store` on the 304: served this once from the entry it revalidated, which goes.
-                if freshness.noStore {
-                    store.remove(key)
-                    return .success(SharedSource(entry: stale, descriptor: descriptor, store: store))
-                }
-                switch store.refresh(stale, through: descriptor, freshness: freshness) {
-                case .success(let refreshed): return .success(SharedSource(entry: refreshed, descriptor: descriptor, store: store))
-                case .failure(let failure):
-                    try? descriptor?.close()
-                    return .failure(failure)
-                }
+            // `no-store` on the 304: served this once from the entry it revalidated, which goes.
+            if freshness.noStore {
+                store.remove(key)
+                return .success(SharedSource(entry: stale, descriptor: descriptor, store: store))
+            }
+            switch store.refresh(stale, through: descriptor, freshness: freshness) {
+            case .success(let refreshed): return .success(SharedSource(entry: refreshed, descriptor: descriptor, store: store))
+            case .failure(let failure):
+                try? descriptor?.close()
+                return .failure(failure)
             }
         case .success(.file(var body)):
             let headers = HTTPHeader.parse(body.headerBlock)
@@ -294,16 +296,14 @@ final class CachedDownloads: Sendable {
             // Worked out from the headers parsed here, for the entry's metadata.
             body.unsuffixedName = SuggestedFileName.lacksMediaExtension(url: body.effectiveURL, headers: headers)
             let kept = body
-            return await BlockingIO.run {
-                switch store.commit(kept, key: key, freshness: freshness) {
-                case .success(let committed):
-                    return .success(SharedSource(entry: committed.entry, descriptor: committed.descriptor, store: store))
-                case .failure(let failure):
-                    // Not kept (a full disk, a file system without extended attributes): the
-                    // payloads waiting now are served all the same.
-                    self.noteWriteProblem(failure.detail, skippingTemporaryDirectory: false)
-                    return .success(SharedSource(body: kept, madeBy: self.preparedFiles))
-                }
+            switch store.commit(kept, key: key, freshness: freshness) {
+            case .success(let committed):
+                return .success(SharedSource(entry: committed.entry, descriptor: committed.descriptor, store: store))
+            case .failure(let failure):
+                // Not kept (a full disk, a file system without extended attributes): the
+                // payloads waiting now are served all the same.
+                self.noteWriteProblem(failure.detail, skippingTemporaryDirectory: false)
+                return .success(SharedSource(body: kept, madeBy: self.preparedFiles))
             }
         }
     }
