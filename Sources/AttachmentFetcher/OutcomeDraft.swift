@@ -12,7 +12,7 @@ struct AttachmentResult: Sendable {
     /// The payload's own spelling, credentials redacted, when it differs from `reported` (this
     /// result's `reportedURL`).
     func reportedPayloadURL(besides reported: String) -> String? {
-        let spelling = URLCredentials.redacted(request.url)
+        let spelling = url?.reportedPayloadSpelling ?? URLCredentials.redacted(request.url)
         return spelling == reported ? nil : spelling
     }
 }
@@ -93,7 +93,7 @@ struct OutcomeDraft {
             }
             if let url = attachment.url, url.needsEncodingBeforeIOS17, judges.contains(where: { $0.platform == .ios }) {
                 draft.warnings.append(
-                    "\(URLCredentials.redacted(url.payloadSpelling)) holds characters a URL may not (a space, non-ASCII…): apps linked before iOS 17 read no URL there and show no attachment; iOS 17 and later encode them as \(reported)")
+                    "\(url.reportedPayloadSpelling) holds characters a URL may not (a space, non-ASCII…): apps linked before iOS 17 read no URL there and show no attachment; iOS 17 and later encode them as \(reported)")
             }
             switch attachment.result {
             case .success(let file):

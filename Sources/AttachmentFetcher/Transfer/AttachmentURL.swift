@@ -13,14 +13,34 @@ import Foundation
 /// share one cache entry and one answer.
 struct AttachmentURL: Sendable, Hashable {
     /// The normalised URL: what libcurl fetches, what the cache keys on, what outcomes report.
-    var string: String
+    let string: String
     /// The URL exactly as the payload spelled it.
-    var payloadSpelling: String
+    let payloadSpelling: String
     /// `scheme://host:port`, lowercased: the unit of the per-host connection limit.
-    var hostKey: String
+    let hostKey: String
     /// The stem of the local file's name, from the URL's last path component (see
     /// `AttachmentFiles.stem(of:)`), worked out once per URL rather than once per file.
-    var fileStem: String
+    let fileStem: String
+    /// `string` as outcomes show it: credentials replaced by `***`.
+    let reported: String
+    /// `payloadSpelling` as outcomes show it: credentials replaced by `***`.
+    let reportedPayloadSpelling: String
+    /// Whether the payload spells the URL with characters a URL may not hold (a space, non-ASCII,
+    /// `"<>\^`{|}`, a `%` not followed by two hex digits), which only apps linked on iOS 17 or
+    /// later encode: before, `URL(string:)` is `nil` and no attachment shows.
+    let needsEncodingBeforeIOS17: Bool
+
+    /// These three are worked out here, once per URL (a parsed URL is remembered, see
+    /// `BoundedMemo.parse`), rather than by every outcome that reports it.
+    private init(string: String, payloadSpelling: String, hostKey: String, fileStem: String) {
+        self.string = string
+        self.payloadSpelling = payloadSpelling
+        self.hostKey = hostKey
+        self.fileStem = fileStem
+        reported = Self.hasCredentials(string) ? URLCredentials.redacted(string) : string
+        reportedPayloadSpelling = URLCredentials.redacted(payloadSpelling)
+        needsEncodingBeforeIOS17 = Self.needsEncodingBeforeIOS17(payloadSpelling)
+    }
 
     /// `string`'s normalised form, or `string` itself when it is no URL this fetches: how a
     /// payload's attachments are told apart (`AttachmentSelection`).
@@ -77,14 +97,9 @@ struct AttachmentURL: Sendable, Hashable {
 }
 
 extension AttachmentURL {
-    /// The normalised URL as outcomes show it: credentials replaced by `***`.
-    var reported: String { hasCredentials ? URLCredentials.redacted(string) : string }
-
-    /// Whether the payload spells the URL with characters a URL may not hold (a space, non-ASCII,
-    /// `"<>\^`{|}`, a `%` not followed by two hex digits), which only apps linked on iOS 17 or
-    /// later encode: before, `URL(string:)` is `nil` and no attachment shows.
-    var needsEncodingBeforeIOS17: Bool {
-        let bytes = Array(payloadSpelling.utf8)
+    /// See `needsEncodingBeforeIOS17`.
+    private static func needsEncodingBeforeIOS17(_ spelling: String) -> Bool {
+        let bytes = Array(spelling.utf8)
         // `[` and `]` belong to an IPv6 host alone: in the path or query, the parser before
         // iOS 17 reads no URL (iOS 17 encodes them, `%5B` `%5D`).
         let scheme = bytes.firstIndex(of: UInt8(ascii: ":")).map { $0 + 3 } ?? 0
