@@ -723,6 +723,26 @@ struct ContentReferenceTests {
         }
     }
 
+    @Test("FCM: a notification with a picture and no text is shown on Android (the FCM SDK draws it whatever its text), with a warning that it has none")
+    func firebasePictureWithoutText() throws {
+        let noText = "Android shows the picture under the app's name alone, without text"
+        let v1 = try ReadPayload(#"{"message":{"notification":{"image":"https://c/a.jpg"}}}"#)
+        #expect(v1.content?.visible == true && v1.content?.imageURL == "https://c/a.jpg")
+        #expect(v1.warnings.contains { $0.hasPrefix("message.notification.title and message.notification.body are missing: \(noText)") }, "\(v1.warnings)")
+        let specific = try ReadPayload(#"{"android":{"notification":{"image":"https://c/a.jpg"}}}"#)
+        #expect(specific.content?.visible == true)
+        #expect(specific.warnings.contains { $0.hasPrefix("notification.title and notification.body are missing: \(noText)") }, "\(specific.warnings)")
+        let device = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.image":"https://c/a.jpg","google.message_id":"0:1"}"#)
+        #expect(device.content?.visible == true)
+        #expect(device.warnings.contains { $0.hasPrefix("gcm.n.title and gcm.n.body are missing: \(noText)") }, "\(device.warnings)")
+        // With a text, or with a title only, no such warning.
+        let titled = try ReadPayload(#"{"message":{"notification":{"title":"T","image":"https://c/a.jpg"}}}"#)
+        #expect(titled.content?.visible == true && !titled.warnings.contains { $0.contains(noText) }, "\(titled.warnings)")
+        // Nothing to show at all: still nothing shown.
+        let empty = try ReadPayload(#"{"message":{"notification":{}}}"#)
+        #expect(empty.content?.visible == false)
+    }
+
     @Test("Android small icon: the drawable's name from FCM's gcm.n.icon (and HTTP v1's icon), OneSignal's sicon, Airship's icon")
     func smallIcon() throws {
         #expect(try android(.firebase, #""gcm.n.icon":"ic_stat_sale""#).content?.smallIcon == "ic_stat_sale")

@@ -290,6 +290,15 @@ struct PlatformRulesTests {
             let ios = try #require(androidOnly.verdicts.first { $0.platform == .ios })
             #expect(ios.status == .original && ios.reason == .internalPush, "\(ios)")
             #expect(androidOnly.verdicts.first { $0.platform == .android }?.status == .attached)
+            #expect(androidOnly.warnings.contains(
+                "iPhones show nothing of this message: without message.notification.title or body, or an alert in message.apns.payload.aps, APNs delivers no alert, so no service extension runs and the image is not attached"),
+                "\(androidOnly.warnings)")
+            // A background push (content-available) is meant to show nothing: no warning.
+            let background = await fixture.fetcher.process(Data(#"""
+                {"message":{"android":{"notification":{"title":"T","image":"\#(webp)"}},"apns":{"payload":{"aps":{"content-available":1}}}}}
+                """#.utf8))
+            #expect(background.notification(on: .ios)?.visible == false)
+            #expect(!background.warnings.contains { $0.hasPrefix("iPhones show nothing") }, "\(background.warnings)")
         }
         // Judged on iOS only, a message with no text for iPhones: nothing shown, nothing fetched.
         try await Fixture.with(configure: { $0.platforms = [.ios] }) { fixture in

@@ -14,12 +14,14 @@
 /// image}` overridden by `android.notification{…, channel_id, sound, tag, icon, color, visibility,
 /// notification_count (a negative one sets nothing, as on the device), *_loc_key, *_loc_args,
 /// notification_priority (a `NotificationPriority` name; another value is a warning)}`; extras
-/// `data`. Shown when it has text. `visibility` (`PRIVATE`, `PUBLIC`, `SECRET`) is the lock-screen
-/// visibility; a value other than those and `VISIBILITY_UNSPECIFIED` is a warning, as is a value of
-/// the wrong type: the API refuses either. Either enum given by its number, which the API takes,
-/// is a warning too, and not read (`warnIfEnumNumber`). When iPhones attach another image
-/// (`apns.fcm_options.image`, else `notification.image`), a warning names it; iOS's verdict is on that image (see `FirebaseAndroidSchema`). When iOS is
-/// judged too, `readFirebaseHTTPv1IPhone` reads what iPhones show of the message.
+/// `data`. Shown when it has text or a picture (a picture alone is a warning). `visibility`
+/// (`PRIVATE`, `PUBLIC`, `SECRET`) is the lock-screen visibility; a value other than those and
+/// `VISIBILITY_UNSPECIFIED` is a warning, as is a value of the wrong type: the API refuses either.
+/// Either enum given by its number, which the API takes, is a warning too, and not read
+/// (`warnIfEnumNumber`). When iPhones attach another image (`apns.fcm_options.image`, else
+/// `notification.image`), a warning names it; iOS's verdict is on that image (see
+/// `FirebaseAndroidSchema`). When iOS is judged too, `readFirebaseHTTPv1IPhone` reads what iPhones
+/// show of the message, and says so when they show nothing of a message meant to be seen.
 extension ContentReader {
     mutating func readFirebaseIOS() {
         readAPNs()
@@ -90,6 +92,7 @@ extension ContentReader {
         // and shows nothing, whatever else it carries.
         let deletedMessages = payload["message_type"]?.string == "deleted_messages"
         content.visible = displayed && !noUI && !deletedMessages
+        warnIfPictureWithoutText(title: key("title"), body: key("body"))
         // A notification's keys without `gcm.n.e`: what a device gets of a data message whose
         // keys were copied from a notification message. The SDK shows none of it.
         if !displayed, !deletedMessages, content.hasText || content.imageURL != nil {
@@ -190,7 +193,11 @@ extension ContentReader {
                     "\(priorityPath) is '\(name)', which is no NotificationPriority (PRIORITY_MIN, PRIORITY_LOW, PRIORITY_DEFAULT, PRIORITY_HIGH, PRIORITY_MAX): FCM's HTTP v1 API refuses such a message (400 INVALID_ARGUMENT), and no priority is read here")
             }
         }
-        content.visible = content.hasText
+        // FCM delivers a message with a notification as a display notification (`gcm.n.e`), which
+        // `DisplayNotification` shows whatever its text: a picture alone is shown too.
+        content.visible = content.hasText || content.imageURL != nil
+        let (_, titlePath) = value("title"), (_, bodyPath) = value("body")
+        warnIfPictureWithoutText(title: titlePath, body: bodyPath)
         setExtras(from: object(message["data"], at: "\(prefix)data") ?? [:]) { _ in false }
         // iPhones attach `apns.fcm_options.image`, else the common `notification.image`: when
         // that is another image than Android's, say so (iOS's verdict is on it when iOS is judged).
@@ -199,6 +206,14 @@ extension ContentReader {
             let android = content.imageURL.map { ", not the Android picture (\(URLCredentials.redacted($0)))" } ?? "; Android shows no picture"
             warnings.append("iPhones attach \(path) (\(URLCredentials.redacted(url)))\(android)")
         }
+    }
+
+    /// A shown notification with a picture and no text (`title` and `body` its keys): the FCM SDK
+    /// draws it all the same, the app's name above the picture, which is rarely what a campaign
+    /// meant.
+    private mutating func warnIfPictureWithoutText(title: String, body: String) {
+        guard content.visible, !content.hasText, content.imageURL != nil else { return }
+        warnings.append("\(title) and \(body) are missing: Android shows the picture under the app's name alone, without text")
     }
 
     /// Whether `value`, an enum field of an HTTP v1 message, is a number, with a warning then:
@@ -249,6 +264,14 @@ extension ContentReader {
         if content.visible, image != nil, content.serviceExtension == false {
             warnings.append(
                 "\(prefix)apns.payload.aps.mutable-content is not 1: iPhones would not run a service extension for this message, so they show no image")
+        }
+        // A message meant to be seen (a notification, or an image for iPhones) that gives iPhones
+        // no alert: APNs shows nothing, unless it is a background push on purpose.
+        let meantToShow = message["notification"] != nil || message[path: ["android", "notification"]] != nil || image != nil
+        if !content.visible, meantToShow, apns[path: ["aps", "content-available"]]?.isSet != true {
+            warnings.append(
+                "iPhones show nothing of this message: without \(prefix)notification.title or body, or an alert in \(prefix)apns.payload.aps, APNs delivers no alert, so no service extension runs"
+                    + (image == nil ? "" : " and the image is not attached"))
         }
         return (content, warnings)
     }
