@@ -51,16 +51,31 @@ struct CacheCrashTests {
                 stdin: Data(lines("whole").text.utf8), timeout: .seconds(120))
             #expect(whole.status == 0, "\(whole.stderr)")
             let span = max(started.duration(to: .now), .milliseconds(400))
+            let entriesDirectory = cache + "/entries"
             for run in 0..<52 {
                 let (paths, text) = lines("\(run)")
-                let delay = span * run / 52
                 let before = try checkEntries(in: cache)
+                // Even runs: killed at a time spread over the whole run's span. Odd runs: killed
+                // as soon as the run has stored 1 to 6 of its 8 entries, whatever this machine's
+                // load makes of the span (under load, every timed kill may come before the first
+                // entry).
+                let delay = span * run / 52
+                let storedBeforeKill = run.isMultiple(of: 2) ? nil : 1 + (run / 2) % 6
                 let (status, _) = try await CommandRunner.withRunning(
                     "fetch-attachment",
                     ["--batch", "-", "--cache-dir", cache, "--output-dir", fixture.directory + "/k\(run)", "--allow-private-networks"],
                     stdin: Data(text.utf8)
                 ) { program in
-                    try await Task.sleep(for: delay)
+                    if let storedBeforeKill {
+                        // Polled every 2 ms, for at most 30 s.
+                        for _ in 0..<15_000 {
+                            let count = (try? FileManager.default.contentsOfDirectory(atPath: entriesDirectory).count) ?? 0
+                            if count >= before + storedBeforeKill { break }
+                            try await Task.sleep(for: .milliseconds(2))
+                        }
+                    } else {
+                        try await Task.sleep(for: delay)
+                    }
                     program.send(SIGKILL)
                 }
                 // Killed after it had stored some of its own entries, before it had them all.
