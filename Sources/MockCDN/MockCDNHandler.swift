@@ -376,7 +376,7 @@ final class MockCDNHandler: ChannelInboundHandler {
             response = r  // stays "in flight": the pipelining handler holds back further requests
             if kind == .flood, r.version.major == 2 {
                 // Written below the HTTP/2 codec of the stream's connection (see `FrameFlood`).
-                context.triggerUserOutboundEvent(FrameFlood(duration: .milliseconds(r.plan.floodMs)), promise: nil)
+                context.triggerUserOutboundEvent(FrameFlood(duration: .milliseconds(r.plan.floodMs), frameBytes: r.plan.floodFrameBytes), promise: nil)
             }
             if let ms = kind == .flood ? r.plan.floodMs : r.plan.stallMs {
                 scheduled = context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(ms)) {
@@ -411,11 +411,14 @@ package struct StreamReset: Sendable {
 /// `MockCDNTLS` writes them, below the connection's HTTP/2 codec.
 package struct FrameFlood: Sendable {
     package var duration: TimeAmount
+    /// The body bytes each frame carries (0: empty frames).
+    package var frameBytes: Int
     /// The stream's id (the stream's own channel knows it; 0 until it is told).
     package var streamID: Int
 
-    package init(duration: TimeAmount, streamID: Int = 0) {
+    package init(duration: TimeAmount, frameBytes: Int = 0, streamID: Int = 0) {
         self.duration = duration
+        self.frameBytes = frameBytes
         self.streamID = streamID
     }
 }

@@ -29,6 +29,8 @@ struct ResponsePlan {
     var stallMs: Int64?
     /// How long a `flood` fault lasts.
     var floodMs: Int64 = 10_000
+    /// The body bytes each frame of a `flood` carries: 0, empty `DATA` frames (`flood_bytes`).
+    var floodFrameBytes = 0
     var keepAlive = true
     var notModified = false
     /// Trailer fields sent after a chunked body (`trailer_bytes`).
@@ -208,6 +210,7 @@ enum Router {
         let truncateAfter = try int("truncate_after")
         let floodAfter = try int("flood_after")
         let floodMs = try int("flood_ms", max: 120_000)
+        let floodBytes = try int("flood_bytes", max: 16)
         let statusCode = try int("status", min: 100)
         let redirects = try int("redirects")
         // `then_redirect_to`: where this exact URL redirects from its second request on (served as
@@ -336,6 +339,8 @@ enum Router {
         if plan.fault?.kind == .stall, let ms = stallMs { plan.stallMs = Int64(ms) }
         // `flood_after`: after that many body bytes, a flood of frames for `flood_ms` (10 s).
         if let floodMs { plan.floodMs = Int64(floodMs) }
+        // `flood_bytes`: each flooding `DATA` frame carries that many body bytes (at most 16).
+        if let floodBytes { plan.floodFrameBytes = floodBytes }
         if flag("rst_no_error") { plan.streamReset = 0 }
         // `rst`: an HTTP/2 error code, by name (`PROTOCOL_ERROR`) or number, that resets the
         // stream where `truncate_after` cuts it, or before the response without one (a server

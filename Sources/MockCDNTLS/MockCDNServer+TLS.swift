@@ -101,13 +101,15 @@ private final class FrameFlooder: ChannelDuplexHandler {
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
 
-    /// 100,000 empty `DATA` frames of nine bytes (a length of 0, the type 0, no flags) on `stream`.
-    private static func burst(on stream: Int) -> ByteBuffer {
+    /// 100,000 `DATA` frames on `stream`, each of nine bytes of header (a length of `bytes`, the
+    /// type 0, no flags) and `bytes` body bytes.
+    private static func burst(on stream: Int, bytes: Int) -> ByteBuffer {
         var buffer = ByteBuffer()
         let id = UInt32(truncatingIfNeeded: stream) & 0x7FFF_FFFF
         for _ in 0..<100_000 {
-            buffer.writeBytes([0, 0, 0, 0, 0])
+            buffer.writeBytes([0, 0, UInt8(bytes), 0, 0])
             buffer.writeInteger(id)
+            buffer.writeRepeatingByte(0x41, count: bytes)
         }
         return buffer
     }
@@ -128,7 +130,7 @@ private final class FrameFlooder: ChannelDuplexHandler {
         }
         promise?.succeed(())
         end = .now() + flood.duration
-        burst = Self.burst(on: flood.streamID)
+        burst = Self.burst(on: flood.streamID, bytes: flood.frameBytes)
         // A deep backlog in the kernel (see above).
         _ = context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: 8 << 20)
         send(context: context)

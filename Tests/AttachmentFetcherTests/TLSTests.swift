@@ -295,6 +295,36 @@ struct FloodedConnectionTests {
             try await other.shutdown()
         }
     }
+
+    @Test("A flood of DATA frames of one body byte each is a body, not a hold: it ends at the image limit, and another origin's download goes on")
+    func oneByteFrames() async throws {
+        try await withTLSMockCDN { flooding, certificate, root in
+            let other = try await MockCDNServer.start(eventLoopThreads: 1)
+            var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(5) * TestTiming.scale)
+            configuration.trustedCertificatesFile = certificate.certificatePath
+            configuration.addressPolicy.allowsPrivateNetworks = true  // the mock CDNs are on loopback
+            do {
+                try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
+                    // No Content-Length: every frame's byte is one more byte of the body, ten wire
+                    // bytes for each (libcurl hands them on as they come, so it returns to the
+                    // engine's loop between reads).
+                    async let flood = fetcher.process(
+                        Payloads.braze(url: flooding.url("/media/bytes.jpg?bytes=50000&no_length=1&flood_after=1000&flood_bytes=1&flood_ms=15000")))
+                    try await Task.sleep(for: .milliseconds(100))
+                    let normal = await fetcher.process(Payloads.braze(url: other.url("/media/beside.jpg?bytes=20000&delay_ms=1500")))
+                    let flooded = await flood
+                    #expect(normal.status == .attached, "\(normal.reason.map { "\($0)" } ?? "") \(normal.detail ?? "")")
+                    #expect(
+                        flooded.reason == .tooLarge && flooded.detail == "the body is larger than the image limit, 10000000 bytes",
+                        "\(flooded.reason.map { "\($0)" } ?? "") \(flooded.detail ?? "")")
+                }
+            } catch {
+                try? await other.shutdown()
+                throw error
+            }
+            try await other.shutdown()
+        }
+    }
 }
 
 /// What `EngineHoldBreaker` makes of its ticks, without a thread, a clock or a socket.

@@ -22,6 +22,11 @@ import Synchronization
 /// under a write, a placement), are left alone; a socket is only touched under `CurlSockets`'s
 /// lock, so a number libcurl closed and the system handed out again is never shut.
 ///
+/// A flood of `DATA` frames that each carry a body byte or a few is a body, not a hold: libcurl
+/// hands the bytes on as they come and returns between reads, and the body's size limit ends it
+/// (an image's 10 MB, about 100 MB on the wire, in under a second on loopback, while another
+/// origin's download goes on: `FloodedConnectionTests.oneByteFrames`).
+///
 /// In normal operation it costs the engine's thread two atomic increments per turn, one per body
 /// chunk, and the timer a few atomic loads per tick.
 final class EngineHoldBreaker: Sendable {
