@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import SystemPackage
 
@@ -107,7 +108,21 @@ extension PushAttachmentFetcher {
             let absolute = FilePath.absolute(path)
             guard let file = try? Syscalls.open(absolute, flags: O_RDONLY) else { return absolute.string + " (unreadable)" }
             defer { try? file.close() }
-            return absolute.string + " sha256 " + (CacheStore.sha256(of: file) ?? "(unreadable)")
+            return absolute.string + " sha256 " + (sha256(of: file) ?? "(unreadable)")
+        }
+
+        /// SHA-256 of an open file from its first byte, in 1 MiB pieces; `nil` when it cannot be read.
+        private static func sha256(of file: FileDescriptor) -> String? {
+            var hasher = SHA256()
+            do {
+                try file.forEachChunk(ofSize: 1 << 20) { piece in
+                    hasher.update(bufferPointer: piece)
+                    return true
+                }
+            } catch {
+                return nil
+            }
+            return Hex.encode(hasher.finalize())
         }
 
         /// URLSession's limit.

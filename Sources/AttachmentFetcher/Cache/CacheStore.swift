@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import SystemPackage
 
@@ -486,19 +485,5 @@ final class CacheStore: Sendable {
         for name in (try? Syscalls.names(in: entries)) ?? [] where name.hasSuffix(".body") || name.hasSuffix(".meta") {
             try? Syscalls.unlink(FilePath(name), in: entries)
         }
-    }
-
-    /// SHA-256 of an open file from its first byte, in 1 MiB pieces; `nil` when it cannot be read.
-    static func sha256(of file: FileDescriptor) -> String? {
-        var hasher = SHA256()
-        do {
-            try file.forEachChunk(ofSize: 1 << 20) { piece in
-                hasher.update(bufferPointer: piece)
-                return true
-            }
-        } catch {
-            return nil
-        }
-        return Hex.encode(hasher.finalize())
     }
 }
