@@ -319,6 +319,10 @@ final class CampaignReport: Sendable {
             if let icon = notification.smallIcon { details.append("small icon: \(escape(icon))") }
             if let colour = notification.accentColor { details.append("accent colour: \(swatch(colour))\(escape(colour))") }
             if let visibility = notification.lockScreenVisibility { details.append("lock screen: \(escape(visibility.name))") }
+            if let shown = notification.publicVersion, (notification.lockScreenVisibility ?? .private) == .private {
+                let texts = [shown.title, shown.text, shown.summary].compactMap { $0 }
+                details.append("locked: \(escape(texts.isEmpty ? "(empty)" : texts.joined(separator: " / ")))")
+            }
         }
         html += details.map { "<div class=\"detail\">\($0)</div>" }.joined()
         if !notification.buttons.isEmpty {

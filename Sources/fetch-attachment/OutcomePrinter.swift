@@ -65,14 +65,18 @@ struct OutcomePrinter {
         "critical": "plays its sound through the mute switch and Focus if the app has Apple's Critical Alerts entitlement (else active)",
     ]
 
-    /// What Android's lock screen shows of a notification of `visibility`, after
-    /// `Notification.VISIBILITY_*`'s documentation.
-    static func lockScreen(_ visibility: NotificationContent.LockScreenVisibility) -> String {
-        switch visibility {
-        case .public: "public (shown in full)"
-        case .private: "private (its content concealed on a secure lock screen)"
-        case .secret: "secret (not shown on a secure lock screen)"
+    /// What Android's lock screen shows of `notification`: its visibility, when the payload sets
+    /// one, and its public version, which a secure lock screen shows in its place while it is
+    /// private (Android's default); `nil` when the payload sets neither.
+    static func lockScreen(_ notification: NotificationContent) -> String? {
+        let visibility = notification.lockScreenVisibility
+        var line = visibility.map { "\($0.name) (\($0.effect))" }
+        if let shown = notification.publicVersion, (visibility ?? .private) == .private {
+            let texts = [shown.title, shown.text, shown.summary].compactMap { $0 }.map { "\"\(TerminalText.escaped($0))\"" }
+            let version = "a secure lock screen shows " + (texts.isEmpty ? "an empty public version" : texts.joined(separator: " / ")) + " instead"
+            line = (line ?? "private (Android's default)") + "; " + version
         }
+        return line
     }
 
     /// A button's text; one the payload gives none (an app's own category or button group) is
@@ -121,7 +125,7 @@ struct OutcomePrinter {
         if notification.platform == .android {
             if let icon = notification.smallIcon { lines.append("    small icon: \(TerminalText.escaped(icon))") }
             if let colour = notification.accentColor { lines.append("    accent colour: \(TerminalText.escaped(colour))") }
-            if let visibility = notification.lockScreenVisibility { lines.append("    lock screen: \(Self.lockScreen(visibility))") }
+            if let lockScreen = Self.lockScreen(notification) { lines.append("    lock screen: \(lockScreen)") }
         }
         if notification.platform == .ios, let level = notification.interruptionLevel, let effect = Self.interruptionEffects[level] {
             lines.append("    interruption: \(level): \(effect)")

@@ -135,7 +135,7 @@ struct CLITests {
     func jsonNotification() async throws {
         try await withServer { server, directory in
             let picture = server.url("/media/a.png?bytes=3000")
-            let payload = #"{"_ab":"true","t":"Sale","a":"50% off","s":"Deals","cid":"camp-1","uri":"myapp://sale","ab_use_webview":"true","ab_nc":"promos","p":"1","sd":"d","ab_bc":"3","ab_iu":"\#(picture)","extra":"{\"promo_id\":\"42\",\"n\":{\"k\":[1,true]}}","ab_a0_a":"ab_uri","ab_a0_t":"Details","ab_a0_uri":"https://example.com/e","ab_a0_id":"details","ab_a1_a":"ab_open","ab_a1_t":"Open","ac":"4278190335","ab_vs":"0"}"#
+            let payload = #"{"_ab":"true","t":"Sale","a":"50% off","s":"Deals","cid":"camp-1","uri":"myapp://sale","ab_use_webview":"true","ab_nc":"promos","p":"1","sd":"d","ab_bc":"3","ab_iu":"\#(picture)","extra":"{\"promo_id\":\"42\",\"n\":{\"k\":[1,true]}}","ab_a0_a":"ab_uri","ab_a0_t":"Details","ab_a0_uri":"https://example.com/e","ab_a0_id":"details","ab_a1_a":"ab_open","ab_a1_t":"Open","ac":"4278190335","ab_vs":"0","ab_pn":"{\"t\":\"A sale\",\"a\":\"Unlock\"}"}"#
             let result = try await CommandRunner.run(
                 "fetch-attachment", ["--json", "--no-cache", "--output-dir", directory, "--allow-private-networks"], stdin: Data(payload.utf8))
             #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
@@ -144,7 +144,7 @@ struct CLITests {
             #expect(Set(notification.keys) == [
                 "platform", "visible", "title", "subtitle", "body", "badge", "sound", "category", "thread_id", "open_url",
                 "open_in_webview", "buttons", "extras", "campaign_id", "channel", "priority", "summary", "image_url",
-                "accent_color", "lock_screen_visibility",
+                "accent_color", "lock_screen_visibility", "public_version",
             ])
             #expect(notification["platform"] as? String == "android")
             #expect(notification["visible"] as? Bool == true)
@@ -161,6 +161,7 @@ struct CLITests {
             #expect(notification["image_url"] as? String == picture)
             #expect(notification["accent_color"] as? String == "#FF0000FF")
             #expect(notification["lock_screen_visibility"] as? String == "private")
+            #expect(notification["public_version"] as? NSDictionary == ["title": "A sale", "text": "Unlock"] as NSDictionary)
             let buttons = try #require(notification["buttons"] as? [[String: Any]])
             #expect(buttons.count == 2)
             #expect(buttons.first?["id"] as? String == "details")

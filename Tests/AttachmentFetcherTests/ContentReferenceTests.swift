@@ -743,6 +743,34 @@ struct ContentReferenceTests {
         #expect(empty.content?.visible == false)
     }
 
+    @Test("Android's public version: what a secure lock screen shows of a private notification, from Braze's ab_pn and Airship's public_notification; a warning when it is never shown or cannot be read")
+    func publicVersion() throws {
+        // Braze: {t, a, s}; without ab_vs the notification is private (Android's default).
+        let braze = try android(.braze, #""ab_pn":"{\"t\":\"New offer\",\"a\":\"Unlock to see it\",\"s\":\"Deals\"}""#)
+        #expect(braze.content?.publicVersion == NotificationContent.PublicVersion(title: "New offer", text: "Unlock to see it", summary: "Deals"))
+        #expect(braze.warnings.isEmpty, "\(braze.warnings)")
+        let brazePublic = try android(.braze, #""ab_vs":"1","ab_pn":"{\"t\":\"New offer\"}""#)
+        #expect(brazePublic.content?.publicVersion?.title == "New offer")
+        #expect(brazePublic.warnings == ["ab_pn is never shown: the notification is public on the lock screen (shown in full)"], "\(brazePublic.warnings)")
+        let brazeSecret = try android(.braze, #""ab_vs":"-1","ab_pn":"{\"t\":\"New offer\"}""#)
+        #expect(brazeSecret.warnings == ["ab_pn is never shown: the notification is secret on the lock screen (not shown on a secure lock screen)"], "\(brazeSecret.warnings)")
+        // An empty object sets none (BrazeNotificationUtils returns on an empty bundle).
+        let brazeEmpty = try android(.braze, #""ab_pn":"{}""#)
+        #expect(brazeEmpty.content?.publicVersion == nil && brazeEmpty.warnings.isEmpty, "\(brazeEmpty.warnings)")
+        let brazeBroken = try android(.braze, #""ab_pn":"{\"t\":""#)
+        #expect(brazeBroken.content?.publicVersion == nil)
+        #expect(brazeBroken.warnings.contains { $0.hasPrefix("ab_pn") }, "\(brazeBroken.warnings)")
+        // Airship: {title, alert, summary}, used only when the notification is private (Airship's default is public).
+        let airship = try android(
+            .airship, #""com.urbanairship.visibility":"0","com.urbanairship.public_notification":"{\"title\":\"T2\",\"alert\":\"A2\",\"summary\":\"S2\"}""#)
+        #expect(airship.content?.publicVersion == NotificationContent.PublicVersion(title: "T2", text: "A2", summary: "S2"))
+        #expect(airship.warnings.isEmpty, "\(airship.warnings)")
+        let airshipDefault = try android(.airship, #""com.urbanairship.public_notification":"{\"title\":\"T2\"}""#)
+        #expect(
+            airshipDefault.warnings == ["com.urbanairship.public_notification is never shown: the notification is public on the lock screen (shown in full)"],
+            "\(airshipDefault.warnings)")
+    }
+
     @Test("Android small icon: the drawable's name from FCM's gcm.n.icon (and HTTP v1's icon), OneSignal's sicon, Airship's icon")
     func smallIcon() throws {
         #expect(try android(.firebase, #""gcm.n.icon":"ic_stat_sale""#).content?.smallIcon == "ic_stat_sale")

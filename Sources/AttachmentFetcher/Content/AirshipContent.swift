@@ -16,8 +16,10 @@
 /// `.category`, channel `.notification_channel`, priority `.priority` (clamped to −2…2; the
 /// delivery priority `"high"` and any other value that is no 32-bit integer are 0), tag
 /// `.notification_tag`, small icon `.icon`, accent colour `.icon_color`, lock-screen visibility
-/// `.visibility` (clamped to −1…1; public when it is absent or no integer, Airship's default), sound `.sound`, send id `.push.PUSH_ID`. A `big_text` or `inbox` style's `summary` is the
-/// summary line. Shown only with a non-empty ALERT.
+/// `.visibility` (clamped to −1…1; public when it is absent or no integer, Airship's default),
+/// public version `.public_notification` (`{title, alert, summary}`), sound `.sound`, send id
+/// `.push.PUSH_ID`. A `big_text` or `inbox` style's `summary` is the summary line. Shown only with
+/// a non-empty ALERT.
 extension ContentReader {
     static let airshipPrefix = "com.urbanairship."
     static let airshipActionNames: Set<String> = [
@@ -201,6 +203,9 @@ extension ContentReader {
             content.lockScreenVisibility = .public
             warnings.append("\(visibilityKey) '\(failure.text)' is not a 32-bit integer: Airship's SDK makes the notification public, its default")
         }
+        // `PublicNotificationExtender`: `title` and `alert` (an empty string when absent) and
+        // `summary` of the object, set whatever it holds.
+        readPublicVersion("com.urbanairship.public_notification", fields: ("title", "alert", "summary"), emptyIsNone: false)
         content.sound = text("com.urbanairship.sound")
         // The Kotlin `AirshipNotificationProvider` sets no sound of its own; the older Java one
         // set it before Android 8 only.

@@ -136,6 +136,27 @@ extension ContentReader {
         var text: String
     }
 
+    /// The public version `key` holds (a JSON object, on Android as a string): its title, text
+    /// and summary under the keys `fields` names, each read as a string. `emptyIsNone`: an object
+    /// with no member sets none (Braze's SDK returns on an empty bundle). Read after the
+    /// visibility: a public version that a public or secret notification never shows gets a
+    /// warning, as does one that does not parse (the SDK then sets none).
+    mutating func readPublicVersion(_ key: String, fields: (title: String, text: String, summary: String), emptyIsNone: Bool) {
+        // An empty string is none: both SDKs skip it.
+        guard payload[key] != nil, payload[key]?.string != "", let object = object(payload[key], at: key) else { return }
+        if object.isEmpty, emptyIsNone { return }
+        let version = NotificationContent.PublicVersion(
+            title: text(object[fields.title], at: "\(key).\(fields.title)"),
+            text: text(object[fields.text], at: "\(key).\(fields.text)"),
+            summary: text(object[fields.summary], at: "\(key).\(fields.summary)"))
+        content.publicVersion = version
+        // Android's default is private.
+        let visibility = content.lockScreenVisibility ?? .private
+        if visibility != .private {
+            warnings.append("\(key) is never shown: the notification is \(visibility.name) on the lock screen (\(visibility.effect))")
+        }
+    }
+
     /// The lock-screen visibility `key` names, for the SDKs that set it only when it is one of
     /// Android's three and otherwise set none (Braze, whose `isValidNotificationVisibility` checks
     /// it; FCM, whose `NotificationParams.getNotificationVisibility` skips it), named `sdk`.

@@ -6,8 +6,8 @@
 /// Android (`_ab`): title `t`, body `a`, summary `s`, expanded title and text `ab_bt` / `ab_bs`
 /// (the text is the body with a picture and neither `s` nor `ab_bs`), badge `ab_bc`, sound `sd`
 /// (`d` = default), channel `ab_nc`, priority `p`, category `ab_ct`, accent colour `ac` (decimal
-/// ARGB), lock-screen visibility `ab_vs`, tag the custom notification
-/// id `n` (a 32-bit integer), large icon `ab_li`, inline
+/// ARGB), lock-screen visibility `ab_vs` and public version `ab_pn` (`{t, a, s}`), tag the custom
+/// notification id `n` (a 32-bit integer), large icon `ab_li`, inline
 /// image `ab_iip`, picture a push story's (`ab_c`) first page's `ab_c0_i`, else `ab_iu`, else
 /// `extra.appboy_image_url`, tap target `uri` /
 /// `ab_use_webview`, buttons `ab_a*_a` / `_t` / `_uri` / `_use_webview` / `_id`, extras the
@@ -121,6 +121,8 @@ extension ContentReader {
         }
         // `setVisibilityIfPresentAndSupported` sets only a visibility Android defines.
         readCheckedVisibility("ab_vs", sdk: "Braze's SDK")
+        // `setPublicVersionIfPresentAndSupported`: `a`, `t` and `s` of `ab_pn`'s object.
+        readPublicVersion("ab_pn", fields: ("t", "a", "s"), emptyIsNone: true)
         // `BrazeNotificationUtils.getNotificationId`: a custom notification id `n`
         // (`parseStringAsInteger`) is the id the push is posted under, so a later push with the
         // same `n` replaces it; without one the id is a hash of the title and body.

@@ -68,6 +68,29 @@ public struct NotificationContent: Sendable, Hashable {
             case .secret: "secret"
             }
         }
+
+        /// What the lock screen shows, after `Notification.VISIBILITY_*`'s documentation.
+        public var effect: String {
+            switch self {
+            case .public: "shown in full"
+            case .private: "its content concealed on a secure lock screen"
+            case .secret: "not shown on a secure lock screen"
+            }
+        }
+    }
+
+    /// What a secure lock screen shows in place of a private notification
+    /// (`NotificationCompat.Builder.setPublicVersion`): its own title, text and summary (subtext).
+    public struct PublicVersion: Sendable, Hashable {
+        public var title: String?
+        public var text: String?
+        public var summary: String?
+
+        public init(title: String? = nil, text: String? = nil, summary: String? = nil) {
+            self.title = title
+            self.text = text
+            self.summary = summary
+        }
     }
 
     /// Airship's crop of an attachment's thumbnail, each value a fraction (0–1) of the image.
@@ -136,6 +159,7 @@ public struct NotificationContent: Sendable, Hashable {
         var accentColor: String?
         var smallIcon: String?
         var lockScreenVisibility: LockScreenVisibility?
+        var publicVersion: PublicVersion?
     }
 
     /// The texts a push shows before its service extension changes them.
@@ -442,6 +466,15 @@ public struct NotificationContent: Sendable, Hashable {
     public var lockScreenVisibility: LockScreenVisibility? {
         get { fields.lockScreenVisibility }
         set { fields.lockScreenVisibility = newValue }
+    }
+    /// What a secure lock screen shows in place of the notification while it is private (its
+    /// `lockScreenVisibility`, or Android's default, private, when the payload sets none), when
+    /// the payload gives one: Braze's `ab_pn` (`{t, a, s}`), Airship's
+    /// `com.urbanairship.public_notification` (`{title, alert, summary}`). Without one, a private
+    /// notification shows there as the app's name and that its content is hidden.
+    public var publicVersion: PublicVersion? {
+        get { fields.publicVersion }
+        set { fields.publicVersion = newValue }
     }
 
     /// An empty notification of `platform`: nothing to show, no badge, no buttons.

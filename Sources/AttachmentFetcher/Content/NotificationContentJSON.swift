@@ -14,6 +14,7 @@ extension NotificationContent: Encodable {
         case inlineImage = "inline_image", thumbnailID = "thumbnail_id", crop, time, hidden
         case messageCenterID = "message_center_id", tag
         case accentColor = "accent_color", smallIcon = "small_icon", lockScreenVisibility = "lock_screen_visibility"
+        case publicVersion = "public_version"
     }
 
     /// The `"notification"` object of the CLI's JSON: the contract's fields always (`null` when
@@ -62,6 +63,19 @@ extension NotificationContent: Encodable {
         try container.encodeIfPresent(accentColor, forKey: .accentColor)
         try container.encodeIfPresent(smallIcon, forKey: .smallIcon)
         try container.encodeIfPresent(lockScreenVisibility?.name, forKey: .lockScreenVisibility)
+        try container.encodeIfPresent(publicVersion, forKey: .publicVersion)
+    }
+}
+
+extension NotificationContent.PublicVersion: Encodable {
+    private enum CodingKeys: String, CodingKey { case title, text, summary }
+
+    /// `{"title", "text", "summary"}`, each only when given.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(title, forKey: .title)
+        try container.encodeIfPresent(text, forKey: .text)
+        try container.encodeIfPresent(summary, forKey: .summary)
     }
 }
 
@@ -157,6 +171,14 @@ extension NotificationContent {
         object.field("open_url", openURL, &buffer)
         object.field("platform", platform.rawValue, &buffer)
         if let priority { object.number("priority", Double(priority), &buffer) }
+        if let publicVersion {
+            object.key("public_version", &buffer)
+            var inner = SortedObjectWriter(&buffer)
+            inner.optionalField("summary", publicVersion.summary, &buffer)
+            inner.optionalField("text", publicVersion.text, &buffer)
+            inner.optionalField("title", publicVersion.title, &buffer)
+            buffer.append(UInt8(ascii: "}"))
+        }
         if let relevanceScore { object.number("relevance_score", relevanceScore, &buffer) }
         if let serviceExtension { object.flag("service_extension", serviceExtension, &buffer) }
         object.optionalField("small_icon", smallIcon, &buffer)
