@@ -22,7 +22,7 @@ enum CacheMode: Sendable {
 }
 
 /// How `fetch-attachment --batch` runs in a scenario.
-struct OursInvocation: Sendable {
+struct FetchAttachmentInvocation: Sendable {
     /// The payloads, with the outcome each should get.
     var payloads: [PlannedPayload]
     /// The batch file (all of `payloads`, a line each).
@@ -41,9 +41,11 @@ struct OursInvocation: Sendable {
 
 extension Harness {
     /// `fetch-attachment --batch` as a contender.
-    func oursContender(_ invocation: OursInvocation, name: String = "ours") -> Contender {
+    func fetchAttachmentContender(
+        _ invocation: FetchAttachmentInvocation, name: String = "fetch-attachment"
+    ) -> Contender {
         Contender(name: name) { run, directory in
-            try await runOurs(invocation, run: run, in: directory, label: name)
+            try await runFetchAttachment(invocation, run: run, in: directory, label: name)
         }
     }
 
@@ -101,8 +103,8 @@ extension Harness {
     }
 
     /// Runs `fetch-attachment --batch` once and reads its JSON lines.
-    func runOurs(
-        _ invocation: OursInvocation, run: Int, in directory: RunDirectory, label: String
+    func runFetchAttachment(
+        _ invocation: FetchAttachmentInvocation, run: Int, in directory: RunDirectory, label: String
     ) async throws -> ContenderRun {
         let payloads = invocation.payloads
         let input = try invocation.window.map {

@@ -2,9 +2,10 @@ import Foundation
 import MockCDN
 
 extension Harness {
-    /// Distinct URLs at once: ours as the CLI runs by default (a cache directory, fresh for each run,
-    /// on the output's file system) and with `--no-cache`, against `curl --parallel` and URLSession,
-    /// interleaved; both of ours are reported as ratios to the baselines of the same invocation.
+    /// Distinct URLs at once: fetch-attachment as the CLI runs by default (a cache directory, fresh
+    /// for each run, on the output's file system) and with `--no-cache`, against `curl --parallel`
+    /// and URLSession, interleaved; both of its runs are reported as ratios to the baselines of the
+    /// same invocation.
     func distinctURLs(in directory: String) async throws -> (ScenarioReport, [Double]) {
         let count = scaled(2_000)
         let urls = (0..<count).map { server.url("/media/p\($0).jpg?bytes=100000") }
@@ -15,25 +16,27 @@ extension Harness {
         // Foundation on Linux trusts only the system's certificate authorities: no URLSession over TLS.
         let withURLSession = settings.trustedCertificate == nil
         let timeout = Duration.seconds(300)
-        let cached = OursInvocation(payloads: payloads, batch: batch, cache: .perRun, deadline: 30, timeout: timeout)
+        let cached = FetchAttachmentInvocation(
+            payloads: payloads, batch: batch, cache: .perRun, deadline: 30, timeout: timeout)
         var uncached = cached
         uncached.cache = .none
-        let ours = ["ours", "ours --no-cache"]
+        let names = ["fetch-attachment", "fetch-attachment --no-cache"]
         var contenders = [
-            oursContender(cached, name: ours[0]), oursContender(uncached, name: ours[1]), curl(urls, timeout: timeout),
+            fetchAttachmentContender(cached, name: names[0]), fetchAttachmentContender(uncached, name: names[1]),
+            curl(urls, timeout: timeout),
         ]
         if withURLSession { contenders.append(urlsession(urlFile: urlFile, count: count, timeout: timeout)) }
         let results = try await measure(contenders, in: directory)
         let curlRuns = results[2]
 
-        var checks = Check.completion(results[0].runs, label: ours[0]) + Check.completion(results[1].runs, label: ours[1])
+        var checks = Check.completion(results[0].runs, label: names[0]) + Check.completion(results[1].runs, label: names[1])
         // Over TLS, Debian's curl 7.88 loses a few transfers per run to HTTP/2 stream errors (it
         // resets streams it has finished; the server's rapid-reset limit then closes the
         // connection): a finding about the baseline, reported without failing the load test.
         checks += Check.completion(curlRuns.runs, label: "curl", lossesAreFindings: settings.trustedCertificate != nil)
         var notes = [
-            "ours: the CLI's defaults (a cache directory, fresh for each run) with the cache and the output on "
-                + (settings.tmpfs ? "tmpfs" : "disk") + "; ours --no-cache: no cache"
+            "fetch-attachment: the CLI's defaults (a cache directory, fresh for each run) with the cache and the output on "
+                + (settings.tmpfs ? "tmpfs" : "disk") + "; fetch-attachment --no-cache: no cache"
         ]
         var baselines = [(curlRuns, 1.0)]
         if withURLSession {
@@ -42,16 +45,16 @@ extension Harness {
         } else {
             notes.append("urlsession: not run over TLS (Foundation on Linux trusts only the system's certificate authorities)")
         }
-        for mine in results[0...1] {
+        for measured in results[0...1] {
             for (baseline, target) in baselines {
-                let throughput = ratio(mine.summary.payloadsPerSecond, baseline.summary.payloadsPerSecond)
-                let cpu = ratio(mine.summary.cpuSeconds, baseline.summary.cpuSeconds)
-                let rss = ratio(mine.summary.peakRSSMegabytes, baseline.summary.peakRSSMegabytes)
+                let throughput = ratio(measured.summary.payloadsPerSecond, baseline.summary.payloadsPerSecond)
+                let cpu = ratio(measured.summary.cpuSeconds, baseline.summary.cpuSeconds)
+                let rss = ratio(measured.summary.peakRSSMegabytes, baseline.summary.peakRSSMegabytes)
                 notes.append(
-                    "\(mine.name) / \(baseline.name) (medians): throughput \(times(throughput)), CPU time \(times(cpu)), "
+                    "\(measured.name) / \(baseline.name) (medians): throughput \(times(throughput)), CPU time \(times(cpu)), "
                         + "peak RSS \(times(rss))")
                 checks.append(Check(
-                    name: "throughput \(mine.name) / \(baseline.name)", kind: "target", value: times(throughput),
+                    name: "throughput \(measured.name) / \(baseline.name)", kind: "target", value: times(throughput),
                     target: "≥ \(times(target))", passed: (throughput ?? 0) >= target))
             }
         }

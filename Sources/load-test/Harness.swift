@@ -19,7 +19,7 @@ struct RunDirectory: Sendable {
 
 /// One contender of a scenario: its name in the report and how to run it once.
 struct Contender: Sendable {
-    /// The name in the report ("ours", "curl", …).
+    /// The name in the report ("fetch-attachment", "curl", …).
     var name: String
     /// Runs the contender once: the run's number and a fresh directory, removed afterwards.
     var runOnce: @Sendable (_ run: Int, _ directory: RunDirectory) async throws -> ContenderRun
@@ -34,7 +34,7 @@ struct Contender: Sendable {
 struct ContenderRun: Sendable {
     /// The measurement.
     var metrics: RunMetrics
-    /// Each payload's latency in ms (ours only; none for a baseline).
+    /// Each payload's latency in ms (fetch-attachment only; none for a baseline).
     var latencies: [Double]
     /// The command line.
     var command: String
@@ -82,7 +82,7 @@ struct Harness: Sendable {
         max(1, Int((Double(count) * settings.scale).rounded()))
     }
 
-    /// Runs one scenario. The second value is the latencies of our run with the median wall time
+    /// Runs one scenario. The second value is the latencies of fetch-attachment's run with the median wall time
     /// (for the CDF).
     func run(_ scenario: ScenarioName) async throws -> (ScenarioReport, [Double]) {
         let directory = settings.scratch + "/" + scenario.rawValue

@@ -45,14 +45,14 @@ struct RunLoadTest: AsyncParsableCommand {
 
     /// Put the scratch directory on tmpfs.
     @Flag(help: """
-        Put the scratch directory (every contender's files, and our caches) under /dev/shm (tmpfs) instead of \
-        on disk, to remove disk noise.
+        Put the scratch directory (every contender's files, and fetch-attachment's caches) under /dev/shm (tmpfs) \
+        instead of on disk, to remove disk noise.
         """)
     var tmpfs = false
 
     /// Where the scratch directory is made when it is on disk.
     @Option(name: .customLong("work-dir"), help: """
-        Make the scratch directory (every contender's files, and our caches, on one file system) in DIR; \
+        Make the scratch directory (every contender's files, and fetch-attachment's caches, on one file system) in DIR; \
         default: the working directory. A directory of its own is made there and removed afterwards.
         """)
     var workDirectory: String?
@@ -67,8 +67,8 @@ struct RunLoadTest: AsyncParsableCommand {
 
     /// Where to write the latency CDF.
     @Option(help: """
-        Write an SVG latency CDF of our distinct-urls run (the CLI's defaults, cache on) with the median wall time \
-        (else the first scenario's) to PATH.
+        Write an SVG latency CDF of fetch-attachment's distinct-urls run (the CLI's defaults, cache on) with the \
+        median wall time (else the first scenario's) to PATH.
         """)
     var svg: String?
 
@@ -254,7 +254,8 @@ struct RunLoadTest: AsyncParsableCommand {
     }
 }
 
-/// `load-test hardlink-floor`: the bare floor of the warm-cache scenario, run as a child and measured like ours.
+/// `load-test hardlink-floor`: the bare floor of the warm-cache scenario, run as a child and measured
+/// like fetch-attachment.
 struct HardlinkFloorCommand: ParsableCommand {
     /// Hidden from the help.
     static let configuration = CommandConfiguration(

@@ -2,7 +2,7 @@ import Foundation
 import Histogram
 import MockCDN
 
-/// Latency percentiles of one run, in milliseconds (from the `elapsed_ms` of our JSON lines),
+/// Latency percentiles of one run, in milliseconds (from the `elapsed_ms` of fetch-attachment's JSON lines),
 /// from an HdrHistogram of microseconds (three significant digits).
 struct LatencySummary: Codable, Sendable {
     /// Median.
@@ -39,7 +39,8 @@ struct LatencySummary: Codable, Sendable {
 
 /// Everything measured for one contender in one run.
 struct RunMetrics: Codable, Sendable {
-    /// "ours", "curl", "urlsession", "hardlink-floor", or "ours (warm-up)".
+    /// "fetch-attachment", "fetch-attachment --no-cache", "curl", "urlsession", "hardlink-floor", or
+    /// "fetch-attachment (warm-up)".
     var contender: String
     /// 1-based run number.
     var run: Int
@@ -53,17 +54,17 @@ struct RunMetrics: Codable, Sendable {
     var bytesDelivered: Int
     /// bytesDelivered / wall time, in MB/s (10^6 bytes).
     var megabytesPerSecond: Double
-    /// Latency percentiles (ours only).
+    /// Latency percentiles (fetch-attachment only).
     var latencyMs: LatencySummary?
-    /// Outcomes: "attached" or the reason code for ours; "ok"/"failed" for the baselines.
+    /// Outcomes: "attached" or the reason code for fetch-attachment; "ok"/"failed" for the baselines.
     var outcomes: [String: Int]
-    /// Outcomes that differ from what the scenario expects for that payload (ours only, when expected).
+    /// Outcomes that differ from what the scenario expects for that payload (fetch-attachment only, when expected).
     var mismatches: Int?
     /// The first mismatch, e.g. "#12 expected deadline, got network (…)".
     var firstMismatch: String?
-    /// Outcomes whose elapsed_ms exceeds the deadline + 100 ms (ours only, when a deadline is set).
+    /// Outcomes whose elapsed_ms exceeds the deadline + 100 ms (fetch-attachment only, when a deadline is set).
     var deadlineViolations: Int?
-    /// Payloads for which no outcome line came back (ours), or no file was written (baselines).
+    /// Payloads for which no outcome line came back (fetch-attachment), or no file was written (baselines).
     var missing: Int
     /// Requests the mock CDN received during the run.
     var originRequests: Int
@@ -112,7 +113,7 @@ struct OutcomeLine: Decodable {
     }
 }
 
-/// What was read from our JSON lines.
+/// What was read from fetch-attachment's JSON lines.
 struct ParsedOutcomes {
     /// Counts by "attached" or reason code.
     var outcomes: [String: Int] = [:]

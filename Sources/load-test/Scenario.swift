@@ -5,8 +5,8 @@ import Foundation
 enum ScenarioName: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     /// One URL × 10,000 payloads at once, cold cache.
     case sameURL = "same-url"
-    /// 2,000 distinct 100 KB JPEGs at once: ours (cache on, as the CLI's defaults, and `--no-cache`)
-    /// vs curl --parallel vs URLSession.
+    /// 2,000 distinct 100 KB JPEGs at once: fetch-attachment (cache on, as the CLI's defaults, and
+    /// `--no-cache`) vs curl --parallel vs URLSession.
     case distinctURLs = "distinct-urls"
     /// 20 × 50 MB MP4 at once.
     case videos
@@ -27,7 +27,8 @@ enum ScenarioName: String, CaseIterable, Codable, Sendable, ExpressibleByArgumen
     var summary: String {
         switch self {
         case .sameURL: "one 100 KB JPEG URL in every payload, all at once, cold cache"
-        case .distinctURLs: "distinct 100 KB JPEG URLs (personalised images), all at once, ours with its cache and without"
+        case .distinctURLs:
+            "distinct 100 KB JPEG URLs (personalised images), all at once, fetch-attachment with its cache and without"
         case .videos: "50 MB MP4 videos, all at once"
         case .faultMix: "10 % faulty (stall, reset, truncation, 404, 500, lying Content-Type), deadline 2 s"
         case .warmCache: "one URL, second run on a warm cache, against a bare hard-link loop"

@@ -40,7 +40,8 @@ struct Check: Codable, Sendable {
 
 /// One contender's runs in one scenario.
 struct ContenderReport: Codable, Sendable {
-    /// "ours", "ours --no-cache", "curl", "urlsession", "hardlink-floor", "ours (warm-up)".
+    /// "fetch-attachment", "fetch-attachment --no-cache", "curl", "urlsession", "hardlink-floor",
+    /// "fetch-attachment (warm-up)".
     var name: String
     /// The first run's command line.
     var command: String
@@ -58,7 +59,7 @@ struct ScenarioReport: Codable, Sendable {
     var summary: String
     /// Payloads per run.
     var payloads: Int
-    /// The contenders, ours first.
+    /// The contenders, fetch-attachment first.
     var contenders: [ContenderReport]
     /// Behaviour checks and targets.
     var checks: [Check]

@@ -1,31 +1,31 @@
 import Foundation
 import MockCDN
 
-/// The scenarios where ours runs alone (or against the hard-link floor). The distinct-URL scenario,
-/// with its baselines, is in DistinctURLs.swift.
+/// The scenarios where fetch-attachment runs alone (or against the hard-link floor). The distinct-URL
+/// scenario, with its baselines, is in DistinctURLs.swift.
 extension Harness {
     func sameURL(in directory: String) async throws -> (ScenarioReport, [Double]) {
         let count = scaled(10_000)
         let url = server.url("/media/same.jpg?bytes=100000")
         let payloads = [PlannedPayload](repeating: .init(json: brazePayload(url: url), expected: "attached"), count: count)
-        let invocation = OursInvocation(
+        let invocation = FetchAttachmentInvocation(
             payloads: payloads, batch: try writeBatch(payloads, to: directory + "/batch.jsonl"), cache: .perRun,
             deadline: 30, timeout: .seconds(120))
-        let ours = try await measure([oursContender(invocation)], in: directory)[0]
-        let summary = ours.summary
-        var checks = Check.completion(ours.runs, label: "ours")
+        let fetchAttachment = try await measure([fetchAttachmentContender(invocation)], in: directory)[0]
+        let summary = fetchAttachment.summary
+        var checks = Check.completion(fetchAttachment.runs, label: fetchAttachment.name)
         checks.append(Check(
             name: "origin requests per run", kind: "behaviour",
-            value: ours.runs.map { String($0.originRequests) }.joined(separator: ", "), target: "exactly 1",
-            passed: ours.runs.allSatisfy { $0.originRequests == 1 }))
+            value: fetchAttachment.runs.map { String($0.originRequests) }.joined(separator: ", "), target: "exactly 1",
+            passed: fetchAttachment.runs.allSatisfy { $0.originRequests == 1 }))
         let wall = summary.wallSeconds?.median ?? .infinity
         checks.append(Check(
             name: "wall time (median)", kind: "target", value: String(format: "%.3f s", wall), target: "< 1 s",
             passed: wall < 1))
         let report = ScenarioReport(
-            name: .sameURL, summary: ScenarioName.sameURL.summary, payloads: count, contenders: [ours.report],
+            name: .sameURL, summary: ScenarioName.sameURL.summary, payloads: count, contenders: [fetchAttachment.report],
             checks: checks, notes: [])
-        return (report, ours.plotted.latencies)
+        return (report, fetchAttachment.plotted.latencies)
     }
 
     func videos(in directory: String) async throws -> (ScenarioReport, [Double]) {
@@ -34,21 +34,21 @@ extension Harness {
             PlannedPayload(
                 json: brazePayload(url: server.url("/media/v\($0).mp4?bytes=50000000"), type: "mp4"), expected: "attached")
         }
-        let invocation = OursInvocation(
+        let invocation = FetchAttachmentInvocation(
             payloads: payloads, batch: try writeBatch(payloads, to: directory + "/batch.jsonl"), cache: .none,
             deadline: 120, timeout: .seconds(300))
-        let ours = try await measure([oursContender(invocation)], in: directory)[0]
-        let summary = ours.summary
-        var checks = Check.completion(ours.runs, label: "ours")
+        let fetchAttachment = try await measure([fetchAttachmentContender(invocation)], in: directory)[0]
+        let summary = fetchAttachment.summary
+        var checks = Check.completion(fetchAttachment.runs, label: fetchAttachment.name)
         let rss = summary.peakRSSMegabytes?.max ?? .infinity
         checks.append(Check(
             name: "peak RSS (worst run)", kind: "target", value: String(format: "%.1f MB", rss), target: "< 100 MB",
             passed: rss < 100))
         let notes = [String(format: "throughput (median): %.1f MB/s", summary.megabytesPerSecond?.median ?? 0)]
         let report = ScenarioReport(
-            name: .videos, summary: ScenarioName.videos.summary, payloads: count, contenders: [ours.report],
+            name: .videos, summary: ScenarioName.videos.summary, payloads: count, contenders: [fetchAttachment.report],
             checks: checks, notes: notes)
-        return (report, ours.plotted.latencies)
+        return (report, fetchAttachment.plotted.latencies)
     }
 
     func faultMix(in directory: String) async throws -> (ScenarioReport, [Double]) {
@@ -61,7 +61,8 @@ extension Harness {
             let fault = Fault.allCases[(index / 10) % Fault.allCases.count]
             return PlannedPayload(json: brazePayload(url: server.url(fault.pathAndQuery(index))), expected: fault.expected)
         }
-        return try await oursOnly(.faultMix, payloads: payloads, deadline: 2, timeout: .seconds(120), in: directory)
+        return try await fetchAttachmentAlone(
+            .faultMix, payloads: payloads, deadline: 2, timeout: .seconds(120), in: directory)
     }
 
     func smoke(in directory: String) async throws -> (ScenarioReport, [Double]) {
@@ -89,7 +90,7 @@ extension Harness {
         }
         // The shared URLs' requests are checked; the faults' are reported with the total, so that a
         // total that differs says which fault made it differ.
-        var (report, latencies) = try await oursOnly(
+        var (report, latencies) = try await fetchAttachmentAlone(
             .smoke, payloads: payloads, deadline: 2, timeout: .seconds(60), in: directory, runs: 1,
             trackedURLs: shared.map { String($0.dropFirst(server.baseURL.count)) } + faultPaths)
         let runs = report.contenders[0].runs
@@ -116,47 +117,51 @@ extension Harness {
         let url = server.url("/media/warm.jpg?bytes=100000&cache_control=max-age%3D86400")
         let payloads = [PlannedPayload](repeating: .init(json: brazePayload(url: url), expected: "attached"), count: count)
         let timeout = Duration.seconds(600)
-        let invocation = OursInvocation(
+        let invocation = FetchAttachmentInvocation(
             payloads: payloads, batch: try writeBatch(payloads, to: directory + "/batch.jsonl"),
             cache: .shared(directory + "/cache"), deadline: 30, timeout: timeout)
 
         // Run 0 fills the cache; the measured runs find it warm.
-        let warmUp = try await measure([oursContender(invocation, name: "ours (warm-up)")], runs: 0...0, in: directory)[0]
+        let warmUp = try await measure(
+            [fetchAttachmentContender(invocation, name: "fetch-attachment (warm-up)")], runs: 0...0, in: directory)[0]
         // The floor links a file of the same size.
         let source = directory + "/source.jpg"
         try Data(repeating: 0xA5, count: 100_000).write(to: URL(fileURLWithPath: source))
         let results = try await measure(
-            [oursContender(invocation), hardlinkFloor(count: count, source: source, size: 100_000, timeout: timeout)],
+            [fetchAttachmentContender(invocation), hardlinkFloor(count: count, source: source, size: 100_000, timeout: timeout)],
             in: directory)
-        let (ours, floor) = (results[0], results[1])
+        let (fetchAttachment, floor) = (results[0], results[1])
         let warm = warmUp.runs[0]
-        var checks = Check.completion(warmUp.runs, label: "warm-up") + Check.completion(ours.runs, label: "ours")
+        var checks = Check.completion(warmUp.runs, label: "warm-up")
+            + Check.completion(fetchAttachment.runs, label: fetchAttachment.name)
         checks += Check.completion(floor.runs, label: "hardlink-floor")
         checks.append(Check(
             name: "warm-up origin requests", kind: "behaviour", value: String(warm.originRequests), target: "exactly 1",
             passed: warm.originRequests == 1))
         checks.append(Check(
             name: "origin requests per warm run", kind: "target",
-            value: ours.runs.map { String($0.originRequests) }.joined(separator: ", "), target: "0",
-            passed: ours.runs.allSatisfy { $0.originRequests == 0 }))
-        let fraction = ratio(ours.summary.payloadsPerSecond, floor.summary.payloadsPerSecond)
+            value: fetchAttachment.runs.map { String($0.originRequests) }.joined(separator: ", "), target: "0",
+            passed: fetchAttachment.runs.allSatisfy { $0.originRequests == 0 }))
+        let fraction = ratio(fetchAttachment.summary.payloadsPerSecond, floor.summary.payloadsPerSecond)
         checks.append(Check(
-            name: "our rate / hard-link floor", kind: "target",
+            name: "fetch-attachment rate / hard-link floor", kind: "target",
             value: fraction.map { String(format: "%.0f %%", $0 * 100) } ?? "n/a", target: "≥ 50 %",
             passed: (fraction ?? 0) >= 0.5))
         let notes = [
             String(
-                format: "ours: %.0f payloads/s; hard-link floor: %.0f links/s; ours = %.0f %% of the floor (medians)",
-                ours.summary.payloadsPerSecond?.median ?? 0, floor.summary.payloadsPerSecond?.median ?? 0,
+                format: "fetch-attachment: %.0f payloads/s; hard-link floor: %.0f links/s; "
+                    + "fetch-attachment = %.0f %% of the floor (medians)",
+                fetchAttachment.summary.payloadsPerSecond?.median ?? 0, floor.summary.payloadsPerSecond?.median ?? 0,
                 (fraction ?? 0) * 100)
         ]
         let report = ScenarioReport(
             name: .warmCache, summary: ScenarioName.warmCache.summary, payloads: count,
-            contenders: [ours.report, floor.report, warmUp.report], checks: checks, notes: notes)
-        return (report, ours.plotted.latencies)
+            contenders: [fetchAttachment.report, floor.report, warmUp.report], checks: checks, notes: notes)
+        return (report, fetchAttachment.plotted.latencies)
     }
 
-    /// A scenario where only ours runs, each run on a fresh cache, with per-payload expectations and a deadline.
+    /// A scenario where only fetch-attachment runs, each run on a fresh cache, with per-payload
+    /// expectations and a deadline.
     func custom(in directory: String) async throws -> (ScenarioReport, [Double]) {
         let spike = settings.custom
         let faultsEvery = spike.faultPercent > 0 ? max(1, 100 / spike.faultPercent) : Int.max
@@ -172,30 +177,35 @@ extension Harness {
             return PlannedPayload(json: brazePayload(url: url, type: spike.mediaType), expected: nil)
         }
         let timeout = Duration.seconds(Int64(spike.window + spike.deadline * 4 + 60))
-        return try await oursOnly(
+        return try await fetchAttachmentAlone(
             .custom, payloads: payloads, deadline: spike.deadline, timeout: timeout, in: directory,
             window: spike.window > 0 ? spike.window : nil)
     }
 
-    /// Ours alone, each run on a fresh cache, checked against each payload's expected outcome and
+    /// fetch-attachment alone, each run on a fresh cache, checked against each payload's expected outcome and
     /// its deadline.
-    private func oursOnly(
+    private func fetchAttachmentAlone(
         _ scenario: ScenarioName, payloads: [PlannedPayload], deadline: Double, timeout: Duration, in directory: String,
         runs: Int? = nil, trackedURLs: [String] = [], window: Double? = nil
     ) async throws -> (ScenarioReport, [Double]) {
-        let invocation = OursInvocation(
+        let invocation = FetchAttachmentInvocation(
             payloads: payloads, batch: try writeBatch(payloads, to: directory + "/batch.jsonl"), cache: .perRun,
             deadline: deadline, timeout: timeout, trackedURLs: trackedURLs, window: window)
-        let ours = try await measure([oursContender(invocation)], runs: runs.map { 1...$0 }, in: directory)[0]
-        var checks = Check.completion(ours.runs, label: "ours")
+        let fetchAttachment = try await measure(
+            [fetchAttachmentContender(invocation)], runs: runs.map { 1...$0 }, in: directory)[0]
+        var checks = Check.completion(fetchAttachment.runs, label: fetchAttachment.name)
         checks.append(Check(
             name: "outcomes later than deadline + 100 ms", kind: "behaviour",
-            value: ours.runs.map { String($0.deadlineViolations ?? 0) }.joined(separator: ", "), target: "0",
-            passed: ours.runs.allSatisfy { ($0.deadlineViolations ?? 0) == 0 }))
+            value: fetchAttachment.runs.map { String($0.deadlineViolations ?? 0) }.joined(separator: ", "), target: "0",
+            passed: fetchAttachment.runs.allSatisfy { ($0.deadlineViolations ?? 0) == 0 }))
         let report = ScenarioReport(
-            name: scenario, summary: scenario.summary, payloads: payloads.count, contenders: [ours.report],
+            name: scenario, summary: scenario.summary, payloads: payloads.count, contenders: [fetchAttachment.report],
             checks: checks,
-            notes: [String(format: "slowest outcome: %.1f ms (deadline %.0f ms)", ours.summary.maxMs?.max ?? 0, deadline * 1000)])
-        return (report, ours.plotted.latencies)
+            notes: [
+                String(
+                    format: "slowest outcome: %.1f ms (deadline %.0f ms)", fetchAttachment.summary.maxMs?.max ?? 0,
+                    deadline * 1000)
+            ])
+        return (report, fetchAttachment.plotted.latencies)
     }
 }

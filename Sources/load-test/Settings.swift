@@ -2,7 +2,7 @@ import Foundation
 
 /// The executables the load test runs as children.
 struct Tools: Sendable {
-    /// fetch-attachment (ours), beside load-test.
+    /// fetch-attachment (the contender measured), beside load-test.
     var fetchAttachment: String
     /// urlsession-fetch (the URLSession baseline), beside load-test.
     var urlsessionFetch: String
@@ -39,7 +39,7 @@ struct Settings: Codable, Sendable {
     var tmpfs: Bool
     /// With `--tls`: the mock CDN's certificate, which fetch-attachment and curl trust (`--cacert`).
     var trustedCertificate: String?
-    /// The scratch directory (removed afterwards): every contender's output, and our caches, go there,
+    /// The scratch directory (removed afterwards): every contender's output, and fetch-attachment's caches, go there,
     /// so that a cache and its output share one file system.
     var scratch: String
     /// How the children's peak RSS is measured ("gnu-time" or "wait4").

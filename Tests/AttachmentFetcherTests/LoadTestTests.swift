@@ -82,9 +82,9 @@ struct LoadTestTests {
         #expect(document.tool == "load-test")
         let scenario = try #require(document.scenarios.first { $0.name == "smoke" })
         #expect(scenario.payloads == 100)
-        let ours = try #require(scenario.contenders.first { $0.name == "ours" })
-        #expect(ours.runs.count == 1)
-        let run = try #require(ours.runs.first)
+        let fetchAttachment = try #require(scenario.contenders.first { $0.name == "fetch-attachment" })
+        #expect(fetchAttachment.runs.count == 1)
+        let run = try #require(fetchAttachment.runs.first)
 
         // fetch-attachment ran to the end: exit 1 because some outcomes are (rightly) the original.
         #expect(run.child.timedOut == false)
@@ -156,7 +156,7 @@ struct LoadTestTests {
     }
 
     @Test(
-        "distinct-urls: ours runs with the CLI's defaults (a cache) and with --no-cache, on disk under --work-dir, both against curl",
+        "distinct-urls: fetch-attachment runs with the CLI's defaults (a cache) and with --no-cache, on disk under --work-dir, both against curl",
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")))
     func distinctURLsWithAndWithoutCache() async throws {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("work-\(UUID().uuidString)").path
@@ -169,38 +169,68 @@ struct LoadTestTests {
         let document = try JSONDecoder().decode(LoadTestDocument.self, from: Data(result.stdout.utf8))
         let scenario = try #require(document.scenarios.first { $0.name == "distinct-urls" })
         #expect(scenario.payloads == 20)
-        #expect(scenario.contenders.map(\.name) == ["ours", "ours --no-cache", "curl", "urlsession"])
+        #expect(scenario.contenders.map(\.name) == ["fetch-attachment", "fetch-attachment --no-cache", "curl", "urlsession"])
 
-        let cached = try #require(scenario.contenders.first { $0.name == "ours" })
-        let uncached = try #require(scenario.contenders.first { $0.name == "ours --no-cache" })
+        let cached = try #require(scenario.contenders.first { $0.name == "fetch-attachment" })
+        let uncached = try #require(scenario.contenders.first { $0.name == "fetch-attachment --no-cache" })
         // The default path keeps a cache, made for the run inside the scratch directory under --work-dir
         // (the output's file system); the other runs without one.
         #expect(cached.command.contains("--cache-dir \(work)/load-test-"))
         #expect(!cached.command.contains("--no-cache"))
         #expect(uncached.command.contains("--no-cache"))
         #expect(!uncached.command.contains("--cache-dir"))
-        for ours in [cached, uncached] {
-            let run = try #require(ours.runs.first)
-            #expect(ours.runs.count == 1)
+        for contender in [cached, uncached] {
+            let run = try #require(contender.runs.first)
+            #expect(contender.runs.count == 1)
             #expect(run.missing == 0)
-            #expect(run.outcomes == ["attached": 20], "\(ours.name)")
+            #expect(run.outcomes == ["attached": 20], "\(contender.name)")
             #expect(run.mismatches == 0, "\(run.firstMismatch ?? "")")
             // Distinct URLs: one request each, cache or not.
-            #expect(run.originRequests == 20, "\(ours.name)")
+            #expect(run.originRequests == 20, "\(contender.name)")
         }
         let curl = try #require(scenario.contenders.first { $0.name == "curl" }?.runs.first)
         #expect(curl.missing == 0)
 
-        // Both of ours are reported as ratios to the curl run of the same invocation.
-        for name in ["ours", "ours --no-cache"] {
+        // Both runs of fetch-attachment are reported as ratios to the curl run of the same invocation.
+        for name in ["fetch-attachment", "fetch-attachment --no-cache"] {
             let check = try #require(scenario.checks.first { $0.name == "throughput \(name) / curl" })
             #expect(check.kind == "target")
             #expect(check.value.hasSuffix("×"), "\(check.value)")
             #expect(scenario.notes.contains { $0.hasPrefix("\(name) / curl (medians): throughput ") })
         }
         #expect(document.behaviourPassed)
+        // The report names the product, never "ours": the document, and the table on standard error.
+        #expect(Self.firstPerson(in: result.stdout) == nil, "\(Self.firstPerson(in: result.stdout) ?? "")")
+        #expect(Self.firstPerson(in: result.stderr) == nil, "\(Self.firstPerson(in: result.stderr) ?? "")")
         // The scratch directory is gone.
         #expect(try FileManager.default.contentsOfDirectory(atPath: work).isEmpty)
+    }
+
+    @Test("warm-cache: fetch-attachment's warm runs, its warm-up and its rate against the hard-link floor are named for the product")
+    func warmCacheNames() async throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("work-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let result = try await CommandRunner.run(
+            "load-test", ["--scenario", "warm-cache", "--scale", "0.001", "--work-dir", work, "--json"],
+            timeout: .seconds(90))
+        #expect(result.status == 0, "load-test failed: \(result.stderr)")
+        let document = try JSONDecoder().decode(LoadTestDocument.self, from: Data(result.stdout.utf8))
+        let scenario = try #require(document.scenarios.first { $0.name == "warm-cache" })
+        #expect(scenario.payloads == 100)
+        #expect(scenario.contenders.map(\.name) == ["fetch-attachment", "hardlink-floor", "fetch-attachment (warm-up)"])
+        let rate = try #require(scenario.checks.first { $0.name == "fetch-attachment rate / hard-link floor" })
+        #expect(rate.kind == "target")
+        #expect(scenario.notes.contains { $0.hasPrefix("fetch-attachment: ") && $0.contains("; fetch-attachment = ") })
+        #expect(Self.firstPerson(in: result.stdout) == nil, "\(Self.firstPerson(in: result.stdout) ?? "")")
+        #expect(Self.firstPerson(in: result.stderr) == nil, "\(Self.firstPerson(in: result.stderr) ?? "")")
+    }
+
+    /// The first line of `text` that speaks in the first person ("ours", "our", "we", "us"), or nil.
+    private static func firstPerson(in text: String) -> String? {
+        text.split(whereSeparator: \.isNewline).first {
+            $0.range(of: #"(?i)\b(ours|our|we|us)\b"#, options: .regularExpression) != nil
+        }.map(String.init)
     }
 
     @Test("The custom scenario's options without --scenario custom are refused, not ignored")
