@@ -98,7 +98,7 @@ for fs in $filesystems; do
     s=$(timed "$bin/fetch-attachment" --batch "$work/spike.jsonl" --allow-private-networks --output-dir "$fs/out" --cache-dir "$fs/cache")
     echo "  same-URL spike: $spike payloads in $s s, $(attached) attached; $(grep -o 'origin requests [0-9]*' "$work/last.err")"
 
-    # Warm cache: fill it once, then alternate ours (a fresh output directory) with the floor.
+    # Warm cache: fill it once, then alternate fetch-attachment (a fresh output directory) with the floor.
     rm -rf "$fs/out" "$fs/cache"
     timed "$bin/fetch-attachment" --batch "$work/distinct.jsonl" --allow-private-networks --output-dir "$fs/out" --cache-dir "$fs/cache" >/dev/null
     : >"$work/warm.t"; : >"$work/floor.t"
@@ -113,7 +113,7 @@ for fs in $filesystems; do
     done
     w=$(median <"$work/warm.t"); f=$(median <"$work/floor.t")
     echo "  warm cache             : median $w s  (runs: $(tr '\n' ' ' <"$work/warm.t"))"
-    echo "  hard-link floor (ln)   : median $f s  (runs: $(tr '\n' ' ' <"$work/floor.t"))  ours = $(echo "scale=3; $f / $w * 100" | bc) % of the floor"
+    echo "  hard-link floor (ln)   : median $f s  (runs: $(tr '\n' ' ' <"$work/floor.t"))  fetch-attachment = $(echo "scale=3; $f / $w * 100" | bc) % of the floor"
 
     if [[ ${STRACE:-1} == 1 && $fs == "${filesystems%% *}" ]]; then
         rm -rf "$fs/out" "$fs/cache"

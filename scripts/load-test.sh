@@ -3,7 +3,7 @@
 # mock CDN on 127.0.0.1, comparing fetch-attachment with curl --parallel and URLSession.
 # Arguments go to load-test, e.g. --scenario distinct-urls --runs 3 --tmpfs --svg docs/latency-cdf.svg
 #
-# The Swift executables (ours and the URLSession baseline alike) are built as they would be
+# The Swift executables (fetch-attachment and the URLSession baseline alike) are built as they would be
 # deployed: `--static-swift-stdlib`, which spares each process ~20 ms of dynamic linking of the
 # Swift runtime and Foundation at start-up. They go to .build-static/, so that switching
 # between this and a normal build never rebuilds either (the first run builds for a few minutes).
