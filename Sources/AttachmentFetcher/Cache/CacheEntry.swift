@@ -86,7 +86,7 @@ struct CacheEntryMetadata: Sendable, Hashable {
         return bytes
     }
 
-    /// Metadata read back from an attribute; `nil` when it is not ours or damaged.
+    /// Metadata read back from an attribute; `nil` when it is not this package's or is damaged.
     static func decode(_ bytes: [UInt8]) -> CacheEntryMetadata? {
         guard let first = bytes.first, first == version || first == digestVersion else { return nil }
         let digestBytes = first == digestVersion ? 32 : 0

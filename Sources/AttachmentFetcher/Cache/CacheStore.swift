@@ -273,7 +273,7 @@ final class CacheStore: Sendable {
             remove(key)
             return nil
         }
-        // Larger than the budget: no body this cache keeps (a planted one, not ours). Larger than
+        // Larger than the budget: no body this cache keeps (a planted one, not this cache's). Larger than
         // this process accepts: another process's, maybe, and no use here.
         guard metadata.size <= configuration.maximumBytes else {
             remove(key)
