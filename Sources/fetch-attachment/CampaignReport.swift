@@ -323,6 +323,8 @@ final class CampaignReport: Sendable {
                 let texts = [shown.title, shown.text, shown.summary].compactMap { $0 }
                 details.append("locked: \(escape(texts.isEmpty ? "(empty)" : texts.joined(separator: " / ")))")
             }
+            if notification.staysAfterTap == true { details.append("stays after a tap") }
+            if let seconds = notification.dismissAfterSeconds { details.append("removed after \(PayloadValue.text(of: seconds)) s") }
         }
         html += details.map { "<div class=\"detail\">\($0)</div>" }.joined()
         if !notification.buttons.isEmpty {

@@ -126,6 +126,8 @@ struct OutcomePrinter {
             if let icon = notification.smallIcon { lines.append("    small icon: \(TerminalText.escaped(icon))") }
             if let colour = notification.accentColor { lines.append("    accent colour: \(TerminalText.escaped(colour))") }
             if let lockScreen = Self.lockScreen(notification) { lines.append("    lock screen: \(lockScreen)") }
+            if notification.staysAfterTap == true { lines.append("    after a tap: stays in the shade (sticky)") }
+            if let seconds = notification.dismissAfterSeconds { lines.append("    removed after: \(PayloadValue.text(of: seconds)) s") }
         }
         if notification.platform == .ios, let level = notification.interruptionLevel, let effect = Self.interruptionEffects[level] {
             lines.append("    interruption: \(level): \(effect)")

@@ -771,6 +771,29 @@ struct ContentReferenceTests {
             "\(airshipDefault.warnings)")
     }
 
+    @Test("Android dismissal: FCM's sticky keeps a notification after a tap; Braze's nd (ms, from 1000) and CleverTap's wzrk_dismiss (s) remove it after a time; values the SDKs skip are warnings")
+    func dismissal() throws {
+        #expect(try android(.firebase, #""gcm.n.sticky":"true""#).content?.staysAfterTap == true)
+        #expect(try android(.firebase, #""gcm.n.sticky":"1""#).content?.staysAfterTap == true)
+        #expect(try android(.firebase, #""gcm.n.sticky":"false""#).content?.staysAfterTap == nil)
+        #expect(try android(.firebase, "").content?.staysAfterTap == nil)
+        let v1 = try ReadPayload(#"{"message":{"notification":{"title":"T","body":"B"},"android":{"notification":{"sticky":true}}}}"#)
+        #expect(v1.content?.staysAfterTap == true)
+        let braze = try android(.braze, #""nd":"30000""#)
+        #expect(braze.content?.dismissAfterSeconds == 30 && braze.warnings.isEmpty, "\(braze.warnings)")
+        let brazeShort = try android(.braze, #""nd":"500""#)
+        #expect(brazeShort.content?.dismissAfterSeconds == nil)
+        #expect(brazeShort.warnings == ["nd is 500 ms, under 1000: Braze's SDK sets no timer, and the notification stays"], "\(brazeShort.warnings)")
+        let brazeText = try android(.braze, #""nd":"soon""#)
+        #expect(brazeText.content?.dismissAfterSeconds == nil)
+        #expect(brazeText.warnings.contains { $0.hasPrefix("nd 'soon' is not an integer") }, "\(brazeText.warnings)")
+        let cleverTap = try android(.cleverTap, #""wzrk_dismiss":"45""#)
+        #expect(cleverTap.content?.dismissAfterSeconds == 45 && cleverTap.warnings.isEmpty, "\(cleverTap.warnings)")
+        let cleverTapText = try android(.cleverTap, #""wzrk_dismiss":"1.5""#)
+        #expect(cleverTapText.content?.dismissAfterSeconds == nil)
+        #expect(cleverTapText.warnings.contains { $0.hasPrefix("wzrk_dismiss '1.5' is not an integer") }, "\(cleverTapText.warnings)")
+    }
+
     @Test("Android small icon: the drawable's name from FCM's gcm.n.icon (and HTTP v1's icon), OneSignal's sicon, Airship's icon")
     func smallIcon() throws {
         #expect(try android(.firebase, #""gcm.n.icon":"ic_stat_sale""#).content?.smallIcon == "ic_stat_sale")

@@ -65,6 +65,9 @@ struct OutcomeJSONTests {
             content.accentColor = "#80FF0000"
             content.smallIcon = title
             content.lockScreenVisibility = .private
+            content.publicVersion = NotificationContent.PublicVersion(title: "Locked \"T\"", summary: "S")
+            content.staysAfterTap = true
+            content.dismissAfterSeconds = 1.5
         }
         return content
     }

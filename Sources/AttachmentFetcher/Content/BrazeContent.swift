@@ -121,6 +121,16 @@ extension ContentReader {
         }
         // `setVisibilityIfPresentAndSupported` sets only a visibility Android defines.
         readCheckedVisibility("ab_vs", sdk: "Braze's SDK")
+        // `BrazePushReceiver`: a push duration `nd` (milliseconds) sets an alarm that removes the
+        // notification, from 1,000 ms on (`setNotificationDurationAlarm`).
+        switch javaInt("nd") {
+        case nil: break
+        case .success(let milliseconds)? where milliseconds >= 1000: content.dismissAfterSeconds = Double(milliseconds) / 1000
+        case .success(let milliseconds)?:
+            warnings.append("nd is \(milliseconds) ms, under 1000: Braze's SDK sets no timer, and the notification stays")
+        case .failure(let failure)?:
+            warnings.append("nd '\(failure.text)' is not an integer (milliseconds): Braze's SDK sets no timer, and the notification stays")
+        }
         // `setPublicVersionIfPresentAndSupported`: `a`, `t` and `s` of `ab_pn`'s object.
         readPublicVersion("ab_pn", fields: ("t", "a", "s"), emptyIsNone: true)
         // `BrazeNotificationUtils.getNotificationId`: a custom notification id `n`

@@ -59,6 +59,15 @@ extension ContentReader {
         // itself when it is an integer, else its `hashCode()`): a later push with the same key
         // replaces it.
         content.tag = identifier(payload["wzrk_ck"], at: "wzrk_ck")
+        // `CoreNotificationRenderer.renderNotification`: `setTimeoutAfter(Long.parseLong(
+        // wzrk_dismiss) * 1000)`, skipped (logged) for a value that is no integer.
+        if let seconds = rawString(payload["wzrk_dismiss"], at: "wzrk_dismiss") {
+            if let value = Int64(seconds) {
+                if value > 0 { content.dismissAfterSeconds = Double(value) }
+            } else {
+                warnings.append("wzrk_dismiss '\(seconds)' is not an integer (seconds): CleverTap's SDK sets no timer, and the notification stays")
+            }
+        }
         switch text("pr") {
         case "high": content.priority = 1
         case "max": content.priority = 2

@@ -69,6 +69,8 @@ extension ContentReader {
             payload[key("color")], at: key("color"), emptyIsNone: true,
             otherwise: "the FCM SDK uses the app's default colour (the manifest's default_notification_color)")
         readCheckedVisibility(key("visibility"), sdk: "the FCM SDK")
+        // `CommonNotificationBuilder`: `setAutoCancel(!sticky)`, sticky "1" or "true" in any case.
+        if flag(payload[key("sticky")], at: key("sticky")) == true { content.staysAfterTap = true }
         // `DisplayNotification` draws the picture as the collapsed notification's large icon too.
         content.largeIconURL = content.imageURL
         let linkKey = payload[key("link_android")] != nil ? key("link_android") : key("link")
@@ -168,6 +170,8 @@ extension ContentReader {
             }
         }
         content.largeIconURL = content.imageURL
+        // Delivered as `gcm.n.sticky`.
+        if flag(specific["sticky"], at: "\(prefix)android.notification.sticky") == true { content.staysAfterTap = true }
         // FCM passes the count on as `gcm.n.notification_count`, where `NotificationParams`
         // skips a negative one, as in the device's bundle.
         let (countValue, countPath) = value("notification_count")

@@ -160,6 +160,8 @@ public struct NotificationContent: Sendable, Hashable {
         var smallIcon: String?
         var lockScreenVisibility: LockScreenVisibility?
         var publicVersion: PublicVersion?
+        var staysAfterTap: Bool?
+        var dismissAfterSeconds: Double?
     }
 
     /// The texts a push shows before its service extension changes them.
@@ -475,6 +477,20 @@ public struct NotificationContent: Sendable, Hashable {
     public var publicVersion: PublicVersion? {
         get { fields.publicVersion }
         set { fields.publicVersion = newValue }
+    }
+    /// `true` when the payload keeps the notification in the shade after a tap
+    /// (`setAutoCancel(false)`): FCM's `gcm.n.sticky` (HTTP v1 `android.notification.sticky`).
+    /// `nil` otherwise: a tap removes it, as every SDK here sets by default.
+    public var staysAfterTap: Bool? {
+        get { fields.staysAfterTap }
+        set { fields.staysAfterTap = newValue }
+    }
+    /// After how many seconds the notification removes itself, when the payload sets a timer:
+    /// Braze's `nd` (milliseconds, an alarm the SDK sets from 1,000 on), CleverTap's
+    /// `wzrk_dismiss` (seconds, `setTimeoutAfter`).
+    public var dismissAfterSeconds: Double? {
+        get { fields.dismissAfterSeconds }
+        set { fields.dismissAfterSeconds = newValue }
     }
 
     /// An empty notification of `platform`: nothing to show, no badge, no buttons.

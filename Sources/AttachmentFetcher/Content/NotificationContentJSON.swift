@@ -14,7 +14,7 @@ extension NotificationContent: Encodable {
         case inlineImage = "inline_image", thumbnailID = "thumbnail_id", crop, time, hidden
         case messageCenterID = "message_center_id", tag
         case accentColor = "accent_color", smallIcon = "small_icon", lockScreenVisibility = "lock_screen_visibility"
-        case publicVersion = "public_version"
+        case publicVersion = "public_version", staysAfterTap = "stays_after_tap", dismissAfterSeconds = "dismiss_after_seconds"
     }
 
     /// The `"notification"` object of the CLI's JSON: the contract's fields always (`null` when
@@ -64,6 +64,8 @@ extension NotificationContent: Encodable {
         try container.encodeIfPresent(smallIcon, forKey: .smallIcon)
         try container.encodeIfPresent(lockScreenVisibility?.name, forKey: .lockScreenVisibility)
         try container.encodeIfPresent(publicVersion, forKey: .publicVersion)
+        try container.encodeIfPresent(staysAfterTap, forKey: .staysAfterTap)
+        try container.encodeIfPresent(dismissAfterSeconds.map(PayloadValue.number), forKey: .dismissAfterSeconds)
     }
 }
 
@@ -156,6 +158,7 @@ extension NotificationContent {
             inner.number("y", crop.y, &buffer)
             buffer.append(UInt8(ascii: "}"))
         }
+        if let dismissAfterSeconds { object.number("dismiss_after_seconds", dismissAfterSeconds, &buffer) }
         object.optionalField("expanded_text", expandedText, &buffer)
         object.optionalField("expanded_title", expandedTitle, &buffer)
         object.key("extras", &buffer)
@@ -184,6 +187,7 @@ extension NotificationContent {
         object.optionalField("small_icon", smallIcon, &buffer)
         object.field("sound", sound, &buffer)
         if let soundVolume { object.number("sound_volume", soundVolume, &buffer) }
+        if let staysAfterTap { object.flag("stays_after_tap", staysAfterTap, &buffer) }
         object.field("subtitle", subtitle, &buffer)
         object.optionalArray("subtitle_loc_args", subtitleLocArgs, &buffer)
         object.optionalField("subtitle_loc_key", subtitleLocKey, &buffer)
