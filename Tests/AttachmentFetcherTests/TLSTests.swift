@@ -258,66 +258,67 @@ struct FloodedConnectionCLITests {
 struct FloodedConnectionTests {
     @Test("Another origin's download is attached while one origin floods its connection past the deadline: the flooding connection is shut once it has held the engine")
     func otherOriginsGoOn() async throws {
-        try await withTLSMockCDN { flooding, certificate, root in
-            let other = try await MockCDNServer.start(eventLoopThreads: 1)
-            var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(5) * TestTiming.scale)
-            configuration.trustedCertificatesFile = certificate.certificatePath
-            configuration.addressPolicy.allowsPrivateNetworks = true  // the mock CDNs are on loopback
-            do {
-                // The flood holds the engine only while the kernel has frames waiting for it, which a
-                // loaded machine may fail to keep up: up to three runs (each with a fetcher of its
-                // own), one of them held at least. The flood outlasts the deadline, and ends by itself.
-                var held = false
-                for run in 1...3 where !held {
-                    try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
-                        async let flood = fetcher.process(
-                            Payloads.braze(url: flooding.url("/media/flood-\(run).jpg?bytes=50000&flood_after=1000&flood_ms=15000")))
-                        try await Task.sleep(for: .milliseconds(100))
-                        let normal = await fetcher.process(
-                            Payloads.braze(url: other.url("/media/normal-\(run).jpg?bytes=20000&delay_ms=1500")))
-                        let flooded = await flood
-                        #expect(normal.status == .attached, "run \(run): \(normal.reason.map { "\($0)" } ?? "") \(normal.detail ?? "")")
-                        #expect(flooded.status != .attached, "run \(run)")
-                        held = flooded.detail?.contains("held the download engine") == true
-                        if held {
-                            #expect(flooded.reason == .network, "run \(run): \(flooded.detail ?? "")")
-                            // Shut at the hold, well before the deadline (a bound, not a speed).
-                            #expect(flooded.elapsed < .seconds(5) * TestTiming.scale, "run \(run): \(flooded.elapsed)")
-                        }
+        try await withFloodingAndOtherOrigin { flooding, other, configuration in
+            // The flood holds the engine only while the kernel has frames waiting for it, which a
+            // loaded machine may fail to keep up: up to three runs (each with a fetcher of its
+            // own), one of them held at least. The flood outlasts the deadline, and ends by itself.
+            var held = false
+            for run in 1...3 where !held {
+                try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
+                    async let flood = fetcher.process(
+                        Payloads.braze(url: flooding.url("/media/flood-\(run).jpg?bytes=50000&flood_after=1000&flood_ms=15000")))
+                    try await Task.sleep(for: .milliseconds(100))
+                    let normal = await fetcher.process(
+                        Payloads.braze(url: other.url("/media/normal-\(run).jpg?bytes=20000&delay_ms=1500")))
+                    let flooded = await flood
+                    #expect(normal.status == .attached, "run \(run): \(normal.reason.map { "\($0)" } ?? "") \(normal.detail ?? "")")
+                    #expect(flooded.status != .attached, "run \(run)")
+                    held = flooded.detail?.contains("held the download engine") == true
+                    if held {
+                        #expect(flooded.reason == .network, "run \(run): \(flooded.detail ?? "")")
+                        // Shut at the hold, well before the deadline (a bound, not a speed).
+                        #expect(flooded.elapsed < .seconds(5) * TestTiming.scale, "run \(run): \(flooded.elapsed)")
                     }
                 }
-                // Else this test would have proved nothing of the flood.
-                #expect(held, "the flood never held the engine")
-            } catch {
-                try? await other.shutdown()
-                throw error
             }
-            try await other.shutdown()
+            // Else this test would have proved nothing of the flood.
+            #expect(held, "the flood never held the engine")
         }
     }
 
     @Test("A flood of DATA frames of one body byte each is a body, not a hold: it ends at the image limit, and another origin's download goes on")
     func oneByteFrames() async throws {
+        try await withFloodingAndOtherOrigin { flooding, other, configuration in
+            try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
+                // No Content-Length: every frame's byte is one more byte of the body, ten wire
+                // bytes for each (libcurl hands them on as they come, so it returns to the
+                // engine's loop between reads).
+                async let flood = fetcher.process(
+                    Payloads.braze(url: flooding.url("/media/bytes.jpg?bytes=50000&no_length=1&flood_after=1000&flood_bytes=1&flood_ms=15000")))
+                try await Task.sleep(for: .milliseconds(100))
+                let normal = await fetcher.process(Payloads.braze(url: other.url("/media/beside.jpg?bytes=20000&delay_ms=1500")))
+                let flooded = await flood
+                #expect(normal.status == .attached, "\(normal.reason.map { "\($0)" } ?? "") \(normal.detail ?? "")")
+                #expect(
+                    flooded.reason == .tooLarge && flooded.detail == "the body is larger than the image limit, 10000000 bytes",
+                    "\(flooded.reason.map { "\($0)" } ?? "") \(flooded.detail ?? "")")
+            }
+        }
+    }
+
+    /// Runs `body` with a TLS mock CDN to flood from, a plain one beside it, and a configuration
+    /// (a 5 s deadline) that trusts the first and reaches both on loopback; both servers are shut
+    /// down however `body` ends.
+    private func withFloodingAndOtherOrigin(
+        _ body: (_ flooding: MockCDNServer, _ other: MockCDNServer, _ configuration: PushAttachmentFetcher.Configuration) async throws -> Void
+    ) async throws {
         try await withTLSMockCDN { flooding, certificate, root in
             let other = try await MockCDNServer.start(eventLoopThreads: 1)
             var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(5) * TestTiming.scale)
             configuration.trustedCertificatesFile = certificate.certificatePath
             configuration.addressPolicy.allowsPrivateNetworks = true  // the mock CDNs are on loopback
             do {
-                try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
-                    // No Content-Length: every frame's byte is one more byte of the body, ten wire
-                    // bytes for each (libcurl hands them on as they come, so it returns to the
-                    // engine's loop between reads).
-                    async let flood = fetcher.process(
-                        Payloads.braze(url: flooding.url("/media/bytes.jpg?bytes=50000&no_length=1&flood_after=1000&flood_bytes=1&flood_ms=15000")))
-                    try await Task.sleep(for: .milliseconds(100))
-                    let normal = await fetcher.process(Payloads.braze(url: other.url("/media/beside.jpg?bytes=20000&delay_ms=1500")))
-                    let flooded = await flood
-                    #expect(normal.status == .attached, "\(normal.reason.map { "\($0)" } ?? "") \(normal.detail ?? "")")
-                    #expect(
-                        flooded.reason == .tooLarge && flooded.detail == "the body is larger than the image limit, 10000000 bytes",
-                        "\(flooded.reason.map { "\($0)" } ?? "") \(flooded.detail ?? "")")
-                }
+                try await body(flooding, other, configuration)
             } catch {
                 try? await other.shutdown()
                 throw error
