@@ -29,7 +29,7 @@ struct BatchRunner {
         do {
             descriptor = try CommandSyscalls.openForReading(input)
         } catch {
-            throw ValidationError("cannot read \(TerminalText.escaped(input)): \(error)")
+            throw UnreadableInput(description: "cannot read '\(TerminalText.escaped(input))': \(error)")
         }
         let source: BatchInput
         if CommandSyscalls.isRegularFile(descriptor) {

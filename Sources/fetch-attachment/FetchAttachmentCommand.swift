@@ -10,7 +10,8 @@ struct FetchAttachmentCommand: AsyncParsableCommand {
         abstract: "Show what a push shows on iOS and Android, and fetch its attachment as the phone would, or say why the original content stands.",
         discussion: """
             Exit status: 0 when an attachment is ready (in a batch, every payload's), 1 when the \
-            original content stands (whatever the reason; a batch of no payload too), 64 for a bad command line, 74 when standard output or \
+            original content stands (whatever the reason; a batch of no payload too), 64 for a bad command line, 66 when a file to \
+            read (the payload, --batch's, --cacert's) is missing, a directory or not readable, 74 when standard output or \
             standard error could not be written (or a batch could not be read to its end), \
             130 or 143 when Ctrl-C or SIGTERM interrupted a batch (no more payloads start; \
             those in flight end by their deadlines; outcomes, summary and report are written).
@@ -51,6 +52,9 @@ struct FetchAttachmentCommand: AsyncParsableCommand {
                 try command.run()
             }
             StandardStreams.exit(0)
+        } catch let error as UnreadableInput {
+            StandardStreams.error.write("Error: \(error)\n")
+            StandardStreams.exit(UnreadableInput.exitStatus)
         } catch {
             let status = StandardStreams.finalStatus(exitCode(for: error).rawValue)
             guard status != StandardStreams.writeErrorStatus else {

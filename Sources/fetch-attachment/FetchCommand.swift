@@ -54,17 +54,20 @@ struct FetchCommand: AsyncParsableCommand {
             // One payload runs alone: a concurrency given for it would be silently ignored.
             if batch == nil { throw ValidationError("--concurrency goes with --batch") }
         }
-        for path in [payload, batch].compactMap({ $0 }) where path != "-" {
-            guard !PathCheck.isDirectory(path) else {
-                throw ValidationError("'\(TerminalText.escaped(path))' is a directory, not a payload file")
-            }
-            if let problem = PathCheck.readProblem(path) {
-                throw ValidationError("cannot read '\(TerminalText.escaped(path))': \(problem)")
-            }
-        }
     }
 
     func run() async throws {
+        // The files named are read only once the command line is known to be right: a file that
+        // cannot be read is exit 66, a bad command line 64 (see `UnreadableInput`).
+        try options.checkInputs()
+        for path in [payload, batch].compactMap({ $0 }) where path != "-" {
+            guard !PathCheck.isDirectory(path) else {
+                throw UnreadableInput(description: "'\(TerminalText.escaped(path))' is a directory, not a payload file")
+            }
+            if let problem = PathCheck.readProblem(path) {
+                throw UnreadableInput(description: "cannot read '\(TerminalText.escaped(path))': \(problem)")
+            }
+        }
         if let batch {
             throw ExitCode(try await BatchRunner(options: options, concurrency: concurrency ?? FileDescriptorBudget.concurrency(), reportPath: report).run(input: batch))
         }
@@ -78,7 +81,7 @@ struct FetchCommand: AsyncParsableCommand {
         do {
             input = try PayloadInput.read(payload, limit: configuration.maximumPayloadBytes)
         } catch {
-            throw ValidationError("cannot read the payload: \(error)")
+            throw UnreadableInput(description: "cannot read the payload: \(error)")
         }
         let bytes = input.bytes
         if let pretty = input.prettyPrintedBytes {
@@ -166,16 +169,6 @@ struct FetchOptions: ParsableArguments {
             throw ValidationError(
                 "\(TerminalText.escaped(cache.attachmentsDirectory)) is a symbolic link, not the cache's output directory: remove it, or give --output-dir")
         }
-        if let cacert {
-            guard FileManager.default.isReadableFile(atPath: cacert), !PathCheck.isDirectory(cacert) else {
-                throw ValidationError("--cacert \(TerminalText.escaped(cacert)) is not a readable file")
-            }
-            // libcurl would take any file and then fail every HTTPS download.
-            let head = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: cacert)).read(upToCount: 1 << 20)) ?? nil
-            guard let head, String(decoding: head, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
-                throw ValidationError("--cacert \(TerminalText.escaped(cacert)) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
-            }
-        }
         _ = try platforms()
         guard (0...100).contains(maximumRedirects) else { throw ValidationError("--max-redirects must be between 0 and 100") }
         if let maximumAttachments, maximumAttachments < 1 {
@@ -186,6 +179,22 @@ struct FetchOptions: ParsableArguments {
         if noCache {
             if cache.maximumBytes != nil { throw ValidationError("--cache-max-bytes sets the cache's budget, and --no-cache uses no cache: drop one") }
             if cache.allowsSharedDirectory { throw ValidationError("--allow-shared-cache-dir is about the cache, and --no-cache uses no cache: drop one") }
+        }
+    }
+
+    /// Checks the files the options name for reading, once the command line is valid:
+    /// `UnreadableInput` (exit 66) for one that cannot be read; a bad command line (64) for a
+    /// `--cacert` that holds no certificate.
+    func checkInputs() throws {
+        guard let cacert else { return }
+        let problem = PathCheck.isDirectory(cacert) ? "it is a directory" : PathCheck.readProblem(cacert)
+        if let problem {
+            throw UnreadableInput(description: "--cacert \(TerminalText.escaped(cacert)) is not a readable file: \(problem)")
+        }
+        // libcurl would take any file and then fail every HTTPS download.
+        let head = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: cacert)).read(upToCount: 1 << 20)) ?? nil
+        guard let head, String(decoding: head, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+            throw ValidationError("--cacert \(TerminalText.escaped(cacert)) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
         }
     }
 
@@ -289,6 +298,19 @@ enum DefaultPaths {
         let home = environment["HOME"] ?? NSHomeDirectory()
         return home + "/.cache/attachment-fetcher"
     }
+}
+
+/// An input file named on the command line that cannot be read: missing, a directory, not
+/// readable by this user (or, for one payload, a standard input that was closed). Exit status
+/// 66, `EX_NOINPUT` of sysexits(3), with the one line `description` and no usage: the command
+/// line was right, the file is not there to read. Thrown from `run()`, once the command line
+/// was validated (a bad option stays 64) and before anything is made or written.
+struct UnreadableInput: Error, CustomStringConvertible {
+    /// `EX_NOINPUT`.
+    static let exitStatus: Int32 = 66
+
+    /// The file and why it cannot be read, in the system's words.
+    var description: String
 }
 
 /// Checks of paths given on the command line.

@@ -41,9 +41,6 @@ struct CLIHelpTests {
             (["--platform", "windows"], "unknown platform 'windows'"),
             (["--no-cache", "--cache-max-bytes", "100"], "--cache-max-bytes sets the cache's budget, and --no-cache uses no cache: drop one"),
             (["--no-cache", "--allow-shared-cache-dir"], "--allow-shared-cache-dir is about the cache, and --no-cache uses no cache: drop one"),
-            (["DIRECTORY"], "is a directory, not a payload file"),
-            (["DIRECTORY/missing.json"], "cannot read 'DIRECTORY/missing.json': No such file or directory"),
-            (["--batch", "DIRECTORY/missing.jsonl"], "cannot read 'DIRECTORY/missing.jsonl': No such file or directory"),
             (["--cacert", "NOTPEM"], "holds no PEM certificate"),
         ])
     func badArguments(arguments: [String], message: String) async throws {
@@ -57,6 +54,60 @@ struct CLIHelpTests {
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains(message.replacingOccurrences(of: "DIRECTORY", with: directory)), "\(result.stderr)")
         #expect(!result.stderr.contains("NSCocoaErrorDomain") && !result.stderr.contains("Missing value"))
+    }
+
+    @Test(
+        "An input file that cannot be read exits 66 (EX_NOINPUT), not 64: one line naming the file and why, no usage, nothing written",
+        arguments: [
+            (["DIRECTORY/missing.json"], "Error: cannot read 'DIRECTORY/missing.json': No such file or directory"),
+            (["DIRECTORY"], "Error: 'DIRECTORY' is a directory, not a payload file"),
+            (["--batch", "DIRECTORY/missing.jsonl", "--report", "DIRECTORY/report.html"], "Error: cannot read 'DIRECTORY/missing.jsonl': No such file or directory"),
+            (["--batch", "DIRECTORY", "--report", "DIRECTORY/report.html"], "Error: 'DIRECTORY' is a directory, not a payload file"),
+            (["--cacert", "DIRECTORY/missing.pem", "PAYLOAD"], "Error: --cacert DIRECTORY/missing.pem is not a readable file: No such file or directory"),
+            (["--cacert", "DIRECTORY", "PAYLOAD"], "Error: --cacert DIRECTORY is not a readable file: it is a directory"),
+        ])
+    func unreadableInput(arguments: [String], message: String) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let payload = directory + "/payload.json"
+        try Payloads.braze(url: "https://cdn.example/a.png").write(to: URL(fileURLWithPath: payload))
+        let resolved = arguments.map { $0 == "PAYLOAD" ? payload : $0.replacingOccurrences(of: "DIRECTORY", with: directory) }
+        let result = try await CommandRunner.run("fetch-attachment", resolved + ["--no-cache", "--output-dir", directory + "/out"])
+        #expect(result.status == 66, "\(result.stderr)")
+        #expect(result.stderr == message.replacingOccurrences(of: "DIRECTORY", with: directory) + "\n", "\(result.stderr)")
+        #expect(result.stdout.isEmpty, "\(result.stdout)")
+        // Nothing made: no output directory, no report.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["payload.json"])
+    }
+
+    @Test(
+        "A payload, batch or --cacert file without read permission exits 66 with the system's reason",
+        .enabled("root without setpriv cannot lose the permission to read") {
+            if geteuid() != 0 { return true }
+            return await CacheSafetyTests.canRunAsNobody()
+        },
+        arguments: [["PAYLOAD"], ["--batch", "PAYLOAD"], ["--cacert", "PAYLOAD", "OTHER"]])
+    func unreadableForPermission(arguments: [String]) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        chmod(directory, 0o777)
+        let locked = directory + "/locked.json", other = directory + "/other.json"
+        for path in [locked, other] {
+            try Payloads.braze(url: "https://cdn.example/a.png").write(to: URL(fileURLWithPath: path))
+        }
+        chmod(locked, 0o000)
+        chmod(other, 0o644)
+        let resolved = arguments.map { $0 == "PAYLOAD" ? locked : $0 == "OTHER" ? other : $0 } + ["--no-cache", "--output-dir", directory + "/out"]
+        let result =
+            geteuid() == 0
+            ? try await CommandRunner.run(
+                "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", CommandRunner.fetchAttachmentPath] + resolved)
+            : try await CommandRunner.run("fetch-attachment", resolved)
+        #expect(result.status == 66, "\(result.stderr)")
+        let named = arguments.first == "--cacert" ? "--cacert \(locked) is not a readable file" : "cannot read '\(locked)'"
+        #expect(result.stderr == "Error: \(named): Permission denied\n", "\(result.stderr)")
+        #expect(result.stdout.isEmpty, "\(result.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/out"))
     }
 
     @Test("A hint on stderr when a payload is read from a terminal")
