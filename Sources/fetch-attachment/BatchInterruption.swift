@@ -80,8 +80,8 @@ final class BatchInterruption: Sendable {
             StandardStreams.exit(128 + signal)
         }
         let seconds = String(format: "%g", timeout)
-        StandardStreams.error.write(
-            "fetch-attachment: interrupted: no more payloads are started; those in flight end by their deadline (at most \(seconds) s), then the outcomes, summary and report are written. Interrupt again to quit now.\n"
+        StandardStreams.error.writeWrapped(
+            "fetch-attachment: interrupted: no more payloads are started; those in flight end by their deadline (at most \(seconds) s), then the outcomes, summary and report are written. Interrupt again to quit now."
         )
         for action in onInterrupt.withLock({ state in defer { state.actions = [:] }; return state.actions.values }) { action() }
     }

@@ -71,7 +71,7 @@ struct BatchRunner {
         let summary = BatchSummary(
             records: records, statistics: statistics, wall: wall, platforms: configuration.platforms, interruption: interruption.signal,
             firstLineNotProcessed: handedOut ? nil : firstNotProcessed, inputFailed: readError != nil, proxy: configuration.proxy)
-        StandardStreams.error.write(summary.text + "\n")
+        StandardStreams.error.writeWrapped(summary.text)
         if let error = readError {
             StandardStreams.error.write(
                 "fetch-attachment: cannot read \(TerminalText.escaped(input)) to its end: \(StandardStreams.readFailure(of: input, error))\n")

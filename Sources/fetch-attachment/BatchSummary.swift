@@ -94,16 +94,16 @@ struct BatchSummary {
 
     /// Said once when a line of the batch is only a brace or bracket: pretty-printed JSON.
     static let prettyPrintedHint =
-        "  hint: invalid-payload: --batch reads one JSON payload per line (JSON Lines), and a line here is just a brace or bracket: the input looks pretty-printed; write each payload on one line (jq -c . FILE)"
+        "  hint: invalid-payload: --batch reads one JSON payload per line (JSON Lines), and a line here is just a brace or bracket: the input looks pretty-printed; write each payload on one line \(LineWrapping.glued("(jq -c . FILE)"))"
 
     /// Said once when the cache's lock file cannot be used: each process then downloads alone;
     /// and when its directories are not writable: its entries are served, nothing is added.
     static func writeCacheNotes(for fetcher: PushAttachmentFetcher) {
         if let lock = fetcher.cacheLockProblem {
-            StandardStreams.error.write("  note: \(TerminalText.escaped(lock)): downloads are not shared with other processes using this cache\n")
+            StandardStreams.error.writeWrapped("  note: \(TerminalText.escaped(lock)): downloads are not shared with other processes using this cache")
         }
         if let store = fetcher.cacheStoreProblem {
-            StandardStreams.error.write("  note: \(TerminalText.escaped(store)): this cache's entries are served, and no download is added to them\n")
+            StandardStreams.error.writeWrapped("  note: \(TerminalText.escaped(store)): this cache's entries are served, and no download is added to them")
         }
     }
 
@@ -111,8 +111,8 @@ struct BatchSummary {
     /// cache directory removed, no extended attributes): those payloads were served all the same.
     static func writeCacheWriteNote(for fetcher: PushAttachmentFetcher) {
         if let problem = fetcher.cacheWriteProblem {
-            StandardStreams.error.write(
-                "  note: \(TerminalText.escaped(problem)): the cache could not take every body; those payloads were served from the output directory all the same, and their bodies were not kept\n")
+            StandardStreams.error.writeWrapped(
+                "  note: \(TerminalText.escaped(problem)): the cache could not take every body; those payloads were served from the output directory all the same, and their bodies were not kept")
         }
     }
 
@@ -156,9 +156,11 @@ struct BatchSummary {
             guard !records.isEmpty else { return "-" }
             return String(format: "%.1f", min(largest, Double(latency.valueAtPercentile(p * 100)) / 1_000))
         }
+        let glued = LineWrapping.glued
         var lines = [
             "batch: \(records.count) payload\(records.count == 1 ? "" : "s")"
-                + String(format: " in %.2f s (%.0f/s): %d attached, %d original", seconds, rate, attached, records.count - attached)
+                + " in \(glued(String(format: "%.2f s", seconds)))"
+                + String(format: " (%.0f/s): %d attached, %d original", rate, attached, records.count - attached)
         ]
         if records.isEmpty, interruption == nil, !inputFailed { lines.append("  the input holds no payload (no line but blank ones): exit status 1") }
         // Each judged platform's own count says what its devices would show of every payload.
@@ -185,8 +187,10 @@ struct BatchSummary {
                     + (firstLineNotProcessed.map { "the input from line \($0 + 1) on was not processed" } ?? "every line of the input had started"))
         }
         lines.append(
-            "  origin requests \(statistics.originRequests) (conditional \(statistics.conditionalRequests), not modified \(statistics.notModified)), cache hits \(statistics.cacheHits), coalesced \(statistics.coalesced), bytes downloaded \(statistics.bytesDownloaded)")
-        lines.append("  latency ms: p50 \(percentile(0.5))  p90 \(percentile(0.9))  p99 \(percentile(0.99))  max \(records.isEmpty ? "-" : String(format: "%.1f", largest))")
+            "  \(glued("origin requests \(statistics.originRequests)")) \(glued("(conditional \(statistics.conditionalRequests),")) \(glued("not modified \(statistics.notModified)")))," +
+                " \(glued("cache hits \(statistics.cacheHits)")), \(glued("coalesced \(statistics.coalesced)")), \(glued("bytes downloaded \(statistics.bytesDownloaded)"))")
+        lines.append(
+            "  latency ms: \(glued("p50 \(percentile(0.5))"))  \(glued("p90 \(percentile(0.9))"))  \(glued("p99 \(percentile(0.99))"))  \(glued("max \(records.isEmpty ? "-" : String(format: "%.1f", largest))"))")
         return lines.joined(separator: "\n")
     }
 }

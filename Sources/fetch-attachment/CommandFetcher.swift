@@ -22,8 +22,8 @@ enum CommandFetcher {
             result = .failure(error)
         }
         if await !shutDown(fetcher, waitingAtMost: shutdownWait) {
-            StandardStreams.error.write(
-                "  note: the download engine was still busy inside libcurl \(shutdownWait) after the last outcome (an origin still sending to it); exiting without it\n")
+            StandardStreams.error.writeWrapped(
+                "  note: the download engine was still busy inside libcurl \(shutdownWait) after the last outcome (an origin still sending to it); exiting without it")
         }
         return try result.get()
     }

@@ -66,6 +66,7 @@ struct DemoCommand: AsyncParsableCommand {
         try await server.shutdown()
 
         var unexpected = 0
+        let width = LineWrapping.width(of: .standardOutput)
         for (example, outcome) in results {
             let got = outcome.reason?.code ?? "attached"
             let matches = got == example.expected
@@ -76,11 +77,14 @@ struct DemoCommand: AsyncParsableCommand {
             } else {
                 let mark = matches ? "ok " : "UNEXPECTED"
                 print("\(mark) \(example.name.padding(toLength: 28, withPad: " ", startingAt: 0)) \(got)")
-                print(OutcomePrinter.summary(outcome).split(separator: "\n").map { "     " + $0 }.joined(separator: "\n"))
+                // Indented under the example's name, within the width.
+                let summary = LineWrapping.wrapped(OutcomePrinter.summary(outcome), width: width - 5)
+                print(summary.split(separator: "\n").map { "     " + $0 }.joined(separator: "\n"))
             }
         }
         if !json {
-            print("\n\(results.count - unexpected) of \(results.count) examples gave the expected outcome; files in \(directory)")
+            print(LineWrapping.wrapped(
+                "\n\(results.count - unexpected) of \(results.count) examples gave the expected outcome; files in \(directory)", width: width))
         }
         throw ExitCode(unexpected == 0 ? 0 : 1)
     }

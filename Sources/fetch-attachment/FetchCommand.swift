@@ -73,8 +73,8 @@ struct FetchCommand: AsyncParsableCommand {
         }
         let payload = self.payload ?? "-"
         if payload == "-", CommandSyscalls.isTerminal(.standardInput) {
-            StandardStreams.error.write(
-                "fetch-attachment: reading a payload from standard input (end it with Ctrl-D; --help for usage)\n")
+            StandardStreams.error.writeWrapped(
+                "fetch-attachment: reading a payload from standard input (end it with Ctrl-D; --help for usage)")
         }
         let configuration = options.fetcherConfiguration()
         let input: PayloadInput.Result
@@ -85,8 +85,8 @@ struct FetchCommand: AsyncParsableCommand {
         }
         let bytes = input.bytes
         if let pretty = input.prettyPrintedBytes {
-            StandardStreams.error.write(
-                "note: \(payload == "-" ? "standard input" : TerminalText.escaped(payload)) is pretty-printed (\(pretty) bytes): read as its compact form, \(bytes.count) bytes, the size APNs and FCM count\n")
+            StandardStreams.error.writeWrapped(
+                "note: \(payload == "-" ? "standard input" : TerminalText.escaped(payload)) is pretty-printed (\(pretty) bytes): read as its compact form, \(bytes.count) bytes, the size APNs and FCM count")
         }
         let printer = OutcomePrinter(json: options.json)
         let outcome: Outcome
@@ -110,9 +110,9 @@ struct FetchCommand: AsyncParsableCommand {
             }
         }
         if outcome.reason == .addressRefused {
-            StandardStreams.error.write(BatchSummary.addressRefusedHint(proxy: configuration.proxy) + "\n")
+            StandardStreams.error.writeWrapped(BatchSummary.addressRefusedHint(proxy: configuration.proxy))
         }
-        if BatchSummary.hidesNetworkDetail(outcome) { StandardStreams.error.write(BatchSummary.hiddenNetworkDetailHint + "\n") }
+        if BatchSummary.hidesNetworkDetail(outcome) { StandardStreams.error.writeWrapped(BatchSummary.hiddenNetworkDetailHint) }
         throw ExitCode(outcome.status == .attached ? 0 : 1)
     }
 }

@@ -5,6 +5,8 @@ import Foundation
 struct OutcomePrinter {
     /// JSON (one object per line) or text.
     var json: Bool
+    /// The columns text is wrapped to (see `LineWrapping`): standard output's terminal's, or 80.
+    var width = LineWrapping.width(of: .standardOutput)
 
     /// Writes `outcome` to standard output, at once.
     func print(_ outcome: Outcome, index: Int? = nil) {
@@ -18,26 +20,30 @@ struct OutcomePrinter {
         if json {
             outcome.appendJSONLine(index: index, to: &buffer)
         } else {
-            buffer.append(contentsOf: Self.summary(outcome, label: index.map { "line \($0 + 1): " } ?? "").utf8)
+            let text = Self.summary(outcome, label: index.map { "line \($0 + 1): " } ?? "")
+            buffer.append(contentsOf: LineWrapping.wrapped(text, width: width).utf8)
         }
         buffer.append(UInt8(ascii: "\n"))
     }
 
-    /// A few lines for a person; what came from the payload or the origin is escaped (see
-    /// `TerminalText`).
+    /// A few lines for a person, to be printed through `LineWrapping.wrapped` (which lays them out
+    /// and turns their `LineWrapping.glue` into spaces); what came from the payload or the origin
+    /// is escaped (see `TerminalText`).
     static func summary(_ outcome: Outcome, label: String = "") -> String {
         let vendor = outcome.vendor.map { "\($0)" } ?? "unknown vendor"
         let timing = String(format: "%.1f ms", outcome.elapsedMilliseconds)
+        // Said after the outcome, and never split across lines.
+        let origin = LineWrapping.glued("(\(vendor), \(timing))")
         var lines: [String] = []
         switch outcome.status {
         case .attached:
             for attachment in outcome.attachments {
-                lines.append("\(label)attached \(attachment.mime), \(attachment.bytes) bytes: \(TerminalText.escaped(attachment.path))")
-                lines.append("  from \(TerminalText.escaped(attachment.url)) (\(vendor), \(timing))")
+                lines.append("\(label)attached \(attachment.mime), \(LineWrapping.glued("\(attachment.bytes) bytes")): \(TerminalText.escaped(attachment.path))")
+                lines.append("  from \(TerminalText.escaped(attachment.url)) \(origin)")
             }
         case .original:
             let reason = outcome.reason.map { "\($0)" } ?? "unknown"
-            lines.append("\(label)original content stands: \(reason): \(TerminalText.escaped(outcome.detail ?? "")) (\(vendor), \(timing))")
+            lines.append("\(label)original content stands: \(reason): \(TerminalText.escaped(outcome.detail ?? "")) \(origin)")
         }
         for failure in outcome.failures where outcome.status == .attached {
             lines.append("  not attached: \(TerminalText.escaped(failure.url)): \(failure.reason): \(TerminalText.escaped(failure.detail))")

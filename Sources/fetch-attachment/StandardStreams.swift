@@ -60,6 +60,13 @@ final class CheckedStream: Sendable {
     /// Writes the UTF-8 of `text`.
     @discardableResult
     func write(_ text: String) -> Bool { write(Array(text.utf8)) }
+
+    /// Writes `text`, lines for a person, and a line break: lines wider than this stream's
+    /// terminal (80 columns when it is none) wrapped (see `LineWrapping`).
+    @discardableResult
+    func writeWrapped(_ text: String) -> Bool {
+        write(LineWrapping.wrapped(text, width: LineWrapping.width(of: descriptor)) + "\n")
+    }
 }
 
 /// The process's standard output and error, and what the command's exit makes of their failures.

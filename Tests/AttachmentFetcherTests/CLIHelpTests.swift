@@ -219,12 +219,12 @@ struct CLIHelpTests {
         #expect(one.status == 1)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(one.stdout.utf8)) as? [String: Any])
         #expect(object["reason"] as? String == "address-refused")
-        #expect(one.stderr.components(separatedBy: hint).count == 2, "\(one.stderr)")
+        #expect(one.stderr.unwrapped.components(separatedBy: hint).count == 2, "\(one.stderr)")
         let campaign = try Self.campaign(of: payload, copies: 3, in: directory)
         let batch = try await CommandRunner.run(
             "fetch-attachment", ["--batch", campaign, "--no-cache", "--output-dir", directory])
         #expect(batch.stdout.components(separatedBy: "address-refused").count == 4, "\(batch.stdout)")
-        #expect(batch.stderr.components(separatedBy: hint).count == 2, "\(batch.stderr)")
+        #expect(batch.stderr.unwrapped.components(separatedBy: hint).count == 2, "\(batch.stderr)")
         // Allowed, the same address is fetched from (and, with nothing listening, fails as network).
         let allowed = try await CommandRunner.run(
             "fetch-attachment", ["--json", "--no-cache", "--allow-private-networks", "--output-dir", directory], stdin: payload)
@@ -244,12 +244,12 @@ struct CLIHelpTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(one.stdout.utf8)) as? [String: Any])
         #expect(object["reason"] as? String == "network")
         #expect(object["detail"] as? String == "could not fetch")
-        #expect(one.stderr.components(separatedBy: hint).count == 2, "\(one.stderr)")
+        #expect(one.stderr.unwrapped.components(separatedBy: hint).count == 2, "\(one.stderr)")
         let campaign = try Self.campaign(of: payload, copies: 3, in: directory)
         let batch = try await CommandRunner.run(
             "fetch-attachment", ["--batch", campaign, "--no-cache", "--allow-network", "127.0.0.1/32", "--output-dir", directory])
         #expect(batch.stdout.components(separatedBy: "network: could not fetch").count == 4, "\(batch.stdout)")
-        #expect(batch.stderr.components(separatedBy: hint).count == 2, "\(batch.stderr)")
+        #expect(batch.stderr.unwrapped.components(separatedBy: hint).count == 2, "\(batch.stderr)")
         // With the policy off, libcurl's own reason is in the detail, and there is nothing to hint.
         let open = try await CommandRunner.run(
             "fetch-attachment", ["--json", "--no-cache", "--allow-private-networks", "--output-dir", directory], stdin: payload)

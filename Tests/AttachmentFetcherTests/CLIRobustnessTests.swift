@@ -124,7 +124,7 @@ struct CLIRobustnessTests {
             let object = try #require(try jsonLines(result.stdout).first)
             #expect(object["reason"] as? String == reason, "\(object)")
             if reason == "no-attachment" {
-                #expect(result.stderr.contains("is pretty-printed (\(fits.count) bytes): read as its compact form"), "\(result.stderr)")
+                #expect(result.stderr.unwrapped.contains("is pretty-printed (\(fits.count) bytes): read as its compact form"), "\(result.stderr)")
                 // The strings keep their own spaces.
                 #expect((object["notification"] as? [String: Any])?["body"] as? String == "a \"quoted\"  text")
             }
@@ -258,7 +258,7 @@ struct CLIRobustnessTests {
             #expect(!text.split(separator: "\n").contains { $0.hasPrefix("2026-01-01") }, "\(name): \(text.debugDescription)")
         }
         // One log line, and the hint that follows every refused address.
-        #expect(result.stderr.split(separator: "\n").filter { !$0.hasPrefix("  hint: address-refused:") }.count == 1, "\(result.stderr.debugDescription)")
+        #expect(result.stderr.unwrapped.split(separator: "\n").filter { !$0.hasPrefix("  hint: address-refused:") }.count == 1, "\(result.stderr.debugDescription)")
         // The log line names the URL, escaped.
         #expect(result.stderr.contains(#"a.jpg\n2026-01-01"#), "\(result.stderr.debugDescription)")
         #expect(result.stderr.contains(#"\u{1B}[2K\r\u{85}"#), "\(result.stderr.debugDescription)")
@@ -288,7 +288,7 @@ struct CLIRobustnessTests {
         let result = try await CommandRunner.run("fetch-attachment", ["--no-cache", "--batch", "-"], stdin: Data(pretty.utf8))
         #expect(result.stdout.hasPrefix("line 1: original content stands: invalid-payload"), "\(result.stdout)")
         #expect(result.stdout.contains("line 5: original content stands: internal-push"), "\(result.stdout)")
-        #expect(result.stderr.contains("hint: invalid-payload: --batch reads one JSON payload per line"), "\(result.stderr)")
+        #expect(result.stderr.unwrapped.contains("hint: invalid-payload: --batch reads one JSON payload per line"), "\(result.stderr)")
         let json = try await CommandRunner.run("fetch-attachment", ["--no-cache", "--json", "--batch", "-"], stdin: Data(pretty.utf8))
         #expect(try jsonLines(json.stdout).map { $0["index"] as? Int } == [0, 1, 2, 4])
         // One JSON payload per line: no hint.

@@ -70,7 +70,7 @@ struct CLITests {
             // runs out in the queue, or just after it got the connection the second let go at its
             // own deadline, a few milliseconds earlier (the state machine's tests hold each wording).
             #expect(details.count == 2 && details.allSatisfy { $0.contains("waiting for a connection (at most 1 per host at once)") }, "\(details)")
-            #expect(one.stderr.contains("hint: deadline: 2 payloads ran out of time partly waiting for a connection"), "\(one.stderr)")
+            #expect(one.stderr.unwrapped.contains("hint: deadline: 2 payloads ran out of time partly waiting for a connection"), "\(one.stderr)")
             let three = try await run(connections: 3)
             #expect(three.status == 0, "\(three.stderr)")
             #expect(!three.stderr.contains("hint: deadline"))
@@ -206,6 +206,69 @@ struct CLITests {
         }
     }
 
+    @Test("Without --json, every line of an outcome and of a batch's summary fits 80 columns, but for a line holding one long URL, whole")
+    func eightyColumns() async throws {
+        try await withServer { server, directory in
+            let image = server.url("/media/" + String(repeating: "spring-sale-campaign-", count: 4) + "hero.png?bytes=900")
+            let tap = "https://shop.example/landing/" + String(repeating: "spring-sale/", count: 6) + "?utm_source=moengage"
+            let payload = #"{"aps":{"mutable-content":1,"interruption-level":"time-sensitive","alert":{"title":"Message","body":"msg"}},"moengage":{"media-type":"image","media-attachment":"\#(image)","cid":"0000_L_0"},"app_extra":{"moe_deeplink":"\#(tap)"}}"#
+            /// Every line at most 80 columns, or a single token (the label gone onto a line of its own).
+            func expectFits(_ text: String) {
+                for line in text.split(separator: "\n") {
+                    #expect(line.count <= 80 || line.split(separator: " ").count == 1, "\(line.count) columns: \(line)\n\(text)")
+                }
+            }
+
+            let single = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks"], stdin: Data(payload.utf8))
+            #expect(single.status == 0, "\(single.stdout)\(single.stderr)")
+            expectFits(single.stdout)
+            // Each long URL whole on its own line, under the text after its line's label.
+            #expect(single.stdout.contains("    tap opens:\n" + String(repeating: " ", count: 15) + tap + "\n"), "\(single.stdout)")
+            #expect(single.stdout.contains("  warning:\n           \(image)\n           is plain http: App Transport Security"), "\(single.stdout)")
+            #expect(single.stdout.contains("\n  from\n      \(image)\n"), "\(single.stdout)")
+            // Prose wrapped at spaces, nothing lost.
+            #expect(
+                single.stdout.contains("\n    interruption: time-sensitive: breaks through Focus and the scheduled summary\n                  if the app has "),
+                "\(single.stdout)")
+            #expect(
+                single.stdout.unwrapped.contains(
+                    "\n    interruption: time-sensitive: breaks through Focus and the scheduled summary if the app has the Time Sensitive Notifications capability (else active)\n"),
+                "\(single.stdout)")
+
+            // A batch: the outcomes and the summary, its hint included.
+            let refused = String(decoding: Payloads.braze(url: "http://127.0.0.2:9/media/" + String(repeating: "x", count: 70) + ".png"), as: UTF8.self)
+            let batch = try await CommandRunner.run(
+                "fetch-attachment", ["--batch", "-", "--no-cache", "--output-dir", directory, "--allow-network", "127.0.0.1/32"],
+                stdin: Data((payload + "\n" + refused + "\n").utf8))
+            #expect(batch.status == 1, "\(batch.stdout)\(batch.stderr)")
+            expectFits(batch.stdout)
+            expectFits(batch.stderr)
+            #expect(batch.stdout.contains("line 2: original content stands: address-refused: "), "\(batch.stdout)")
+            #expect(batch.stderr.contains("\n  hint: address-refused: by default only globally reachable addresses are\n        fetched from; "), "\(batch.stderr)")
+        }
+    }
+
+    @Test("On a terminal, the human output takes the width COLUMNS gives; in a pipe, 80 columns whatever COLUMNS says")
+    func terminalWidth() async throws {
+        let script = "/usr/bin/script"
+        guard FileManager.default.isExecutableFile(atPath: script) else { return }
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let payload = directory + "/payload.json"
+        try Data(#"{"aps":{"alert":"x","mutable-content":1,"interruption-level":"time-sensitive"},"ab":{}}"#.utf8)
+            .write(to: URL(fileURLWithPath: payload))
+        let command = "'\(CommandRunner.fetchAttachmentPath)' '\(payload)' --no-cache --output-dir '\(directory)/out'"
+        // `script` gives the program a terminal as standard output, and copies it with \r\n.
+        let terminal = try await CommandRunner.run(script, ["-qec", command, "/dev/null"], environment: ["COLUMNS": "50"])
+        let lines = terminal.stdout.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n")
+        #expect(lines.contains("    interruption: time-sensitive: breaks through"), "\(terminal.stdout)")
+        #expect(lines.allSatisfy { $0.count <= 50 }, "\(terminal.stdout)")
+        let piped = try await CommandRunner.run(
+            "fetch-attachment", [payload, "--no-cache", "--output-dir", directory + "/out"], environment: ["COLUMNS": "50"])
+        #expect(piped.stdout.contains("    interruption: time-sensitive: breaks through Focus and the scheduled summary\n"), "\(piped.stdout)")
+    }
+
     @Test("A preflight whose --platform leaves out the payload's own platform says its notification's file was not judged, rather than show it attached")
     func ownPlatformLeftOut() async throws {
         try await withServer { server, directory in
@@ -214,7 +277,7 @@ struct CLITests {
             let android = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks", "--platform", "android"],
                 stdin: Payloads.braze(url: url, type: "webp"))
-            let lines = android.stdout.split(separator: "\n").map(String.init)
+            let lines = android.stdout.unwrapped.split(separator: "\n").map(String.init)
             #expect(lines.contains("    attachment: \(url) (not judged: --platform leaves iOS out)"), "\(android.stdout)")
             #expect(!lines.contains { $0.hasPrefix("    attachment: \(directory)") }, "\(android.stdout)")
             #expect(lines.contains { $0.hasPrefix("  on Android: shown (picture \(directory)/w-") }, "\(android.stdout)")
@@ -222,7 +285,7 @@ struct CLITests {
             let both = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks", "--platform", "android,ios"],
                 stdin: Payloads.braze(url: url, type: "webp"))
-            #expect(both.status == 1 && both.stdout.contains("unsupported-type"), "\(both.stdout)")
+            #expect(both.status == 1 && both.stdout.unwrapped.contains("unsupported-type"), "\(both.stdout)")
         }
     }
 
@@ -234,7 +297,7 @@ struct CLITests {
                 "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks", "--platform", "ios,android"],
                 stdin: Data(payload.utf8))
             #expect(shown.status == 0, "\(shown.stdout)")
-            let lines = shown.stdout.split(separator: "\n").map(String.init)
+            let lines = shown.stdout.unwrapped.split(separator: "\n").map(String.init)
             let pictures = lines.filter { $0.hasPrefix("    picture: ") }
             #expect(pictures.count == 1 && pictures.first?.hasSuffix(".png") == true, "\(shown.stdout)")
             #expect(lines.contains { $0.hasPrefix("  on iOS: shown (attachment \(directory)/a-") && $0.hasSuffix(".jpg)") }, "\(shown.stdout)")
@@ -244,9 +307,9 @@ struct CLITests {
                 "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks", "--platform", "ios"],
                 stdin: Data(payload.utf8))
             #expect(
-                iOSOnly.stdout.contains("    picture: \(server.url("/media/b.png?bytes=900")) (not judged: --platform leaves Android out)\n"),
+                iOSOnly.stdout.unwrapped.contains("    picture: \(server.url("/media/b.png?bytes=900")) (not judged: --platform leaves Android out)\n"),
                 "\(iOSOnly.stdout)")
-            #expect(!iOSOnly.stdout.contains("not attached"), "\(iOSOnly.stdout)")
+            #expect(!iOSOnly.stdout.unwrapped.contains("not attached"), "\(iOSOnly.stdout)")
             // Then what iPhones show: apns.payload's alert, badge and sound, and only their attachment.
             let iPhone = Array(lines.drop { $0 != "  ios notification:" }.prefix { $0 == "  ios notification:" || $0.hasPrefix("    ") })
             #expect(iPhone.count == 5 && iPhone[1] == "    title: T" && iPhone[2] == "    sound: none" && iPhone[3] == "    tap opens: the app", "\(shown.stdout)")
@@ -255,7 +318,7 @@ struct CLITests {
             let texts = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory, "--platform", "ios,android"], stdin: Data(own.utf8))
             for line in ["  android notification:\n    title: T\n", "  ios notification:\n    body: Hi iPhone\n    badge: 2\n    sound: ping.caf\n    buttons: the app's for category SALE\n"] {
-                #expect(texts.stdout.contains(line), "\(texts.stdout)")
+                #expect(texts.stdout.unwrapped.contains(line), "\(texts.stdout)")
             }
         }
     }
@@ -273,68 +336,68 @@ struct CLITests {
                 "buttons: [Open → myapp://y] [Dismiss]", "tap opens: myapp://x", "picture: \(directory)/",
                 "accent colour: #FF00CC66",
             ] {
-                #expect(shown.stdout.contains(line), "\(line) in \(shown.stdout)")
+                #expect(shown.stdout.unwrapped.contains(line), "\(line) in \(shown.stdout)")
             }
             // Android's small icon and lock-screen visibility, as the payload sets them.
             let icon = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory],
                 stdin: Data(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.icon":"ic_sale","com.urbanairship.visibility":"0"}"#.utf8))
-            #expect(icon.stdout.contains("    small icon: ic_sale\n"), "\(icon.stdout)")
-            #expect(icon.stdout.contains("    lock screen: private (its content concealed on a secure lock screen)\n"), "\(icon.stdout)")
+            #expect(icon.stdout.unwrapped.contains("    small icon: ic_sale\n"), "\(icon.stdout)")
+            #expect(icon.stdout.unwrapped.contains("    lock screen: private (its content concealed on a secure lock screen)\n"), "\(icon.stdout)")
             let silent = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory],
                 stdin: Data(#"{"wzrk_pn":"true","wzrk_pn_s":"true","nm":"B"}"#.utf8))
             #expect(silent.status == 1)
-            #expect(silent.stdout.contains("internal-push"))
-            #expect(silent.stdout.contains("android notification: shows nothing"))
+            #expect(silent.stdout.unwrapped.contains("internal-push"))
+            #expect(silent.stdout.unwrapped.contains("android notification: shows nothing"))
             // A critical alert's sound says so: it plays through Do Not Disturb where entitled.
             let critical = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory],
                 stdin: Data(#"{"aps":{"alert":"B","mutable-content":1,"sound":{"critical":1,"name":"alarm.caf","volume":0.8}},"ab":{}}"#.utf8))
-            #expect(critical.stdout.contains("    sound: alarm.caf (critical, volume 0.8)\n"), "\(critical.stdout)")
+            #expect(critical.stdout.unwrapped.contains("    sound: alarm.caf (critical, volume 0.8)\n"), "\(critical.stdout)")
             // OneSignal's badge_inc changes the app's count: it reads as a change, not as a count.
             let increment = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory],
                 stdin: Data(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","badge_inc":-1}}"#.utf8))
-            #expect(increment.stdout.contains("    badge: the app's count -1\n"), "\(increment.stdout)")
+            #expect(increment.stdout.unwrapped.contains("    badge: the app's count -1\n"), "\(increment.stdout)")
             // Without mutable-content the file is fetched, but an iPhone shows it not: the
             // original content stands, as with --platform ios, and the exit status says so.
             let noExtension = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks"],
                 stdin: Data(#"{"aps":{"alert":"B"},"ab":{"att":{"url":"\#(server.url("/media/a.jpg?bytes=900"))"}}}"#.utf8))
-            #expect(noExtension.stdout.hasPrefix("original content stands: no-attachment: aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment (with one, it would show "), "\(noExtension.stdout)")
+            #expect(noExtension.stdout.unwrapped.hasPrefix("original content stands: no-attachment: aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment (with one, it would show "), "\(noExtension.stdout)")
             #expect(noExtension.status == 1)
             // Android plays the channel's sound when the push names none; iOS plays none.
             let channelSound = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"_ab":"true","t":"T","a":"B","ab_nc":"news"}"#.utf8))
-            #expect(channelSound.stdout.contains("    sound: the channel's (news)\n"), "\(channelSound.stdout)")
+            #expect(channelSound.stdout.unwrapped.contains("    sound: the channel's (news)\n"), "\(channelSound.stdout)")
             // An app's own category: its buttons' texts are the app's, named by their actions.
             let appButtons = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory],
                 stdin: Data(#"{"aps":{"alert":"B","category":"app_cat","mutable-content":1},"_":"s","com.urbanairship.interactive_actions":{"yes":{"^d":"myapp://yes"}}}"#.utf8))
-            #expect(appButtons.stdout.contains("    buttons: [the app's button 'yes' → myapp://yes]\n"), "\(appButtons.stdout)")
+            #expect(appButtons.stdout.unwrapped.contains("    buttons: [the app's button 'yes' → myapp://yes]\n"), "\(appButtons.stdout)")
             // Braze's sd plays before Android 8 only; from 8 on, the channel's sound.
             let brazeSound = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"_ab":"true","t":"T","a":"B","ab_nc":"promos","sd":"d"}"#.utf8))
-            #expect(brazeSound.stdout.contains("    sound: the channel's (promos); default before Android 8\n"), "\(brazeSound.stdout)")
+            #expect(brazeSound.stdout.unwrapped.contains("    sound: the channel's (promos); default before Android 8\n"), "\(brazeSound.stdout)")
             let defaultChannel = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"_ab":"true","t":"T","a":"B"}"#.utf8))
-            #expect(defaultChannel.stdout.contains("    sound: the channel's (the default channel)\n"), "\(defaultChannel.stdout)")
+            #expect(defaultChannel.stdout.unwrapped.contains("    sound: the channel's (the default channel)\n"), "\(defaultChannel.stdout)")
             // A passive push goes to the list in silence; others say how they break through, and
             // the thread the notification is grouped in.
             let passive = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory],
                 stdin: Data(#"{"aps":{"alert":"B","sound":"default","interruption-level":"passive","thread-id":"news"},"ab":{}}"#.utf8))
-            #expect(passive.stdout.contains("    sound: none (default, not played: a passive notification plays no sound)\n"), "\(passive.stdout)")
-            #expect(passive.stdout.contains("    interruption: passive: added to the list without lighting the screen or playing a sound\n"), "\(passive.stdout)")
-            #expect(passive.stdout.contains("    grouped: by thread news\n"), "\(passive.stdout)")
+            #expect(passive.stdout.unwrapped.contains("    sound: none (default, not played: a passive notification plays no sound)\n"), "\(passive.stdout)")
+            #expect(passive.stdout.unwrapped.contains("    interruption: passive: added to the list without lighting the screen or playing a sound\n"), "\(passive.stdout)")
+            #expect(passive.stdout.unwrapped.contains("    grouped: by thread news\n"), "\(passive.stdout)")
             let timeSensitive = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory],
                 stdin: Data(#"{"aps":{"alert":"B","interruption-level":"time-sensitive"},"ab":{}}"#.utf8))
-            #expect(timeSensitive.stdout.contains(
+            #expect(timeSensitive.stdout.unwrapped.contains(
                 "    interruption: time-sensitive: breaks through Focus and the scheduled summary if the app has the Time Sensitive Notifications capability (else active)\n"),
                 "\(timeSensitive.stdout)")
-            #expect(!timeSensitive.stdout.contains("grouped:"))
+            #expect(!timeSensitive.stdout.unwrapped.contains("grouped:"))
         }
     }
 

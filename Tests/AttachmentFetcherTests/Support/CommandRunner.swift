@@ -177,3 +177,24 @@ extension CommandRunner {
         return (Self.status(result.terminationStatus), result.closureResult)
     }
 }
+
+extension String {
+    /// `fetch-attachment`'s human output as it was before it was wrapped to the terminal's width:
+    /// each continuation line joined to the line it continues by one space. A continuation is
+    /// indented at least three columns deeper than the start of the line it continues (under the
+    /// text after its label, or four in); a nested line is two deeper, and stays a line.
+    var unwrapped: String {
+        var lines: [String] = []
+        var indent = 0
+        for line in split(separator: "\n", omittingEmptySubsequences: false) {
+            let depth = line.prefix { $0 == " " }.count
+            if let last = lines.last, depth < line.count, depth >= indent + 3 {
+                lines[lines.count - 1] = last + " " + line.dropFirst(depth)
+            } else {
+                lines.append(String(line))
+                indent = depth
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
