@@ -8,5 +8,7 @@ swift build --product fetch-attachment
 bin="$(swift build --show-bin-path)"
 status=0
 "$bin/fetch-attachment" demo "$@" || status=$?
-echo "fetch-attachment is at $bin/fetch-attachment (try: $bin/fetch-attachment --help)" >&2
+# Two lines, each path whole on its own, as the command's own output keeps them.
+echo "fetch-attachment is at $bin/fetch-attachment" >&2
+echo "  try: $bin/fetch-attachment --help" >&2
 exit "$status"
