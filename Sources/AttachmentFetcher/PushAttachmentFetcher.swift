@@ -277,7 +277,8 @@ public final class PushAttachmentFetcher: Sendable {
         }
     }
 
-    /// The outcome, and the attachment URLs the payload named, credentials redacted (for the log).
+    /// The outcome, and the attachment URLs the payload named, as written (for the log, which
+    /// redacts them only when it writes a line).
     private func process(_ draft: OutcomeDraft, deadline: ContinuousClock.Instant) async -> (Outcome, [String]) {
         var draft = draft
         switch Self.decide(&draft, configuration: configuration, reading: { read(&$0) }) {
@@ -288,7 +289,7 @@ public final class PushAttachmentFetcher: Sendable {
             let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits, vendor: draft.vendor) }
             return (
                 draft.finish(with: results, judgedBy: judges, reportingVerdicts: !configuration.platforms.isEmpty),
-                requests.map { URLCredentials.redacted($0.url) }
+                requests.map(\.url)
             )
         }
     }
@@ -350,6 +351,7 @@ public final class PushAttachmentFetcher: Sendable {
         return await downloader.download(url, deadline: deadline)
     }
 
+    /// Logs `outcome`, with `urls` (as the payload wrote them) redacted, at its level.
     private func log(_ outcome: Outcome, urls: [String]) {
         // Building the metadata costs more than the rest of a cache hit: skip it when unread.
         guard logger.logLevel <= (outcome.reason == nil ? .debug : .info) else { return }
@@ -358,7 +360,7 @@ public final class PushAttachmentFetcher: Sendable {
             "elapsed_ms": "\(outcome.elapsedMilliseconds)",
         ]
         if let vendor = outcome.vendor { metadata["vendor"] = "\(vendor)" }
-        if !urls.isEmpty { metadata["url"] = "\(urls.joined(separator: " "))" }
+        if !urls.isEmpty { metadata["url"] = "\(urls.map(URLCredentials.redacted).joined(separator: " "))" }
         if let reason = outcome.reason {
             metadata["reason"] = "\(reason)"
             metadata["detail"] = "\(outcome.detail ?? "")"

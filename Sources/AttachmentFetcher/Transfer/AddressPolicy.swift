@@ -122,12 +122,7 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension AttachmentURL {
-    /// Whether the URL carries credentials: an `@` in its authority (`user:pass@host`), which
-    /// libcurl would send as HTTP authentication. A backslash ends the authority too, as some
-    /// parsers take it for a slash: the check errs towards refusing.
-    var hasCredentials: Bool { Self.hasCredentials(string) }
-
-    /// See `hasCredentials`.
+    /// Whether `string`, a normalised URL, carries credentials (see `hasCredentials`).
     static func hasCredentials(_ string: String) -> Bool {
         guard let schemeEnd = string.utf8.firstIndex(of: UInt8(ascii: ":")) else { return false }
         let afterScheme = string.utf8[string.utf8.index(after: schemeEnd)...].drop { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") }

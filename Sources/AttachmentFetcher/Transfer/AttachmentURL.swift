@@ -21,6 +21,10 @@ struct AttachmentURL: Sendable, Hashable {
     /// The stem of the local file's name, from the URL's last path component (see
     /// `AttachmentFiles.stem(of:)`), worked out once per URL rather than once per file.
     let fileStem: String
+    /// Whether the URL carries credentials: an `@` in its authority (`user:pass@host`), which
+    /// libcurl would send as HTTP authentication. A backslash ends the authority too, as some
+    /// parsers take it for a slash: the check errs towards refusing.
+    let hasCredentials: Bool
     /// `string` as outcomes show it: credentials replaced by `***`.
     let reported: String
     /// `payloadSpelling` as outcomes show it: credentials replaced by `***`.
@@ -30,14 +34,15 @@ struct AttachmentURL: Sendable, Hashable {
     /// later encode: before, `URL(string:)` is `nil` and no attachment shows.
     let needsEncodingBeforeIOS17: Bool
 
-    /// These three are worked out here, once per URL (a parsed URL is remembered, see
+    /// These four are worked out here, once per URL (a parsed URL is remembered, see
     /// `BoundedMemo.parse`), rather than by every outcome that reports it.
     private init(string: String, payloadSpelling: String, hostKey: String, fileStem: String) {
         self.string = string
         self.payloadSpelling = payloadSpelling
         self.hostKey = hostKey
         self.fileStem = fileStem
-        reported = Self.hasCredentials(string) ? URLCredentials.redacted(string) : string
+        hasCredentials = Self.hasCredentials(string)
+        reported = hasCredentials ? URLCredentials.redacted(string) : string
         reportedPayloadSpelling = URLCredentials.redacted(payloadSpelling)
         needsEncodingBeforeIOS17 = Self.needsEncodingBeforeIOS17(payloadSpelling)
     }
