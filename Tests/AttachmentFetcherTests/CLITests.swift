@@ -190,6 +190,24 @@ struct CLITests {
         }
     }
 
+    @Test("Without --json, Android's lock screen, public version and dismissal read as sentences")
+    func humanAndroidDismissal() async throws {
+        try await withServer { _, directory in
+            let braze = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory],
+                stdin: Data(#"{"_ab":"true","t":"Sale","a":"50% off","nd":"30000","ab_pn":"{\"t\":\"A sale\",\"a\":\"Unlock\"}"}"#.utf8))
+            let lines = braze.stdout.unwrapped.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(lines.contains(#"lock screen: private (Android's default); a secure lock screen shows "A sale" / "Unlock" instead"#), "\(braze.stdout)")
+            #expect(lines.contains("removed after: 30 s"), "\(braze.stdout)")
+            let sticky = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory],
+                stdin: Data(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B","gcm.n.sticky":"true","gcm.n.visibility":"1"}"#.utf8))
+            let stickyLines = sticky.stdout.unwrapped.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            #expect(stickyLines.contains("after a tap: stays in the shade (sticky)"), "\(sticky.stdout)")
+            #expect(stickyLines.contains("lock screen: public (shown in full)"), "\(sticky.stdout)")
+        }
+    }
+
     @Test("Without --json, a short human summary")
     func humanSummary() async throws {
         try await withServer { server, directory in

@@ -94,13 +94,14 @@ struct ReportTests {
         #expect(html.contains("<div class=\"detail\">ios</div><div><b>iOS &lt;sale&gt;</b></div>"), "\(html)")
     }
 
-    @Test("A URL's sample shows the badge and sound, and Android's small icon, accent colour (a swatch and #AARRGGBB) and lock-screen visibility, escaped")
+    @Test("A URL's sample shows the badge and sound, and Android's small icon, accent colour (a swatch and #AARRGGBB), lock-screen visibility, public version and dismissal, escaped")
     func sampleShowsBadgeSoundAndAndroidLook() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let server = try await MockCDNServer.start(eventLoopThreads: 1)
         let lines = [
-            ##"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B","gcm.n.image":"\##(server.url("/media/a.jpg?bytes=2000"))","gcm.n.notification_count":"3","gcm.n.sound2":"<chime>","gcm.n.icon":"ic_<sale>","gcm.n.color":"#80FF0000","gcm.n.visibility":"-1"}"##,
+            ##"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B","gcm.n.image":"\##(server.url("/media/a.jpg?bytes=2000"))","gcm.n.notification_count":"3","gcm.n.sound2":"<chime>","gcm.n.icon":"ic_<sale>","gcm.n.color":"#80FF0000","gcm.n.visibility":"-1","gcm.n.sticky":"1"}"##,
+            ##"{"_ab":"true","t":"T2","a":"B2","ab_iu":"\##(server.url("/media/c.jpg?bytes=2000"))","nd":"30000","ab_pn":"{\"t\":\"<Locked>\"}"}"##,
             #"{"aps":{"alert":"B","badge":5,"sound":"<bell>.caf","mutable-content":1},"ab":{"att":{"url":"\#(server.url("/media/b.jpg?bytes=2000"))"}}}"#,
         ]
         let (result, _, html) = try await Self.runBatch(lines, in: directory, ["--platform", "ios,android"] + Nginx.loopbackFlags)
@@ -110,12 +111,13 @@ struct ReportTests {
             "<div class=\"detail\">badge: 3</div>", "<div class=\"detail\">sound: &lt;chime&gt;</div>",
             "<div class=\"detail\">small icon: ic_&lt;sale&gt;</div>",
             "<div class=\"detail\">accent colour: <span class=\"swatch\" style=\"background:rgba(255,0,0,0.502)\"></span> #80FF0000</div>",
-            "<div class=\"detail\">lock screen: secret</div>",
+            "<div class=\"detail\">lock screen: secret</div>", "<div class=\"detail\">stays after a tap</div>",
+            "<div class=\"detail\">locked: &lt;Locked&gt;</div>", "<div class=\"detail\">removed after 30 s</div>",
             "<div class=\"detail\">badge: 5</div>", "<div class=\"detail\">sound: &lt;bell&gt;.caf</div>",
         ] {
             #expect(html.contains(expected), "\(expected)")
         }
-        #expect(!html.contains("<chime>") && !html.contains("ic_<sale>"))
+        #expect(!html.contains("<chime>") && !html.contains("ic_<sale>") && !html.contains("<Locked>"))
     }
 
     @Test("The report takes outcomes in input order: its rows and each row's sample do not depend on which payload finished first")
