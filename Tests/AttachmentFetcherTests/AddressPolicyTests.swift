@@ -505,7 +505,14 @@ final class BannerServer: @unchecked Sendable {
         Thread.detachNewThread {
             while true {
                 let connection = accept(listener, nil, nil)
-                guard connection >= 0 else { return }
+                // Stopped: the listener is closed here, by the thread that accepts on it, never
+                // by `stop()`, whose closing could hand its number to another test's listener
+                // while this thread still accepts on that number (it did: this server's banner
+                // went to another one's connections).
+                guard connection >= 0 else {
+                    close(listener)
+                    return
+                }
                 if readingFirst {
                     var request = [UInt8](repeating: 0, count: 4096)
                     _ = request.withUnsafeMutableBytes { read(connection, $0.baseAddress, $0.count) }
@@ -517,9 +524,8 @@ final class BannerServer: @unchecked Sendable {
         }
     }
 
-    /// Stops accepting.
+    /// Stops accepting: the accepting thread's `accept` fails, and that thread closes the listener.
     func stop() {
         shutdown(socket, Int32(SHUT_RDWR))
-        close(socket)
     }
 }
