@@ -12,39 +12,68 @@ import Foundation
 /// (never sent) are dropped, and an empty path becomes `/`, so that spellings of one resource
 /// share one cache entry and one answer.
 struct AttachmentURL: Sendable, Hashable {
+    /// The fields, behind one reference: a URL is copied into every result and outcome that
+    /// names it, and a copy then costs one retain rather than one per string.
+    private final class Fields: Sendable {
+        let string: String
+        let payloadSpelling: String
+        let hostKey: String
+        let fileStem: String
+        let hasCredentials: Bool
+        let reported: String
+        let reportedPayloadSpelling: String
+        let needsEncodingBeforeIOS17: Bool
+
+        init(string: String, payloadSpelling: String, hostKey: String, fileStem: String) {
+            self.string = string
+            self.payloadSpelling = payloadSpelling
+            self.hostKey = hostKey
+            self.fileStem = fileStem
+            hasCredentials = AttachmentURL.hasCredentials(string)
+            reported = hasCredentials ? URLCredentials.redacted(string) : string
+            reportedPayloadSpelling = URLCredentials.redacted(payloadSpelling)
+            needsEncodingBeforeIOS17 = AttachmentURL.needsEncodingBeforeIOS17(payloadSpelling)
+        }
+    }
+
+    private let fields: Fields
+
     /// The normalised URL: what libcurl fetches, what the cache keys on, what outcomes report.
-    let string: String
+    var string: String { fields.string }
     /// The URL exactly as the payload spelled it.
-    let payloadSpelling: String
+    var payloadSpelling: String { fields.payloadSpelling }
     /// `scheme://host:port`, lowercased: the unit of the per-host connection limit.
-    let hostKey: String
+    var hostKey: String { fields.hostKey }
     /// The stem of the local file's name, from the URL's last path component (see
     /// `AttachmentFiles.stem(of:)`), worked out once per URL rather than once per file.
-    let fileStem: String
+    var fileStem: String { fields.fileStem }
     /// Whether the URL carries credentials: an `@` in its authority (`user:pass@host`), which
     /// libcurl would send as HTTP authentication. A backslash ends the authority too, as some
     /// parsers take it for a slash: the check errs towards refusing.
-    let hasCredentials: Bool
+    var hasCredentials: Bool { fields.hasCredentials }
     /// `string` as outcomes show it: credentials replaced by `***`.
-    let reported: String
+    var reported: String { fields.reported }
     /// `payloadSpelling` as outcomes show it: credentials replaced by `***`.
-    let reportedPayloadSpelling: String
+    var reportedPayloadSpelling: String { fields.reportedPayloadSpelling }
     /// Whether the payload spells the URL with characters a URL may not hold (a space, non-ASCII,
     /// `"<>\^`{|}`, a `%` not followed by two hex digits), which only apps linked on iOS 17 or
     /// later encode: before, `URL(string:)` is `nil` and no attachment shows.
-    let needsEncodingBeforeIOS17: Bool
+    var needsEncodingBeforeIOS17: Bool { fields.needsEncodingBeforeIOS17 }
 
-    /// These four are worked out here, once per URL (a parsed URL is remembered, see
+    /// The last four are worked out here, once per URL (a parsed URL is remembered, see
     /// `BoundedMemo.parse`), rather than by every outcome that reports it.
     private init(string: String, payloadSpelling: String, hostKey: String, fileStem: String) {
-        self.string = string
-        self.payloadSpelling = payloadSpelling
-        self.hostKey = hostKey
-        self.fileStem = fileStem
-        hasCredentials = Self.hasCredentials(string)
-        reported = hasCredentials ? URLCredentials.redacted(string) : string
-        reportedPayloadSpelling = URLCredentials.redacted(payloadSpelling)
-        needsEncodingBeforeIOS17 = Self.needsEncodingBeforeIOS17(payloadSpelling)
+        fields = Fields(string: string, payloadSpelling: payloadSpelling, hostKey: hostKey, fileStem: fileStem)
+    }
+
+    /// Two URLs are the same when the payload spelled them alike: every other field follows.
+    static func == (lhs: AttachmentURL, rhs: AttachmentURL) -> Bool {
+        lhs.fields === rhs.fields || (lhs.string == rhs.string && lhs.payloadSpelling == rhs.payloadSpelling)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(string)
+        hasher.combine(payloadSpelling)
     }
 
     /// `string`'s normalised form, or `string` itself when it is no URL this fetches: how a
@@ -103,7 +132,7 @@ struct AttachmentURL: Sendable, Hashable {
 
 extension AttachmentURL {
     /// See `needsEncodingBeforeIOS17`.
-    private static func needsEncodingBeforeIOS17(_ spelling: String) -> Bool {
+    fileprivate static func needsEncodingBeforeIOS17(_ spelling: String) -> Bool {
         let bytes = Array(spelling.utf8)
         // `[` and `]` belong to an IPv6 host alone: in the path or query, the parser before
         // iOS 17 reads no URL (iOS 17 encodes them, `%5B` `%5D`).
