@@ -99,7 +99,12 @@ struct ContentReader {
     /// The warning for `path`, whose value is not `expected` ("a string"), with
     /// `wrongTypeConsequence` when one is set.
     mutating func warnWrongType(_ path: String, _ expected: String) {
-        warnings.append("\(path) is not \(expected)" + (wrongTypeConsequence.map { ": " + $0 } ?? ""))
+        warnWrongType("\(path) is not \(expected)")
+    }
+
+    /// `warning`, about a value of the wrong type, with `wrongTypeConsequence` when one is set.
+    mutating func warnWrongType(_ warning: String) {
+        warnings.append(warning + (wrongTypeConsequence.map { ": " + $0 } ?? ""))
     }
 
     /// A string; `nil` when absent, and a warning when it is another type. An empty string is
@@ -249,7 +254,7 @@ struct ContentReader {
             return element.string
         }
         guard strings.count == array.count else {
-            warnings.append("\(path) holds a value that is not a string" + (wrongTypeConsequence.map { ": " + $0 } ?? ""))
+            warnWrongType("\(path) holds a value that is not a string")
             return nil
         }
         return strings
