@@ -319,9 +319,8 @@ final class CampaignReport: Sendable {
             if let icon = notification.smallIcon { details.append("small icon: \(escape(icon))") }
             if let colour = notification.accentColor { details.append("accent colour: \(swatch(colour))\(escape(colour))") }
             if let visibility = notification.lockScreenVisibility { details.append("lock screen: \(escape(visibility.name))") }
-            if let shown = notification.publicVersion, (notification.lockScreenVisibility ?? .private) == .private {
-                let texts = [shown.title, shown.text, shown.summary].compactMap { $0 }
-                details.append("locked: \(escape(texts.isEmpty ? "(empty)" : texts.joined(separator: " / ")))")
+            if let shown = notification.shownPublicVersion {
+                details.append("locked: \(escape(shown.texts.isEmpty ? "(empty)" : shown.texts.joined(separator: " / ")))")
             }
             if notification.staysAfterTap == true { details.append("stays after a tap") }
             if let seconds = notification.dismissAfterSeconds { details.append("removed after \(PayloadValue.text(of: seconds)) s") }

@@ -75,10 +75,9 @@ struct OutcomePrinter {
     /// one, and its public version, which a secure lock screen shows in its place while it is
     /// private (Android's default); `nil` when the payload sets neither.
     static func lockScreen(_ notification: NotificationContent) -> String? {
-        let visibility = notification.lockScreenVisibility
-        var line = visibility.map { "\($0.name) (\($0.effect))" }
-        if let shown = notification.publicVersion, (visibility ?? .private) == .private {
-            let texts = [shown.title, shown.text, shown.summary].compactMap { $0 }.map { "\"\(TerminalText.escaped($0))\"" }
+        var line = notification.lockScreenVisibility.map { "\($0.name) (\($0.effect))" }
+        if let shown = notification.shownPublicVersion {
+            let texts = shown.texts.map { "\"\(TerminalText.escaped($0))\"" }
             let version = "a secure lock screen shows " + (texts.isEmpty ? "an empty public version" : texts.joined(separator: " / ")) + " instead"
             line = (line ?? "private (Android's default)") + "; " + version
         }

@@ -143,16 +143,13 @@ extension ContentReader {
     /// warning, as does one that does not parse (the SDK then sets none).
     mutating func readPublicVersion(_ key: String, fields: (title: String, text: String, summary: String), emptyIsNone: Bool) {
         // An empty string is none: both SDKs skip it.
-        guard payload[key] != nil, payload[key]?.string != "", let object = object(payload[key], at: key) else { return }
+        guard payload[key]?.string != "", let object = object(payload[key], at: key) else { return }
         if object.isEmpty, emptyIsNone { return }
-        let version = NotificationContent.PublicVersion(
+        content.publicVersion = NotificationContent.PublicVersion(
             title: text(object[fields.title], at: "\(key).\(fields.title)"),
             text: text(object[fields.text], at: "\(key).\(fields.text)"),
             summary: text(object[fields.summary], at: "\(key).\(fields.summary)"))
-        content.publicVersion = version
-        // Android's default is private.
-        let visibility = content.lockScreenVisibility ?? .private
-        if visibility != .private {
+        if content.shownPublicVersion == nil, let visibility = content.lockScreenVisibility {
             warnings.append("\(key) is never shown: the notification is \(visibility.name) on the lock screen (\(visibility.effect))")
         }
     }

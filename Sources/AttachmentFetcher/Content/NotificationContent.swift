@@ -91,6 +91,9 @@ public struct NotificationContent: Sendable, Hashable {
             self.text = text
             self.summary = summary
         }
+
+        /// Its title, text and summary, those it has, in that order.
+        public var texts: [String] { [title, text, summary].compactMap { $0 } }
     }
 
     /// Airship's crop of an attachment's thumbnail, each value a fraction (0–1) of the image.
@@ -477,6 +480,11 @@ public struct NotificationContent: Sendable, Hashable {
     public var publicVersion: PublicVersion? {
         get { fields.publicVersion }
         set { fields.publicVersion = newValue }
+    }
+    /// `publicVersion` when a secure lock screen shows it: while the notification is private
+    /// (its `lockScreenVisibility`, or Android's default, private, when the payload sets none).
+    public var shownPublicVersion: PublicVersion? {
+        (lockScreenVisibility ?? .private) == .private ? publicVersion : nil
     }
     /// `true` when the payload keeps the notification in the shade after a tap
     /// (`setAutoCancel(false)`): FCM's `gcm.n.sticky` (HTTP v1 `android.notification.sticky`).
