@@ -12,8 +12,7 @@ enum URLCredentials {
     /// first `@` that follows). Works on any text, a URL or not.
     static func redacted(_ string: String) -> String {
         let bytes = string.utf8
-        // Without an `@` there is no user information: the common case, every outcome's URLs,
-        // answered in one pass.
+        // Without an `@` there is no user information: the common case, answered in one pass.
         guard bytes.contains(UInt8(ascii: "@")), let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return string }
         let authority = bytes[bytes.index(after: colon)...].drop { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") }
         func isDelimiter(_ byte: UInt8) -> Bool {

@@ -121,22 +121,6 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-extension AttachmentURL {
-    /// Whether `string`, a normalised URL, carries credentials (see `hasCredentials`).
-    static func hasCredentials(_ string: String) -> Bool {
-        guard let schemeEnd = string.utf8.firstIndex(of: UInt8(ascii: ":")) else { return false }
-        let afterScheme = string.utf8[string.utf8.index(after: schemeEnd)...].drop { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") }
-        for byte in afterScheme {
-            switch byte {
-            case UInt8(ascii: "@"): return true
-            case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "\\"): return false
-            default: continue
-            }
-        }
-        return false
-    }
-}
-
 extension PushAttachmentFetcher.Configuration {
     /// Whether `entry` has curl's `--resolve` shape, `HOST:PORT:ADDRESS[,ADDRESS…]` (a leading
     /// `+` or `-` as libcurl allows): a host, a port number, and at least one address.

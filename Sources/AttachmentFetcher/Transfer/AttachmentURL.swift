@@ -131,6 +131,20 @@ struct AttachmentURL: Sendable, Hashable {
 }
 
 extension AttachmentURL {
+    /// Whether `string`, a normalised URL, carries credentials (see `hasCredentials`).
+    fileprivate static func hasCredentials(_ string: String) -> Bool {
+        guard let schemeEnd = string.utf8.firstIndex(of: UInt8(ascii: ":")) else { return false }
+        let afterScheme = string.utf8[string.utf8.index(after: schemeEnd)...].drop { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") }
+        for byte in afterScheme {
+            switch byte {
+            case UInt8(ascii: "@"): return true
+            case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "\\"): return false
+            default: continue
+            }
+        }
+        return false
+    }
+
     /// See `needsEncodingBeforeIOS17`.
     fileprivate static func needsEncodingBeforeIOS17(_ spelling: String) -> Bool {
         let bytes = Array(spelling.utf8)
