@@ -176,11 +176,11 @@ extension CacheStore {
         return (before.count - after.count, before.reduce(0) { $0 + $1.size } - after.reduce(0) { $0 + $1.size })
     }
 
-    /// Removes every entry not locked right now, every temporary file no living process holds,
-    /// and what an earlier layout left (`locks/`): the directory keeps `entries/`, `tmp/` and
-    /// the lock file, empty. Returns how many entries went.
-    /// Removes every entry but those another process holds; how many went, and why the first
-    /// that could not go stayed (a read-only file system, a directory this user may not write).
+    /// Removes every entry but those another process holds right now, every temporary file no
+    /// living process holds, and what an earlier layout left (`locks/`): the directory keeps
+    /// `entries/`, `tmp/` and the lock file, empty. Returns how many entries went, their bytes,
+    /// and why the first that could not go stayed (a read-only file system, a directory this
+    /// user may not write).
     func clear() -> (removed: Int, bytes: Int, problem: String?) {
         var removed = 0
         var bytes = 0
