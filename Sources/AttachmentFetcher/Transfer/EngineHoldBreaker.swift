@@ -41,7 +41,7 @@ final class EngineHoldBreaker: Sendable {
         var judge = EngineHoldJudge()
         /// Running while the engine turns.
         var timer: (any DispatchSourceTimer)?
-        /// The connections shut, by their ports, and when, for `shut(localPort:peerPort:)`.
+        /// The connections shut, by their ports, and when, for `shutConnection(of:)`.
         var shut: [(local: Int, peer: Int, at: ContinuousClock.Instant)] = []
     }
 
@@ -80,10 +80,13 @@ final class EngineHoldBreaker: Sendable {
         chunks.add(1, ordering: .relaxed)
     }
 
-    /// Whether the connection between these ports (`CURLINFO_LOCAL_PORT`, `CURLINFO_PRIMARY_PORT`)
-    /// was shut here in the last minute.
-    func shut(localPort: Int, peerPort: Int) -> Bool {
-        guard everShut.load(ordering: .relaxed), localPort > 0 else { return false }
+    /// Whether the connection of `easy`'s last transfer (by its ports, `CURLINFO_LOCAL_PORT` and
+    /// `CURLINFO_PRIMARY_PORT`, read only once some connection was ever shut) was shut here in
+    /// the last minute. Called on the engine's thread.
+    func shutConnection(of easy: CurlEasy) -> Bool {
+        guard everShut.load(ordering: .relaxed) else { return false }
+        let localPort = easy.localPort, peerPort = easy.primaryPort
+        guard localPort > 0 else { return false }
         let now = ContinuousClock.now
         return state.withLock { state in
             state.shut.removeAll { $0.at.duration(to: now) > .seconds(60) }

@@ -117,7 +117,7 @@ final class EngineLoop: @unchecked Sendable {
         let completion: TransferStateMachine.Completion =
             if result == .ok {
                 .response(status: active.easy.responseCode)
-            } else if holdBreaker.shut(localPort: active.easy.localPort, peerPort: active.easy.primaryPort) {
+            } else if holdBreaker.shutConnection(of: active.easy) {
                 // Its connection held the thread and was shut: not asked again (see `heldEngine`).
                 .failed(failures.heldEngine(result), connectionFailed: false)
             } else {
