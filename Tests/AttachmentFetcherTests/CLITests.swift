@@ -9,13 +9,7 @@ struct CLITests {
         let server = try await MockCDNServer.start(eventLoopThreads: 1)
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
-            try await body(server, directory)
-            try await server.shutdown()
-        } catch {
-            try? await server.shutdown()
-            throw error
-        }
+        try await server.shuttingDown { try await body(server, directory) }
     }
 
     /// A Braze payload for a 5,000-byte image on `server`, written to `directory`; its path.

@@ -16,13 +16,7 @@ func withTLSMockCDN(
         eventLoopThreads: 1,
         tls: .init(certificateChainPath: certificate.certificatePath, privateKeyPath: certificate.privateKeyPath),
         filesDirectory: filesDirectory)
-    do {
-        try await body(server, certificate, root)
-    } catch {
-        try? await server.shutdown()
-        throw error
-    }
-    try await server.shutdown()
+    try await server.shuttingDown { try await body(server, certificate, root) }
 }
 
 /// The mock CDN over TLS, with a self-signed certificate made by Debian's `openssl`: HTTPS and,
@@ -308,7 +302,7 @@ struct FloodedConnectionTests {
 
     /// Runs `body` with a TLS mock CDN to flood from, a plain one beside it, and a configuration
     /// (a 5 s deadline) that trusts the first and reaches both on loopback; both servers are shut
-    /// down however `body` ends.
+    /// down however `body` ends (`shuttingDown(after:)`).
     private func withFloodingAndOtherOrigin(
         _ body: (_ flooding: MockCDNServer, _ other: MockCDNServer, _ configuration: PushAttachmentFetcher.Configuration) async throws -> Void
     ) async throws {
@@ -317,13 +311,7 @@ struct FloodedConnectionTests {
             var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(5) * TestTiming.scale)
             configuration.trustedCertificatesFile = certificate.certificatePath
             configuration.addressPolicy.allowsPrivateNetworks = true  // the mock CDNs are on loopback
-            do {
-                try await body(flooding, other, configuration)
-            } catch {
-                try? await other.shutdown()
-                throw error
-            }
-            try await other.shutdown()
+            try await other.shuttingDown { try await body(flooding, other, configuration) }
         }
     }
 }

@@ -142,3 +142,19 @@ enum TestTiming {
         }
     }
 }
+
+extension MockCDNServer {
+    /// `body`'s result, with this server shut down however `body` ends: a failure of `body` is
+    /// thrown, not the shutdown's that follows it.
+    func shuttingDown<Result>(after body: () async throws -> Result) async throws -> Result {
+        let result: Result
+        do {
+            result = try await body()
+        } catch {
+            try? await shutdown()
+            throw error
+        }
+        try await shutdown()
+        return result
+    }
+}
