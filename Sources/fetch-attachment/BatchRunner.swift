@@ -13,7 +13,8 @@ struct BatchRunner {
     var reportPath: String? = nil
 
     /// Runs the batch; its exit status: 0 when every payload got its attachment, 1 when not, 130
-    /// or 143 when Ctrl-C or `SIGTERM` interrupted it (see `BatchInterruption`).
+    /// or 143 when Ctrl-C or `SIGTERM` interrupted it (see `BatchInterruption`), 73 when the
+    /// report could not be written, 74 when the input could not be read to its end.
     ///
     /// A regular file is read a chunk at a time by `concurrency` workers, each taking the next
     /// line as it finishes one. Standard input or a pipe is read as lines arrive, so that a
@@ -29,7 +30,7 @@ struct BatchRunner {
         do {
             descriptor = try CommandSyscalls.openForReading(input)
         } catch {
-            throw UnreadableInput(description: "cannot read '\(TerminalText.escaped(input))': \(error)")
+            throw UnusableFile.unreadable("cannot read '\(TerminalText.escaped(input))': \(error)")
         }
         let source: BatchInput
         if CommandSyscalls.isRegularFile(descriptor) {
@@ -77,6 +78,7 @@ struct BatchRunner {
                 "fetch-attachment: cannot read \(TerminalText.escaped(input)) to its end: \(StandardStreams.readFailure(of: input, error))\n")
         }
         // The report is written whatever ended the batch: what was done is not lost.
+        var reportFailed = false
         if let report, let reportPath {
             do {
                 let html = report.html(
@@ -87,13 +89,17 @@ struct BatchRunner {
             } catch {
                 StandardStreams.error.write(
                     "fetch-attachment: cannot write the report \(TerminalText.escaped(reportPath)): \(Self.reason(error))\n")
-                throw ExitCode(1)
+                reportFailed = true
             }
         }
+        // The input's read error, a signal, then the report's failure: each says more than
+        // whether every payload got its attachment.
         if readError != nil { return StandardStreams.writeErrorStatus }
+        if let status = interruption.exitStatus { return status }
+        if reportFailed { return UnusableFile.cannotCreate }
         // No payload is no attachment ready: an empty input (a step before that failed) is not
         // a campaign that went well.
-        return interruption.exitStatus ?? (!records.isEmpty && records.allSatisfy(\.attached) ? 0 : 1)
+        return !records.isEmpty && records.allSatisfy(\.attached) ? 0 : 1
     }
 
     /// The system's words for why a file could not be written ("No space left on device"), not

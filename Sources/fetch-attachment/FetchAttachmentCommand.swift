@@ -11,7 +11,8 @@ struct FetchAttachmentCommand: AsyncParsableCommand {
         discussion: """
             Exit status: 0 when an attachment is ready (in a batch, every payload's), 1 when the \
             original content stands (whatever the reason; a batch of no payload too), 64 for a bad command line, 66 when a file to \
-            read (the payload, --batch's, --cacert's) is missing, a directory or not readable, 74 when standard output or \
+            read (the payload, --batch's, --cacert's) is missing, a directory or not readable, 73 when --report's file \
+            cannot be written (checked before the batch starts, and again at its end), 74 when standard output or \
             standard error could not be written (or a batch could not be read to its end), \
             130 or 143 when Ctrl-C or SIGTERM interrupted a batch (no more payloads start; \
             those in flight end by their deadlines; outcomes, summary and report are written).
@@ -52,9 +53,9 @@ struct FetchAttachmentCommand: AsyncParsableCommand {
                 try command.run()
             }
             StandardStreams.exit(0)
-        } catch let error as UnreadableInput {
+        } catch let error as UnusableFile {
             StandardStreams.error.write("Error: \(error)\n")
-            StandardStreams.exit(UnreadableInput.exitStatus)
+            StandardStreams.exit(error.exitStatus)
         } catch {
             let status = StandardStreams.finalStatus(exitCode(for: error).rawValue)
             guard status != StandardStreams.writeErrorStatus else {

@@ -43,10 +43,6 @@ struct FetchCommand: AsyncParsableCommand {
         {
             throw ValidationError("--report \(TerminalText.escaped(report)) is the campaign itself (--batch \(TerminalText.escaped(batch)))")
         }
-        // Checked now: a report written only at the end of a campaign must not be lost to a typo.
-        if let report, let problem = PathCheck.writeProblem(report) {
-            throw ValidationError("cannot write the report \(TerminalText.escaped(report)): \(problem)")
-        }
         if let concurrency {
             guard (1...1_000_000).contains(concurrency) else {
                 throw ValidationError("--concurrency must be between 1 and 1000000")
@@ -57,15 +53,20 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // The files named are read only once the command line is known to be right: a file that
-        // cannot be read is exit 66, a bad command line 64 (see `UnreadableInput`).
+        // The files named are used only once the command line is known to be right: a file that
+        // cannot be read is exit 66, a report that cannot be written 73, a bad command line 64
+        // (see `UnusableFile`).
         try options.checkInputs()
+        // Checked now: a report written only at the end of a campaign must not be lost to a typo.
+        if let report, let problem = PathCheck.writeProblem(report) {
+            throw UnusableFile.uncreatable("cannot write the report \(TerminalText.escaped(report)): \(problem)")
+        }
         for path in [payload, batch].compactMap({ $0 }) where path != "-" {
             guard !PathCheck.isDirectory(path) else {
-                throw UnreadableInput(description: "'\(TerminalText.escaped(path))' is a directory, not a payload file")
+                throw UnusableFile.unreadable("'\(TerminalText.escaped(path))' is a directory, not a payload file")
             }
             if let problem = PathCheck.readProblem(path) {
-                throw UnreadableInput(description: "cannot read '\(TerminalText.escaped(path))': \(problem)")
+                throw UnusableFile.unreadable("cannot read '\(TerminalText.escaped(path))': \(problem)")
             }
         }
         if let batch {
@@ -81,7 +82,7 @@ struct FetchCommand: AsyncParsableCommand {
         do {
             input = try PayloadInput.read(payload, limit: configuration.maximumPayloadBytes)
         } catch {
-            throw UnreadableInput(description: "cannot read the payload: \(error)")
+            throw UnusableFile.unreadable("cannot read the payload: \(error)")
         }
         let bytes = input.bytes
         if let pretty = input.prettyPrintedBytes {
@@ -183,13 +184,13 @@ struct FetchOptions: ParsableArguments {
     }
 
     /// Checks the files the options name for reading, once the command line is valid:
-    /// `UnreadableInput` (exit 66) for one that cannot be read; a bad command line (64) for a
+    /// `UnusableFile` (exit 66) for one that cannot be read; a bad command line (64) for a
     /// `--cacert` that holds no certificate.
     func checkInputs() throws {
         guard let cacert else { return }
         let problem = PathCheck.isDirectory(cacert) ? "it is a directory" : PathCheck.readProblem(cacert)
         if let problem {
-            throw UnreadableInput(description: "--cacert \(TerminalText.escaped(cacert)) is not a readable file: \(problem)")
+            throw UnusableFile.unreadable("--cacert \(TerminalText.escaped(cacert)) is not a readable file: \(problem)")
         }
         // libcurl would take any file and then fail every HTTPS download.
         let head = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: cacert)).read(upToCount: 1 << 20)) ?? nil
@@ -300,17 +301,24 @@ enum DefaultPaths {
     }
 }
 
-/// An input file named on the command line that cannot be read: missing, a directory, not
-/// readable by this user (or, for one payload, a standard input that was closed). Exit status
-/// 66, `EX_NOINPUT` of sysexits(3), with the one line `description` and no usage: the command
-/// line was right, the file is not there to read. Thrown from `run()`, once the command line
-/// was validated (a bad option stays 64) and before anything is made or written.
-struct UnreadableInput: Error, CustomStringConvertible {
-    /// `EX_NOINPUT`.
-    static let exitStatus: Int32 = 66
+/// A file named on the command line that cannot be used: an input missing, a directory or not
+/// readable by this user (or, for one payload, a standard input that was closed), or an output
+/// that cannot be created. Said in the one line `description`, without usage: the command line
+/// was right, the file is not. Thrown from `run()`, once the command line was validated (a bad
+/// option stays 64), and for an input before anything is made or written.
+struct UnusableFile: Error, CustomStringConvertible {
+    /// `EX_NOINPUT` of sysexits(3): a file to read is not there to read.
+    static let noInput: Int32 = 66
+    /// `EX_CANTCREAT` of sysexits(3): a file to write cannot be created.
+    static let cannotCreate: Int32 = 73
 
-    /// The file and why it cannot be read, in the system's words.
+    /// The file and why it cannot be used, in the system's words.
     var description: String
+    /// `noInput` or `cannotCreate`.
+    var exitStatus: Int32
+
+    static func unreadable(_ description: String) -> Self { Self(description: description, exitStatus: noInput) }
+    static func uncreatable(_ description: String) -> Self { Self(description: description, exitStatus: cannotCreate) }
 }
 
 /// Checks of paths given on the command line.

@@ -259,7 +259,7 @@ struct CLIHelpTests {
         #expect(!open.stderr.contains("hint:"), "\(open.stderr)")
     }
 
-    @Test("A report that could not be written is refused before the batch runs (exit 64), not after it")
+    @Test("A report that could not be written is refused before the batch runs (exit 73, EX_CANTCREAT), not after it")
     func unwritableReportRefusedFirst() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -274,8 +274,10 @@ struct CLIHelpTests {
         ] {
             let result = try await CommandRunner.run(
                 "fetch-attachment", ["--batch", campaign, "--no-cache", "--output-dir", directory + "/out", "--report", report])
-            #expect(result.status == 64, "\(result.stderr)")
+            #expect(result.status == 73, "\(result.stderr)")
             #expect(result.stderr.contains(message), "\(result.stderr)")
+            // One line, no usage: the command line was right, the file cannot be made.
+            #expect(!result.stderr.contains("Usage:"), "\(result.stderr)")
             // Refused before any payload ran: no outcome on stdout, no summary on stderr.
             #expect(result.stdout.isEmpty, "\(result.stdout)")
             #expect(!result.stderr.contains("batch:"), "\(result.stderr)")

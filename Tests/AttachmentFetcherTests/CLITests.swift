@@ -521,6 +521,33 @@ struct CLITests {
         }
     }
 
+    @Test("A report that can no longer be written when the batch ends: its outcomes and summary stand, one line says why, exit 73")
+    func reportUnwritableAtTheEnd() async throws {
+        try await withServer { server, directory in
+            let reports = directory + "/reports"
+            try FileManager.default.createDirectory(atPath: reports, withIntermediateDirectories: true)
+            let (status, lines) = try await CommandRunner.withRunning(
+                "fetch-attachment",
+                ["--batch", "-", "--json", "--no-cache", "--output-dir", directory + "/out", "--allow-private-networks",
+                 "--report", reports + "/report.html"],
+                readLines: true
+            ) { program -> [String] in
+                try await program.write(Payloads.braze(url: server.url("/media/r.jpg?bytes=2000")) + Data("\n".utf8))
+                let line = try #require(await program.nextLine(within: .seconds(20)), "no outcome while the input is open")
+                // The report's directory goes while the batch runs (checked at the start, it was there).
+                try FileManager.default.removeItem(atPath: reports)
+                try await program.finishInput()
+                #expect(await program.nextLine(within: .seconds(20)) == nil)
+                return [line]
+            }
+            let line = try #require(lines.first)
+            let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(object["status"] as? String == "attached")
+            // EX_CANTCREAT, not 1 (which says an original content stands) nor 0.
+            #expect(status == 73)
+        }
+    }
+
     @Test("Ctrl-C in a batch: nothing more starts, the payloads in flight end by their deadlines, every outcome and the report are written, exit 130")
     func interruptedBatchLosesNothing() async throws {
         try await withServer { server, directory in
