@@ -26,7 +26,11 @@ extension PushAttachmentFetcher {
         /// How many redirects a download may follow. Default 20, as URLSession.
         public var maximumRedirects: Int
 
-        /// The `User-Agent` header sent with every request.
+        /// The `User-Agent` header sent with every request. Default `defaultUserAgent`. An origin
+        /// that filters or varies by it (a CDN rule serving only an app's clients) answers a
+        /// preflight as it answers the phones only when this is what the app's extension sends
+        /// (URLSession's is "NAME/VERSION CFNetwork/… Darwin/…"). A cache keeps the downloads
+        /// of each User-Agent apart (see `cacheScope`).
         public var userAgent: String
 
         /// Payloads larger than this are `invalid-payload` without being parsed. Default 4,096
@@ -82,9 +86,9 @@ extension PushAttachmentFetcher {
         /// (the default): the payload's own platform judges alone.
         public var platforms: [Platform] = []
 
-        /// What decides, besides a URL, whether and from where its body may be fetched: the
-        /// address policy, the proxy, fixed resolutions, trusted CAs, credentials in URLs and
-        /// the redirects followed, as one text; empty with the defaults. Cache keys include it, so that an entry fetched under wider rules (an
+        /// What decides, besides a URL, whether and from where its body may be fetched, and what
+        /// the origin answers: the address policy, the proxy, fixed resolutions, trusted CAs,
+        /// credentials in URLs, the redirects followed and the User-Agent, as one text; empty with the defaults. Cache keys include it, so that an entry fetched under wider rules (an
         /// internal CDN allowed with `allowedNetworks`) is never served to a fetcher whose rules
         /// refuse its origin.
         var cacheScope: String {
@@ -98,6 +102,8 @@ extension PushAttachmentFetcher {
             if let trustedCertificatesFile { parts.append("cacert " + Self.certificatesIdentity(trustedCertificatesFile)) }
             if allowsCredentialsInURLs { parts.append("credentials") }
             if maximumRedirects != Self.defaultMaximumRedirects { parts.append("redirects \(maximumRedirects)") }
+            // An origin may answer another User-Agent otherwise (`Vary: User-Agent`, a CDN's rule).
+            if userAgent != Self.defaultUserAgent { parts.append("user-agent " + userAgent) }
             return parts.joined(separator: "; ")
         }
 
@@ -128,6 +134,9 @@ extension PushAttachmentFetcher {
         /// URLSession's limit.
         static let defaultMaximumRedirects = 20
 
+        /// The `User-Agent` sent unless `userAgent` says otherwise.
+        public static let defaultUserAgent = "AttachmentFetcher/1.0"
+
         /// A configuration writing into `outputDirectory`, with every other field at its default.
         public init(outputDirectory: String, timeout: Duration = .seconds(30)) {
             self.outputDirectory = outputDirectory
@@ -135,7 +144,7 @@ extension PushAttachmentFetcher {
             sizeLimits = SizeLimits()
             connectionPool = ConnectionPool()
             maximumRedirects = Self.defaultMaximumRedirects
-            userAgent = "AttachmentFetcher/1.0"
+            userAgent = Self.defaultUserAgent
             maximumPayloadBytes = 4096
             maximumAttachmentsPerPayload = 4
             addressPolicy = AddressPolicy()

@@ -232,6 +232,11 @@ enum Router {
                 return htmlPage(status: .forbidden, detail: "No cookie \(required)")
             }
         }
+        // `require_user_agent`: 403 unless the request's User-Agent contains this text, as a CDN
+        // rule that serves only an app's own clients.
+        if let required = try headerValue("require_user_agent"), request.headers["User-Agent"].first?.contains(required) != true {
+            return htmlPage(status: .forbidden, detail: "User-Agent without \(required)")
+        }
         let expires = params["expires"].map { raw -> Int64? in Int64(raw) }
         if case .some(.none) = expires { throw BadRequest(message: "Invalid value for expires") }
 

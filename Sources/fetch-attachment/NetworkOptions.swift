@@ -19,6 +19,9 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Resolve HOST:PORT to ADDRESS instead of asking DNS, as curl's --resolve ('*' as HOST for every name; repeatable). The address policy still applies.", valueName: "host:port:address"))
     var resolve: [String] = []
 
+    @Option(name: .customLong("user-agent"), help: ArgumentHelp("The User-Agent header of every request (default \(PushAttachmentFetcher.Configuration.defaultUserAgent)). An origin that filters or varies by it answers as it answers the phones only with the app's own, as its extension's URLSession sends it: 'NAME/VERSION CFNetwork/… Darwin/…'. The cache keeps each User-Agent's downloads apart.", valueName: "text"))
+    var userAgent: String?
+
     @Option(name: .customLong("max-connections-per-host"), parsing: .unconditional, help: "Transfers to one host at once (default 48); the others wait in a queue, on their payloads' time.")
     var maximumConnectionsPerHost: Int?
 
@@ -32,6 +35,10 @@ struct NetworkOptions: ParsableArguments {
             } catch {
                 throw ValidationError("--allow-network \(TerminalText.escaped(error.message))")
             }
+        }
+        if let userAgent, userAgent.isEmpty { throw ValidationError("--user-agent must not be empty") }
+        if let userAgent, userAgent.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw ValidationError("--user-agent '\(TerminalText.escaped(userAgent))' holds a control character: it is one header line")
         }
         if let proxy, proxy.isEmpty { throw ValidationError("--proxy must not be empty") }
         if let proxy, let problem = PushAttachmentFetcher.Configuration.proxyProblem(proxy) {
@@ -49,6 +56,7 @@ struct NetworkOptions: ParsableArguments {
             allowsPrivateNetworks: allowPrivateNetworks, allowedNetworks: allowedNetworks.compactMap(IPNetwork.init))
         configuration.allowsCredentialsInURLs = allowURLCredentials
         configuration.proxy = proxy
+        if let userAgent { configuration.userAgent = userAgent }
         configuration.resolve = resolve
         if let maximumConnectionsPerHost { configuration.connectionPool.maximumConnectionsPerHost = maximumConnectionsPerHost }
     }

@@ -45,6 +45,45 @@ struct CLITests {
         }
     }
 
+    @Test("--user-agent: an origin that serves only the app's User-Agent attaches with it, and a cache keeps each User-Agent's download apart")
+    func userAgent() async throws {
+        try await withServer { server, directory in
+            // As a CDN rule that lets only iPhones' CFNetwork through.
+            let path = directory + "/payload.json"
+            try Payloads.braze(url: server.url("/media/ua.jpg?bytes=3000&require_user_agent=CFNetwork&cache_control=max-age%3D600"))
+                .write(to: URL(fileURLWithPath: path))
+            let common = [path, "--output-dir", directory + "/out", "--cache-dir", directory + "/cache", "--json", "--allow-private-networks"]
+            let iPhone = "Service/1 CFNetwork/1568.100.1 Darwin/24.0.0"
+
+            let plain = try await CommandRunner.run("fetch-attachment", common)
+            #expect(plain.status == 1, "\(plain.stderr)")
+            let refused = try jsonObject(plain.stdout)
+            #expect(refused["reason"] as? String == "http-status" && refused["detail"] as? String == "HTTP 403", "\(plain.stdout)")
+
+            let asPhone = try await CommandRunner.run("fetch-attachment", common + ["--user-agent", iPhone])
+            #expect(asPhone.status == 0, "\(asPhone.stderr)")
+            #expect(try jsonObject(asPhone.stdout)["status"] as? String == "attached")
+            let requests = server.stats().requests
+            // The same User-Agent again: a hit.
+            let again = try await CommandRunner.run("fetch-attachment", common + ["--user-agent", iPhone])
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(server.stats().requests == requests)
+            // Another User-Agent on the same cache never gets what the origin sent the first: a
+            // response may vary with it (`Vary: User-Agent`), and this one is refused.
+            let other = try await CommandRunner.run("fetch-attachment", common + ["--user-agent", "Mozilla/5.0"])
+            #expect(other.status == 1, "\(other.stderr)")
+            #expect(try jsonObject(other.stdout)["detail"] as? String == "HTTP 403", "\(other.stdout)")
+            #expect(server.stats().requests == requests + 1)
+
+            for bad in ["", "a\r\nX-Injected: 1", "tab\there"] {
+                let result = try await CommandRunner.run("fetch-attachment", common + ["--user-agent", bad])
+                #expect(result.status == 64, "\(bad.debugDescription): \(result.stderr)")
+                #expect(result.stderr.contains("--user-agent"), "\(result.stderr)")
+                #expect(result.stdout.isEmpty)
+            }
+        }
+    }
+
     @Test("Payloads that ran out of time in the queue for their host are named in the summary, with the flag that raises the limit")
     func queueHint() async throws {
         try await withServer { server, directory in
