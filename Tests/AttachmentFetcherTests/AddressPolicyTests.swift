@@ -270,7 +270,7 @@ struct AddressPolicyTests {
         let server = try await MockCDNServer.start(eventLoopThreads: 1)
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
+        try await server.shuttingDown {
             let port = server.port
             let secret = "s3cretPassw0rd"
             // Refused (the default), allowed and attached, and one that is not a URL at all.
@@ -299,11 +299,7 @@ struct AddressPolicyTests {
                     #expect(report.contains("***@127.0.0.1"))
                 }
             }
-        } catch {
-            try? await server.shutdown()
-            throw error
         }
-        try await server.shutdown()
     }
 
     @Test("A proxy that refuses the tunnel is the proxy's network failure, not the origin's HTTP status")
@@ -429,7 +425,7 @@ struct AddressPolicyCLITests {
         let server = try await MockCDNServer.start(eventLoopThreads: 1)
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
+        try await server.shuttingDown {
             let payload = Payloads.braze(url: server.url("/media/a.png?bytes=3000"))
             let base = ["--json", "--no-cache", "--output-dir", directory]
             let refused = try await CommandRunner.run("fetch-attachment", base, stdin: payload)
@@ -443,10 +439,6 @@ struct AddressPolicyCLITests {
             let bad = try await CommandRunner.run("fetch-attachment", base + ["--allow-network", "127.1/8"], stdin: payload)
             #expect(bad.status == 64)
             #expect(bad.stderr.contains("--allow-network"))
-            try await server.shutdown()
-        } catch {
-            try? await server.shutdown()
-            throw error
         }
     }
 
@@ -456,7 +448,7 @@ struct AddressPolicyCLITests {
         let proxy = try await MockCDNServer.start(eventLoopThreads: 1)
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
+        try await server.shuttingDown { try await proxy.shuttingDown {
             let environment = [
                 "http_proxy": proxy.baseURL, "HTTP_PROXY": proxy.baseURL, "https_proxy": proxy.baseURL,
                 "ALL_PROXY": proxy.baseURL, "all_proxy": proxy.baseURL, "no_proxy": "", "NO_PROXY": "",
@@ -467,13 +459,7 @@ struct AddressPolicyCLITests {
             #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
             #expect(server.stats().requests == 1)
             #expect(proxy.stats().connectionsAccepted == 0)
-            try await server.shutdown()
-            try await proxy.shutdown()
-        } catch {
-            try? await server.shutdown()
-            try? await proxy.shutdown()
-            throw error
-        }
+        } }
     }
 }
 

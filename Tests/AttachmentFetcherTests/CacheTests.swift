@@ -579,34 +579,35 @@ struct CacheTests {
         let server = try await MockCDNServer.start(eventLoopThreads: 1)
         let home = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: home) }
-        let environment = ["XDG_CACHE_HOME": home]
-        let payload = Payloads.braze(url: server.url("/media/keep.png?bytes=3000"))
-        let fetched = try await CommandRunner.run(
-            "fetch-attachment", ["--allow-private-networks"], stdin: payload, environment: environment)
-        defer { Task { try? await server.shutdown() } }
-        #expect(fetched.status == 0, "\(fetched.stderr)")
-        let attachments = home + "/attachment-fetcher/attachments"
-        #expect((try FileManager.default.contentsOfDirectory(atPath: attachments)).count == 1)
-        let stats = try await CommandRunner.run("fetch-attachment", ["cache", "stats"], environment: environment)
-        #expect(stats.stdout.contains("attachments: 1 files, 3000 bytes in \(attachments)"), "\(stats.stdout)")
+        try await server.shuttingDown {
+            let environment = ["XDG_CACHE_HOME": home]
+            let payload = Payloads.braze(url: server.url("/media/keep.png?bytes=3000"))
+            let fetched = try await CommandRunner.run(
+                "fetch-attachment", ["--allow-private-networks"], stdin: payload, environment: environment)
+            #expect(fetched.status == 0, "\(fetched.stderr)")
+            let attachments = home + "/attachment-fetcher/attachments"
+            #expect((try FileManager.default.contentsOfDirectory(atPath: attachments)).count == 1)
+            let stats = try await CommandRunner.run("fetch-attachment", ["cache", "stats"], environment: environment)
+            #expect(stats.stdout.contains("attachments: 1 files, 3000 bytes in \(attachments)"), "\(stats.stdout)")
 
-        // Another cache's output directory is its own: neither counted nor cleared with the default's.
-        let other = home + "/other"
-        let elsewhere = try await CommandRunner.run(
-            "fetch-attachment", ["--allow-private-networks", "--cache-dir", other], stdin: Payloads.braze(url: server.url("/media/o.png?bytes=2000")),
-            environment: environment)
-        #expect(elsewhere.status == 0, "\(elsewhere.stderr)")
-        #expect((try FileManager.default.contentsOfDirectory(atPath: other + "/attachments")).count == 1)
-        #expect((try FileManager.default.contentsOfDirectory(atPath: attachments)).count == 1)
-        let otherStats = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", other], environment: environment)
-        #expect(otherStats.stdout.contains("attachments: 1 files, 2000 bytes in \(other)/attachments"), "\(otherStats.stdout)")
-        let otherClear = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", other], environment: environment)
-        #expect(otherClear.stdout.contains("removed 1 entries, 2000 bytes; 1 attachment files, 2000 bytes"), "\(otherClear.stdout)")
-        #expect((try FileManager.default.contentsOfDirectory(atPath: attachments)).count == 1)
+            // Another cache's output directory is its own: neither counted nor cleared with the default's.
+            let other = home + "/other"
+            let elsewhere = try await CommandRunner.run(
+                "fetch-attachment", ["--allow-private-networks", "--cache-dir", other], stdin: Payloads.braze(url: server.url("/media/o.png?bytes=2000")),
+                environment: environment)
+            #expect(elsewhere.status == 0, "\(elsewhere.stderr)")
+            #expect((try FileManager.default.contentsOfDirectory(atPath: other + "/attachments")).count == 1)
+            #expect((try FileManager.default.contentsOfDirectory(atPath: attachments)).count == 1)
+            let otherStats = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", other], environment: environment)
+            #expect(otherStats.stdout.contains("attachments: 1 files, 2000 bytes in \(other)/attachments"), "\(otherStats.stdout)")
+            let otherClear = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", other], environment: environment)
+            #expect(otherClear.stdout.contains("removed 1 entries, 2000 bytes; 1 attachment files, 2000 bytes"), "\(otherClear.stdout)")
+            #expect((try FileManager.default.contentsOfDirectory(atPath: attachments)).count == 1)
 
-        let clear = try await CommandRunner.run("fetch-attachment", ["cache", "clear"], environment: environment)
-        #expect(clear.stdout.contains("removed 1 entries, 3000 bytes; 1 attachment files, 3000 bytes"), "\(clear.stdout)")
-        #expect((try FileManager.default.contentsOfDirectory(atPath: attachments)).isEmpty)
+            let clear = try await CommandRunner.run("fetch-attachment", ["cache", "clear"], environment: environment)
+            #expect(clear.stdout.contains("removed 1 entries, 3000 bytes; 1 attachment files, 3000 bytes"), "\(clear.stdout)")
+            #expect((try FileManager.default.contentsOfDirectory(atPath: attachments)).isEmpty)
+        }
     }
 }
 

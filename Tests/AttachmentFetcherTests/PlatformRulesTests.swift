@@ -457,34 +457,35 @@ struct PlatformRulesTests {
     @Test("The CLI's --platform ios,android reports each verdict; an unknown platform is exit 64")
     func cliPlatforms() async throws {
         let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: Fixture.mediaDirectory)
-        defer { Task { try? await server.shutdown() } }
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let payload = directory + "/payload.json"
-        try Payloads.braze(url: server.url("/files/photo.webp")).write(to: URL(fileURLWithPath: payload))
-        let both = try await CommandRunner.run(
-            "fetch-attachment", [payload, "--json", "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android"] + Nginx.loopbackFlags)
-        // The payload goes to iPhones, which refuse the file: the exit status says so.
-        #expect(both.status == 1, "\(both.stderr)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(both.stdout.utf8)) as? [String: Any])
-        #expect(object["status"] as? String == "original" && object["reason"] as? String == "unsupported-type")
-        let verdicts = try #require(object["verdicts"] as? [[String: Any]])
-        #expect(verdicts.map { $0["platform"] as? String } == ["ios", "android"])
-        #expect(verdicts.map { $0["status"] as? String } == ["original", "attached"])
-        // For people: each platform's block shows the file only where that platform shows it.
-        let human = try await CommandRunner.run(
-            "fetch-attachment", [payload, "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android"] + Nginx.loopbackFlags)
-        #expect(human.stdout.contains("    attachment: none shown (unsupported-type: see iOS's verdict)\n"), "\(human.stdout)")
-        #expect(!human.stdout.contains("    attachment: /"), "\(human.stdout)")
-        let fcm = directory + "/fcm.json"
-        try Self.fcm(server.url("/media/big.png?bytes=2000000")).write(to: URL(fileURLWithPath: fcm))
-        let large = try await CommandRunner.run(
-            "fetch-attachment", [fcm, "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android"] + Nginx.loopbackFlags)
-        #expect(large.stdout.contains("    picture: none shown (too-large: see Android's verdict)\n"), "\(large.stdout)")
-        #expect(!large.stdout.contains("    picture: /"), "\(large.stdout)")
-        let unknown = try await CommandRunner.run("fetch-attachment", [payload, "--platform", "ios,windows"])
-        #expect(unknown.status == 64)
-        #expect(unknown.stderr.contains("unknown platform 'windows'"))
+        try await server.shuttingDown {
+            let payload = directory + "/payload.json"
+            try Payloads.braze(url: server.url("/files/photo.webp")).write(to: URL(fileURLWithPath: payload))
+            let both = try await CommandRunner.run(
+                "fetch-attachment", [payload, "--json", "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android"] + Nginx.loopbackFlags)
+            // The payload goes to iPhones, which refuse the file: the exit status says so.
+            #expect(both.status == 1, "\(both.stderr)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(both.stdout.utf8)) as? [String: Any])
+            #expect(object["status"] as? String == "original" && object["reason"] as? String == "unsupported-type")
+            let verdicts = try #require(object["verdicts"] as? [[String: Any]])
+            #expect(verdicts.map { $0["platform"] as? String } == ["ios", "android"])
+            #expect(verdicts.map { $0["status"] as? String } == ["original", "attached"])
+            // For people: each platform's block shows the file only where that platform shows it.
+            let human = try await CommandRunner.run(
+                "fetch-attachment", [payload, "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android"] + Nginx.loopbackFlags)
+            #expect(human.stdout.contains("    attachment: none shown (unsupported-type: see iOS's verdict)\n"), "\(human.stdout)")
+            #expect(!human.stdout.contains("    attachment: /"), "\(human.stdout)")
+            let fcm = directory + "/fcm.json"
+            try Self.fcm(server.url("/media/big.png?bytes=2000000")).write(to: URL(fileURLWithPath: fcm))
+            let large = try await CommandRunner.run(
+                "fetch-attachment", [fcm, "--no-cache", "--output-dir", directory + "/out", "--platform", "ios,android"] + Nginx.loopbackFlags)
+            #expect(large.stdout.contains("    picture: none shown (too-large: see Android's verdict)\n"), "\(large.stdout)")
+            #expect(!large.stdout.contains("    picture: /"), "\(large.stdout)")
+            let unknown = try await CommandRunner.run("fetch-attachment", [payload, "--platform", "ios,windows"])
+            #expect(unknown.status == 64)
+            #expect(unknown.stderr.contains("unknown platform 'windows'"))
+        }
     }
 }
 

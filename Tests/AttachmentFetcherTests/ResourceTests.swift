@@ -64,7 +64,7 @@ struct ResourceTests {
         let server = try await MockCDNServer.start(eventLoopThreads: 1)
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
+        try await server.shuttingDown {
             let port = server.port
             var lines = Data()
             for index in 0..<3_000 {
@@ -90,10 +90,6 @@ struct ResourceTests {
             #expect(failed.isEmpty, "\(failed.count) not attached, first: \(failed.first.map { "\($0)" } ?? "")")
             #expect(result.status == 0, "\(result.stderr)")
             #expect(server.stats().requests == 3_000)
-            try await server.shutdown()
-        } catch {
-            try? await server.shutdown()
-            throw error
         }
     }
 
@@ -102,7 +98,7 @@ struct ResourceTests {
         let server = try await MockCDNServer.start(eventLoopThreads: 1)
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
+        try await server.shuttingDown {
             var lines = Data()
             for index in 0..<200 {
                 lines.append(Payloads.braze(url: server.url("/media/r\(index).png?bytes=600")))
@@ -127,10 +123,6 @@ struct ResourceTests {
             #expect(reasons.count == 200, "\(result.stderr)")
             #expect(reasons.contains("resources"), "\(reasons)")
             #expect(Set(reasons).isSubset(of: ["attached", "resources"]), "\(Set(reasons))")
-            try await server.shutdown()
-        } catch {
-            try? await server.shutdown()
-            throw error
         }
     }
 
