@@ -152,22 +152,13 @@ extension ContentReader {
         readParsedColor(
             specific["color"], at: "\(prefix)android.notification.color", emptyIsNone: true,
             otherwise: "the FCM SDK uses the app's default colour (the manifest's default_notification_color)")
-        // A `Visibility` name, in any case (as the priority below), delivered as
-        // `gcm.n.visibility`; `VISIBILITY_UNSPECIFIED` sets none. Any other value is no value of
-        // the field's enum, for which the API refuses the whole request.
-        let visibilityPath = "\(prefix)android.notification.visibility"
-        if !warnIfEnumNumber(specific["visibility"], at: visibilityPath, names: "PRIVATE, PUBLIC, SECRET"),
-            let name = text(specific["visibility"], at: visibilityPath)
+        // Delivered as `gcm.n.visibility`.
+        if let visibility = enumName(
+            specific["visibility"], at: "\(prefix)android.notification.visibility", type: "Visibility",
+            zero: "VISIBILITY_UNSPECIFIED", values: ["PRIVATE": NotificationContent.LockScreenVisibility.private, "PUBLIC": .public, "SECRET": .secret],
+            order: ["PRIVATE", "PUBLIC", "SECRET"])
         {
-            switch name.uppercased() {
-            case "PRIVATE": content.lockScreenVisibility = .private
-            case "PUBLIC": content.lockScreenVisibility = .public
-            case "SECRET": content.lockScreenVisibility = .secret
-            case "VISIBILITY_UNSPECIFIED": break
-            default:
-                warnings.append(
-                    "\(visibilityPath) is '\(name)', which is no Visibility (VISIBILITY_UNSPECIFIED, PRIVATE, PUBLIC, SECRET): FCM's HTTP v1 API refuses such a message (400 INVALID_ARGUMENT), so the send fails, and no visibility is read here")
-            }
+            content.lockScreenVisibility = visibility
         }
         content.largeIconURL = content.imageURL
         // Delivered as `gcm.n.sticky`.
@@ -182,20 +173,14 @@ extension ContentReader {
                 warnings.append("\(countPath) is \(count): the FCM SDK sets no count below 0")
             }
         }
-        // A `NotificationPriority` name, in any case (the API reads enum names so, as FCM's own
-        // examples write `"priority": "normal"`); `PRIORITY_UNSPECIFIED` sets none. Any other
-        // value is no value of the field's enum, for which the API refuses the whole request.
+        // Delivered as `gcm.n.notification_priority`.
         let (priorityValue, priorityPath) = value("notification_priority")
-        if !warnIfEnumNumber(
-            priorityValue, at: priorityPath, names: "PRIORITY_MIN, PRIORITY_LOW, PRIORITY_DEFAULT, PRIORITY_HIGH, PRIORITY_MAX"),
-            let name = text(priorityValue, at: priorityPath)
+        if let priority = enumName(
+            priorityValue, at: priorityPath, type: "NotificationPriority", zero: "PRIORITY_UNSPECIFIED",
+            values: Self.firebasePriorities,
+            order: ["PRIORITY_MIN", "PRIORITY_LOW", "PRIORITY_DEFAULT", "PRIORITY_HIGH", "PRIORITY_MAX"])
         {
-            if let priority = Self.firebasePriorities[name.uppercased()] {
-                content.priority = priority
-            } else if name.uppercased() != "PRIORITY_UNSPECIFIED" {
-                warnings.append(
-                    "\(priorityPath) is '\(name)', which is no NotificationPriority (PRIORITY_MIN, PRIORITY_LOW, PRIORITY_DEFAULT, PRIORITY_HIGH, PRIORITY_MAX): FCM's HTTP v1 API refuses such a message (400 INVALID_ARGUMENT), and no priority is read here")
-            }
+            content.priority = priority
         }
         // FCM delivers a message with a notification as a display notification (`gcm.n.e`), which
         // `DisplayNotification` shows whatever its text: a picture alone is shown too.
@@ -220,14 +205,27 @@ extension ContentReader {
         warnings.append("\(title) and \(body) are missing: Android shows the picture under the app's name alone, without text")
     }
 
-    /// Whether `value`, an enum field of an HTTP v1 message, is a number, with a warning then:
-    /// the API's JSON (proto3's) takes an enum's number as well as its name, so the message is
-    /// sent, but this reading maps names only (`names`), and says so rather than guess.
-    mutating func warnIfEnumNumber(_ value: JSONValue?, at path: String, names: String) -> Bool {
-        guard case .number(let number)? = value else { return false }
+    /// The value of an HTTP v1 enum field (`type`, its names `order`, mapped by `values`) that
+    /// `value` names, in any case (the API reads enum names so, as FCM's own examples write
+    /// `"priority": "normal"`). `nil` for the enum's `zero` (`VISIBILITY_UNSPECIFIED`), which
+    /// sets none; and, with a warning, for a number (the API's JSON, proto3's, takes an enum's
+    /// number too, so the message is sent, but this reading maps names only and says so rather
+    /// than guess) and for any other text (no value of the enum: the API refuses the request).
+    mutating func enumName<Value>(
+        _ value: JSONValue?, at path: String, type: String, zero: String, values: [String: Value], order: [String]
+    ) -> Value? {
+        let names = order.joined(separator: ", ")
+        if case .number(let number)? = value {
+            warnings.append(
+                "\(path) is the number \(PayloadValue.text(of: number)): FCM's HTTP v1 API takes an enum's number, but this preview reads the field by its name only (\(names)), and shows none")
+            return nil
+        }
+        guard let name = text(value, at: path) else { return nil }
+        if let known = values[name.uppercased()] { return known }
+        guard name.uppercased() != zero else { return nil }
         warnings.append(
-            "\(path) is the number \(PayloadValue.text(of: number)): FCM's HTTP v1 API takes an enum's number, but this preview reads the field by its name only (\(names)), and shows none")
-        return true
+            "\(path) is '\(name)', which is no \(type) (\(zero), \(names)): FCM's HTTP v1 API refuses such a message (400 INVALID_ARGUMENT), so the send fails, and none is read here")
+        return nil
     }
 
     /// What iPhones show of an HTTP v1 message, with the warnings about it: the APNs payload FCM
