@@ -9,8 +9,9 @@ import Testing
 /// Without nginx (or openssl) on the machine the suite is skipped, and says so.
 @Suite("Against a real nginx", .serialized, .enabled(if: Nginx.isAvailable, "nginx and openssl are not installed"))
 struct NginxTests {
-    /// One batch through the CLI: each line's outcome, by index.
-    static func runBatch(_ urls: [String], nginx: Nginx) async throws -> [[String: Any]] {
+    /// One batch through the CLI, without a cache or with the one at `cache`: each line's
+    /// outcome, by index.
+    static func runBatch(_ urls: [String], nginx: Nginx, cache: String? = nil) async throws -> [[String: Any]] {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let lines = urls.map { url in
@@ -20,8 +21,8 @@ struct NginxTests {
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
         let result = try await CommandRunner.run(
             "fetch-attachment",
-            ["--batch", batch, "--json", "--no-cache", "--output-dir", directory + "/out", "--cacert", nginx.caPath,
-             "--deadline", "20"] + Nginx.loopbackFlags)
+            ["--batch", batch, "--json", "--output-dir", directory + "/out", "--cacert", nginx.caPath, "--deadline", "20"]
+                + (cache.map { ["--cache-dir", $0] } ?? ["--no-cache"]) + Nginx.loopbackFlags)
         let outcomes = result.stdout.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
@@ -81,6 +82,48 @@ struct NginxTests {
         let log = try String(contentsOfFile: nginx.accessLogPath, encoding: .utf8)
         #expect(log.contains("https HTTP/2.0 /media/photo.jpg"), "\(log.prefix(2000))")
         #expect(log.contains("http HTTP/1.1 /media/photo.jpg"))
+    }
+
+    @Test("The cache against nginx's own validators and freshness: a spike is one request, a no-cache body is revalidated with a 304 and served again, an expires one is not asked again")
+    func cacheRevalidation() async throws {
+        try await Nginx.with { nginx in
+            let cache = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: cache) }
+            // `/revalidate/` says `Cache-Control: no-cache` (asked again every time, with the
+            // ETag and Last-Modified nginx gave); `/week/` says `expires 7d`.
+            let paths = ["/revalidate/photo.jpg", "/revalidate/tone.m4a", "/week/clip.mp4"] + Array(repeating: "/week/logo.png", count: 20)
+            for base in [nginx.httpBase, nginx.httpsBase] {
+                let logBefore = try Self.accessLog(nginx)
+                let first = try await Self.runBatch(paths.map { base + $0 }, nginx: nginx, cache: cache)
+                let second = try await Self.runBatch(paths.map { base + $0 }, nginx: nginx, cache: cache)
+                for (path, (one, two)) in zip(paths, zip(first, second)) {
+                    #expect(one["status"] as? String == "attached", "\(base)\(path): \(one["detail"] ?? "")")
+                    #expect(two["status"] as? String == "attached", "\(base)\(path): \(two["detail"] ?? "")")
+                    let bytes = { (outcome: [String: Any]) in (outcome["attachments"] as? [[String: Any]])?.first?["bytes"] as? Int }
+                    #expect(bytes(one) == (try RealMediaTests.size(of: String(path.split(separator: "/").last!))))
+                    #expect(bytes(two) == bytes(one), "\(base)\(path)")
+                }
+                let scheme = base.hasPrefix("https") ? "https" : "http"
+                let requests = try Self.accessLog(nginx).dropFirst(logBefore.count).filter { $0.hasPrefix(scheme + " ") }
+                func statuses(_ path: String) -> [String] {
+                    requests.filter { $0.split(separator: " ").dropFirst(2).first.map(String.init) == path }.map { String($0.split(separator: " ").last!) }
+                }
+                // First run: each URL once, however many payloads ask for it. Second run: the
+                // no-cache bodies revalidated (304), the others not asked at all.
+                #expect(statuses("/revalidate/photo.jpg") == ["200", "304"], "\(requests)")
+                #expect(statuses("/revalidate/tone.m4a") == ["200", "304"], "\(requests)")
+                #expect(statuses("/week/clip.mp4") == ["200"], "\(requests)")
+                #expect(statuses("/week/logo.png") == ["200"], "\(requests)")
+                #expect(requests.count == 6, "\(requests)")
+                try? FileManager.default.removeItem(atPath: cache)
+            }
+        }
+    }
+
+    /// nginx's access log, a line each request (`$scheme $server_protocol $uri $status`).
+    static func accessLog(_ nginx: Nginx) throws -> [String] {
+        let text = (try? String(contentsOfFile: nginx.accessLogPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init)
     }
 }
 
@@ -172,6 +215,8 @@ struct Nginx: Sendable {
         let locations = """
             location /gz/ { gzip_static always; gunzip off; }
             location = /empty { return 204; }
+            location /revalidate/ { alias \(root)/media/; add_header Cache-Control "no-cache"; }
+            location /week/ { alias \(root)/media/; expires 7d; }
             location = /r/0 { return 302 /r/1; }
             \(redirects)
             """
