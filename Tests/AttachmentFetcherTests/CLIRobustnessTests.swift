@@ -1,4 +1,5 @@
 import Foundation
+import MockCDN
 import Testing
 
 /// fetch-attachment on hostile input and hostile surroundings: endless or huge input, closed or
@@ -341,5 +342,29 @@ struct CLIRobustnessTests {
         #expect(result.stdout.isEmpty)
         let made = try FileManager.default.contentsOfDirectory(atPath: directory)
         #expect(!made.contains { $0.hasPrefix("out") || $0.hasPrefix("cache") }, "\(made)")
+    }
+
+    @Test("An MPEG-4 body whose box after ftyp runs to the end of the file (size 0) ends in an outcome, not in a crashed process, with and without the cache")
+    func endlessBoxAfterFileType() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = directory + "/files"
+        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
+        // ftyp, then an mdat of size 0 ("to the end of the file"), then bytes: what a hostile
+        // origin, or a recorder that never went back to write the size, serves.
+        let ftyp = ISOBaseMediaTests.box("ftyp", Array("isom".utf8) + [0, 0, 2, 0] + Array("mp41".utf8))
+        let body = ftyp + [0, 0, 0, 0] + Array("mdat".utf8) + [UInt8](repeating: 0x5A, count: 3000)
+        try Data(body).write(to: URL(fileURLWithPath: files + "/endless.mp4"))
+        let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: files)
+        try await server.shuttingDown {
+            let payload = Payloads.braze(url: server.url("/files/endless.mp4"), type: "mp4")
+            for cache in [["--no-cache"], ["--cache-dir", directory + "/cache"]] {
+                let result = try await CommandRunner.run(
+                    "fetch-attachment", ["--json", "--allow-private-networks", "--output-dir", directory + "/out"] + cache, stdin: payload)
+                #expect(result.status == 0 || result.status == 1, "\(cache): exit \(result.status): \(result.stderr.prefix(400))")
+                let outcome = try jsonLines(result.stdout)
+                #expect(outcome.count == 1, "\(cache): \(result.stdout)")
+            }
+        }
     }
 }

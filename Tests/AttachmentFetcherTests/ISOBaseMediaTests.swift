@@ -68,6 +68,13 @@ struct ISOBaseMediaTests {
         // A moov box of size 0 runs to the end of the file: its tracks may lie past the view.
         let endless = ftyp + [0, 0, 0, 0] + Array("moov".utf8)
         #expect(ISOBaseMedia(endless)?.allTracksSeen == false)
+        // Any other box of size 0 ends the walk there: nothing follows it (the next box's offset
+        // is past every file; reading a header there overflowed, a trap that ended the process).
+        for type in ["mdat", "free", "meta", "moof"] {
+            let rest = ftyp + [0, 0, 0, 0] + Array(type.utf8) + Self.box("moov", Self.box("trak", []))
+            #expect(ISOBaseMedia(rest)?.handlers == [], "\(type)")
+            #expect(ISOBaseMedia(rest)?.allTracksSeen == false, "\(type)")
+        }
         // A 64-bit size larger than any file, and one smaller than its header.
         let huge = ftyp + [0, 0, 0, 1] + Array("moov".utf8) + [0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
         #expect(ISOBaseMedia(huge)?.handlers == [])

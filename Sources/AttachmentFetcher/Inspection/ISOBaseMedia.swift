@@ -108,8 +108,10 @@ struct ISOBaseMedia: Equatable, Sendable {
     }
 
     /// The box whose header starts at `offset`, when the header is in view and its size is sane.
+    /// `offset` may be `Int.max`, the end of a box of size 0 (to the end of the file): compared
+    /// without adding to it, which would overflow.
     private static func box(in bytes: [UInt8], at offset: Int) -> Box? {
-        guard offset >= 0, offset + 8 <= bytes.count else { return nil }
+        guard offset >= 0, offset <= bytes.count - 8 else { return nil }
         let size32 = bytes[offset..<offset + 4].reduce(0) { ($0 << 8) | Int($1) }
         let type = fourCC(bytes, at: offset + 4)
         var headerSize = 8
