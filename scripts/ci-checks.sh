@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The checks CI runs after the test suite (scripts/test.sh): the payload fuzzer for a bounded
+# The checks CI runs after the test suite (scripts/test.sh): the payload and response fuzzers for a bounded
 # time, then the test suite under ThreadSanitizer. Either failing fails CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -14,6 +14,27 @@ struct HTTPHeaderTests {
         #expect(!HTTPFreshness(headers: [HTTPHeader(name: "vary", value: "Accept-Encoding")]).noStore)
     }
 
+    @Test("HTTP dates in their three forms, from many threads at once (one formatter per form, shared); anything else is no date")
+    func httpDates() async {
+        let expected = Date(timeIntervalSince1970: 784_111_777)  // 1994-11-06 08:49:37 UTC
+        let forms = ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"]
+        for form in forms { #expect(HTTPDate.parse(form) == expected, "\(form)") }
+        for garbage in ["0", "", "-1", "Sun, 06 Nov 1994", "tomorrow"] { #expect(HTTPDate.parse(garbage) == nil, "\(garbage)") }
+        // An Expires that is no date means already expired.
+        #expect(HTTPFreshness(headers: [HTTPHeader(name: "expires", value: "0")]).lifetime == .zero)
+        let now = Date(timeIntervalSince1970: 784_111_777 - 600)
+        #expect(HTTPFreshness(headers: [HTTPHeader(name: "expires", value: forms[0])], now: now).lifetime == .seconds(600))
+        let wrong = await withTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    (0..<200).reduce(0) { count, index in count + (HTTPDate.parse(forms[(task + index) % 3]) == expected ? 0 : 1) }
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(wrong == 0)
+    }
+
     @Test("Names are lowercased, values trimmed, lines without a colon skipped, any line ending")
     func parsesABlock() {
         let block = "HTTP/1.1 200 OK\r\nCache-Control:  max-age=60 \r\nETag:\t\"abc\"\t\r\nX-Empty:   \r\nLast-Modified: Tue, 24 Nov 2026 05:00:00 GMT\n\r\n"

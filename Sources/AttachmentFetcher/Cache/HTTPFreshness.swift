@@ -93,17 +93,19 @@ struct HTTPFreshness: Sendable, Hashable {
 
 /// HTTP dates (RFC 9110: IMF-fixdate, and the obsolete RFC 850 and asctime forms).
 enum HTTPDate {
-    private static let formats = ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"]
-
-    /// The date in `text`, or `nil`.
-    static func parse(_ text: String) -> Date? {
-        for format in formats {
+    /// One formatter per form, made once: making one (ICU's) costs far more than a parse, and
+    /// an `Expires` is parsed for every response that gives no `max-age`. Used under the lock.
+    private static let formatters = Locked(
+        ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"].map { format in
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.timeZone = TimeZone(identifier: "GMT")
             formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
-        }
-        return nil
+            return formatter
+        })
+
+    /// The date in `text`, or `nil`.
+    static func parse(_ text: String) -> Date? {
+        formatters.withLock { formatters in formatters.lazy.compactMap { $0.date(from: text) }.first }
     }
 }

@@ -1,0 +1,71 @@
+import Foundation
+
+/// libFuzzer's entry point for what an origin sends that the fetcher parses itself: response
+/// headers (`HTTPHeader`, the cache's `HTTPFreshness` of a response and of the redirects before
+/// it, `HTTPDate`, `SuggestedFileName`'s reading of `Content-Disposition`) and bodies (each
+/// format's `BodyCompleteness` walk, `ISOBaseMedia`, `AnimatedImage`). `scripts/fuzz.sh` builds
+/// it with `-sanitize=fuzzer,address` from those sources alone.
+///
+/// The first byte chooses what the rest is: a header block (even) or a body of one of the
+/// checked formats (odd). Besides not crashing (a Swift overflow or out-of-range index is a
+/// crash: an origin could end a preflight server's process with one response), each reading keeps
+/// its promises, checked below.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func responseFuzzerTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    guard let start, count > 0 else { return 0 }
+    let selector = start[0]
+    let rest = Array(UnsafeBufferPointer(start: start + 1, count: count - 1))
+    if selector % 2 == 0 {
+        checkHeaders(String(decoding: rest, as: UTF8.self), status: 300 + Int(selector / 2) % 10)
+    } else {
+        checkBody(rest, selector: Int(selector / 2))
+    }
+    return 0
+}
+
+private func checkHeaders(_ block: String, status: Int) {
+    let headers = HTTPHeader.parse(block)
+    for header in headers {
+        precondition(header.name == header.name.lowercased(), "a header name not lowercased")
+        precondition(!header.name.contains(":"), "a header name holding a colon")
+        precondition(header.value.first != " " && header.value.last != " " && header.value.first != "\t", "a value not trimmed")
+    }
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+    let freshness = HTTPFreshness(headers: headers, now: now)
+    if let lifetime = freshness.lifetime {
+        precondition(lifetime >= .zero && lifetime <= .seconds(HTTPFreshness.longestDelta), "a lifetime out of range: \(lifetime)")
+    }
+    precondition((freshness.etag?.utf8.count ?? 0) <= HTTPFreshness.longestValidator, "an ETag longer than kept")
+    precondition((freshness.lastModified?.utf8.count ?? 0) <= HTTPFreshness.longestValidator, "a Last-Modified longer than kept")
+    // The same block as a redirect's: a body reached through it is never fresher than the
+    // default, or than it was, and keeps no validator.
+    let defaultLifetime = Duration.seconds(3600)
+    let bounded = freshness.bounded(by: [RedirectResponse(status: status, headerBlock: block)], defaultLifetime: defaultLifetime, now: now)
+    if let lifetime = bounded.lifetime {
+        precondition(lifetime <= (freshness.lifetime ?? defaultLifetime), "a redirect lengthened the body's freshness")
+    }
+    precondition(bounded.etag == nil && bounded.lastModified == nil, "validators kept through a redirect")
+    precondition(!freshness.noStore || bounded.noStore, "a redirect dropped no-store")
+    for header in headers.prefix(4) {
+        _ = HTTPDate.parse(header.value)
+        if let name = SuggestedFileName.filename(in: header.value) {
+            precondition(!name.isEmpty && !name.contains("/") && !name.contains("\\"), "a suggested name with a path: \(name)")
+        }
+    }
+    _ = SuggestedFileName.lacksMediaExtension(url: "https://cdn.example/" + (headers.first?.value ?? ""), headers: headers)
+}
+
+private func checkBody(_ bytes: [UInt8], selector: Int) {
+    let formats: [BodyCompleteness.Format] = [.jpeg, .png, .gif, .riff, .aiff, .isoBaseMedia, .bmp]
+    let format = formats[selector % formats.count]
+    // Bytes in memory never fail to read: a throw is a bug.
+    guard (try? BodyCompleteness.check(format, bytes)) != nil else { preconditionFailure("a check of bytes in memory threw") }
+    let file = ISOBaseMedia(bytes)
+    if let file {
+        precondition(file.brands.count <= ISOBaseMedia.maximumBrands, "more brands than read: \(file.brands.count)")
+        precondition(file.brands.first == file.majorBrand, "the major brand not first")
+    }
+    for mime in ["image/webp", "image/png", "image/avif", "image/gif"] {
+        _ = AnimatedImage.animatedFormat(mime: mime, bytes: bytes, file: file)
+    }
+}
