@@ -232,6 +232,11 @@ enum Router {
                 return htmlPage(status: .forbidden, detail: "No cookie \(required)")
             }
         }
+        // `reject_header`: 400 when the request carries a header of that name (one a client
+        // should never send, such as one a stored value smuggled in).
+        if let rejected = try headerValue("reject_header"), !request.headers[rejected].isEmpty {
+            return htmlPage(status: .badRequest, detail: "Header \(rejected) sent")
+        }
         // `require_user_agent`: 403 unless the request's User-Agent contains this text, as a CDN
         // rule that serves only an app's own clients.
         if let required = try headerValue("require_user_agent"), request.headers["User-Agent"].first?.contains(required) != true {

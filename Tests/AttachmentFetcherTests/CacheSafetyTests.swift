@@ -62,6 +62,31 @@ struct CacheSafetyTests {
         }
     }
 
+    @Test("A stored validator holding a line break (planted in the attribute) is a damaged entry: dropped, never sent as a header of its own")
+    func plantedValidatorWithLineBreak() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            // Stale at once (max-age=0), with the mock CDN's ETag and Last-Modified: the next
+            // payload revalidates it with both.
+            let path = "/media/smuggled.jpg?bytes=3000&cache_control=max-age%3D0&reject_header=X-Injected"
+            #expect(await fixture.fetch(path).status == .attached)
+            let name = try #require(fixture.cacheDirectory) + "/entries/" + (try key(fixture, path))
+            let file = try FileDescriptor.open(FilePath(name), .readOnly)
+            defer { try? file.close() }
+            let stored = try #require(try Syscalls.attribute(CacheEntryMetadata.attributeName, of: file))
+            for (etag, lastModified) in [("\"v1\"\r\nX-Injected: 1", nil), (nil, "Tue, 24 Nov 2026 05:00:00 GMT\nX-Injected: 1"), ("\"v\u{0}1\"", nil)] {
+                var metadata = try #require(CacheEntryMetadata.decode(stored))
+                if let etag { metadata.etag = etag }
+                if let lastModified { metadata.lastModified = lastModified }
+                #expect(CacheEntryMetadata.decode(metadata.encoded()) == nil, "\(metadata)")
+                try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
+                let requests = fixture.server.stats().requests
+                let outcome = await fixture.fetch(path)
+                #expect(outcome.status == .attached, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
+                #expect(fixture.server.stats().requests == requests + 1)
+            }
+        }
+    }
+
     @Test("A planted entry larger than any body the cache keeps is dropped unread, not hashed for seconds past the payload's deadline")
     func plantedHugeEntry() async throws {
         try await Fixture.with(cached: true) { fixture in

@@ -86,7 +86,8 @@ struct CacheEntryMetadata: Sendable, Hashable {
         return bytes
     }
 
-    /// Metadata read back from an attribute; `nil` when it is not this package's or is damaged.
+    /// Metadata read back from an attribute; `nil` when it is not this package's or is damaged
+    /// (a validator holding a line break or a NUL is damage).
     static func decode(_ bytes: [UInt8]) -> CacheEntryMetadata? {
         guard let first = bytes.first, first == version || first == digestVersion else { return nil }
         let digestBytes = first == digestVersion ? 32 : 0
@@ -104,6 +105,10 @@ struct CacheEntryMetadata: Sendable, Hashable {
             let count = Int(bytes[offset]) | Int(bytes[offset + 1]) << 8
             offset += 2
             guard offset + count <= bytes.count else { return nil }
+            // A validator goes back as a request header's value: a line break or a NUL, which no
+            // response's header holds (libcurl splits lines and refuses NULs), would be a header
+            // of its own, smuggled in by whoever wrote the attribute.
+            guard !bytes[offset..<offset + count].contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0 }) else { return nil }
             texts.append(count == 0 ? nil : String(decoding: bytes[offset..<offset + count], as: UTF8.self))
             offset += count
         }
