@@ -18,8 +18,6 @@ cd "$(dirname "$0")/.."
 # A crash is libFuzzer's to report (with the input that caused it): Swift's own backtracer,
 # under AddressSanitizer, took minutes over it.
 export SWIFT_BACKTRACE=enable=no
-# What Foundation keeps for good where LeakSanitizer cannot see it (see the file).
-export LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan-suppressions.txt"
 seconds="${1:-60}"
 response_seconds=$(( (seconds + 1) / 2 ))
 out=.build-fuzz
@@ -37,7 +35,6 @@ build payload-fuzzer Sources/AttachmentFetcher/Payload/*.swift Sources/Attachmen
     Sources/AttachmentFetcher/Inspection/MediaType.swift Sources/AttachmentFetcher/Inspection/ISOBaseMedia.swift \
     Fuzz/PayloadFuzzer.swift
 build response-fuzzer Sources/AttachmentFetcher/Inspection/{BodyCompleteness,AnimatedImage,ISOBaseMedia,MediaType}.swift \
-    Sources/AttachmentFetcher/Locked.swift \
     Sources/AttachmentFetcher/Cache/{HTTPHeader,HTTPFreshness}.swift \
     Sources/AttachmentFetcher/Transfer/{SuggestedFileName,RedirectResponse}.swift \
     Fuzz/ResponseFuzzer.swift

@@ -14,12 +14,27 @@ struct HTTPHeaderTests {
         #expect(!HTTPFreshness(headers: [HTTPHeader(name: "vary", value: "Accept-Encoding")]).noStore)
     }
 
-    @Test("HTTP dates in their three forms, from many threads at once (one formatter per form, shared); anything else is no date")
+    @Test("HTTP dates in their three forms, from many threads at once; anything else is no date, and no text stops the process")
     func httpDates() async {
         let expected = Date(timeIntervalSince1970: 784_111_777)  // 1994-11-06 08:49:37 UTC
         let forms = ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"]
         for form in forms { #expect(HTTPDate.parse(form) == expected, "\(form)") }
-        for garbage in ["0", "", "-1", "Sun, 06 Nov 1994", "tomorrow"] { #expect(HTTPDate.parse(garbage) == nil, "\(garbage)") }
+        for garbage in [
+            "0", "", "-1", "Sun, 06 Nov 1994", "tomorrow", "Sun, 30 Feb 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT",
+            "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 06 Nov 1994 08:49 GMT", "Sun, 06 Nov 94 08:49:37 GMT", "Sun, +6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:+9:37 GMT",
+            // A combining mark after the day's name: Foundation's DateFormatter stopped the
+            // process on it ("Incorrect range"), for any response whose Expires said so.
+            "Sun\u{31A}vvvvvt; filename*=g\"", "Sun\u{31A}, 06 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT\u{0}",
+        ] {
+            #expect(HTTPDate.parse(garbage) == nil, "\(garbage.debugDescription)")
+        }
+        // Names in any case, and UTC for GMT, as servers write them.
+        #expect(HTTPDate.parse("sun, 06 nov 1994 08:49:37 UTC") == expected)
+        // RFC 850's two-digit year: the most recent year with those digits that is not more
+        // than 50 years ahead (RFC 9110 5.6.7).
+        let in2026 = Date(timeIntervalSince1970: 1_795_000_000)
+        #expect(HTTPDate.parse("Tuesday, 06-Nov-75 08:49:37 GMT", now: in2026) == HTTPDate.parse("Thu, 06 Nov 2075 08:49:37 GMT"))
+        #expect(HTTPDate.parse("Sunday, 06-Nov-77 08:49:37 GMT", now: in2026) == HTTPDate.parse("Sun, 06 Nov 1977 08:49:37 GMT"))
         // An Expires that is no date means already expired.
         #expect(HTTPFreshness(headers: [HTTPHeader(name: "expires", value: "0")]).lifetime == .zero)
         let now = Date(timeIntervalSince1970: 784_111_777 - 600)

@@ -91,21 +91,62 @@ struct HTTPFreshness: Sendable, Hashable {
     }
 }
 
-/// HTTP dates (RFC 9110: IMF-fixdate, and the obsolete RFC 850 and asctime forms).
+/// HTTP dates (RFC 9110 5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime forms.
+///
+/// Read field by field, in ASCII, rather than by Foundation's `DateFormatter`: that one stopped
+/// the process on some texts a response may hold (a combining mark after the day's name gave
+/// "Incorrect range"), and making one cost far more than a parse. Names are taken in any case,
+/// `UTC` for `GMT`; the weekday is not checked against the date.
 enum HTTPDate {
-    /// One formatter per form, made once: making one (ICU's) costs far more than a parse, and
-    /// an `Expires` is parsed for every response that gives no `max-age`. Used under the lock.
-    private static let formatters = Locked(
-        ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"].map { format in
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            return formatter
-        })
+    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
-    /// The date in `text`, or `nil`.
-    static func parse(_ text: String) -> Date? {
-        formatters.withLock { formatters in formatters.lazy.compactMap { $0.date(from: text) }.first }
+    private static let calendar: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "GMT")!
+        return calendar
+    }()
+
+    /// The date in `text`, or `nil`. `now` places an RFC 850 two-digit year: the most recent
+    /// year with those digits that is not more than 50 years ahead.
+    static func parse(_ text: String, now: Date = Date()) -> Date? {
+        guard text.utf8.allSatisfy({ (0x20..<0x7F).contains($0) }) else { return nil }
+        let fields = text.split(separator: " ")
+        guard let first = fields.first, first.dropLast(first.last == "," ? 1 : 0).allSatisfy(\.isLetter) else { return nil }
+        switch (fields.count, first.last == ",") {
+        case (6, true):  // Sun, 06 Nov 1994 08:49:37 GMT
+            guard fields[5] == "GMT" || fields[5].uppercased() == "UTC", fields[3].count == 4 else { return nil }
+            return date(day: fields[1], month: fields[2], year: number(fields[3]), time: fields[4])
+        case (4, true):  // Sunday, 06-Nov-94 08:49:37 GMT
+            let parts = fields[1].split(separator: "-", omittingEmptySubsequences: false)
+            guard fields[3] == "GMT" || fields[3].uppercased() == "UTC", parts.count == 3, parts[2].count == 2, let twoDigits = number(parts[2])
+            else { return nil }
+            let thisYear = calendar.component(.year, from: now)
+            var year = thisYear - thisYear % 100 + twoDigits
+            if year > thisYear + 50 { year -= 100 }
+            return date(day: parts[0], month: parts[1], year: year, time: fields[2])
+        case (5, false):  // Sun Nov  6 08:49:37 1994
+            guard fields[4].count == 4 else { return nil }
+            return date(day: fields[2], month: fields[1], year: number(fields[4]), time: fields[3])
+        default:
+            return nil
+        }
+    }
+
+    private static func date(day: Substring, month: Substring, year: Int?, time: Substring) -> Date? {
+        let clock = time.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...2).contains(day.count), let day = number(day), let month = months.firstIndex(of: month.lowercased()), let year,
+            clock.count == 3, clock.allSatisfy({ $0.count == 2 }),
+            let hour = number(clock[0]), let minute = number(clock[1]), let second = number(clock[2]),
+            (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+        else { return nil }
+        let components = DateComponents(year: year, month: month + 1, day: day, hour: hour, minute: minute, second: min(second, 59))
+        // A day past its month's end (30 Feb) is no date, not the next month's.
+        guard let date = calendar.date(from: components), calendar.component(.day, from: date) == day else { return nil }
+        return date.addingTimeInterval(second == 60 ? 1 : 0)
+    }
+
+    /// Digits only (`Int` would take a sign).
+    private static func number(_ text: Substring) -> Int? {
+        text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) ? Int(text) : nil
     }
 }
