@@ -1,13 +1,14 @@
 import Foundation
 
-/// libFuzzer's entry point for what an origin sends that the fetcher parses itself: response
-/// headers (`HTTPHeader`, the cache's `HTTPFreshness` of a response and of the redirects before
-/// it, `HTTPDate`, `SuggestedFileName`'s reading of `Content-Disposition`) and bodies (each
-/// format's `BodyCompleteness` walk, `ISOBaseMedia`, `AnimatedImage`). `scripts/fuzz.sh` builds
-/// it with `-sanitize=fuzzer,address` from those sources alone.
+/// libFuzzer's entry point for what an origin, or another user of a shared cache, sends that the
+/// fetcher parses itself: response headers (`HTTPHeader`, the cache's `HTTPFreshness` of a
+/// response and of the redirects before it, `HTTPDate`, `SuggestedFileName`'s reading of
+/// `Content-Disposition`), bodies (each format's `BodyCompleteness` walk, `ISOBaseMedia`,
+/// `AnimatedImage`) and a cache entry's metadata attribute (`CacheEntryMetadata.decode`).
+/// `scripts/fuzz.sh` builds it with `-sanitize=fuzzer,address` from those sources alone.
 ///
-/// The first byte chooses what the rest is: a header block (even) or a body of one of the
-/// checked formats (odd). Besides not crashing (a Swift overflow or out-of-range index is a
+/// The first byte chooses what the rest is: a header block (even), a body of one of the
+/// checked formats (odd), or, every sixteenth value, a metadata attribute. Besides not crashing (a Swift overflow or out-of-range index is a
 /// crash: an origin could end a preflight server's process with one response), each reading keeps
 /// its promises, checked below.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -15,7 +16,9 @@ public func responseFuzzerTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: 
     guard let start, count > 0 else { return 0 }
     let selector = start[0]
     let rest = Array(UnsafeBufferPointer(start: start + 1, count: count - 1))
-    if selector % 2 == 0 {
+    if selector % 16 == 15 {
+        checkMetadata(rest)
+    } else if selector % 2 == 0 {
         checkHeaders(String(decoding: rest, as: UTF8.self), status: 300 + Int(selector / 2) % 10)
     } else {
         checkBody(rest, selector: Int(selector / 2))
@@ -68,4 +71,16 @@ private func checkBody(_ bytes: [UInt8], selector: Int) {
     for mime in ["image/webp", "image/png", "image/avif", "image/gif"] {
         _ = AnimatedImage.animatedFormat(mime: mime, bytes: bytes, file: file)
     }
+}
+
+private func checkMetadata(_ bytes: [UInt8]) {
+    guard let metadata = CacheEntryMetadata.decode(bytes) else { return }
+    precondition(metadata.size >= 0, "a negative size")
+    for validator in [metadata.etag, metadata.lastModified].compactMap({ $0 }) {
+        precondition(!validator.utf8.contains { $0 == 0x0A || $0 == 0x0D || $0 == 0 }, "a validator that would be a header of its own")
+    }
+    // What it encodes to reads back (the encoding keeps validators to 1,024 bytes and a
+    // download time from 1 s on, so it need not be equal), and encodes alike from then on.
+    guard let again = CacheEntryMetadata.decode(metadata.encoded()) else { preconditionFailure("decoded metadata encodes to damage") }
+    precondition(CacheEntryMetadata.decode(again.encoded()) == again, "the encoding is not stable")
 }

@@ -6,8 +6,9 @@
 #   notification's content, seeded with the vendors' example payloads (Fuzz/corpus);
 # - the response fuzzer (Fuzz/ResponseFuzzer.swift): what an origin sends, response headers (the
 #   cache's freshness and validators, a redirect's, HTTP dates, Content-Disposition) and bodies
-#   (each format's completeness walk, ISO base media boxes, animation flags), seeded with the
-#   real media of Tests/Fixtures/media and a few header blocks.
+#   (each format's completeness walk, ISO base media boxes, animation flags), and what another
+#   user of a shared cache may write, an entry's metadata attribute; seeded with the real media
+#   of Tests/Fixtures/media and a few header blocks.
 # A crash, a sanitizer report or a broken invariant fails the script, and the input that caused
 # it is left in .build-fuzz/ (crash-*, to replay: .build-fuzz/payload-fuzzer .build-fuzz/crash-…).
 #
@@ -35,7 +36,7 @@ build payload-fuzzer Sources/AttachmentFetcher/Payload/*.swift Sources/Attachmen
     Sources/AttachmentFetcher/Inspection/MediaType.swift Sources/AttachmentFetcher/Inspection/ISOBaseMedia.swift \
     Fuzz/PayloadFuzzer.swift
 build response-fuzzer Sources/AttachmentFetcher/Inspection/{BodyCompleteness,AnimatedImage,ISOBaseMedia,MediaType}.swift \
-    Sources/AttachmentFetcher/Cache/{HTTPHeader,HTTPFreshness}.swift \
+    Sources/AttachmentFetcher/Cache/{HTTPHeader,HTTPFreshness,CacheEntryMetadata}.swift \
     Sources/AttachmentFetcher/Transfer/{SuggestedFileName,RedirectResponse}.swift \
     Fuzz/ResponseFuzzer.swift
 
@@ -52,6 +53,9 @@ for file in Tests/Fixtures/media/*; do
 done
 printf 'Cache-Control: max-age=600, no-cache="x"\r\nETag: "5f3a-1b2c"\r\nLast-Modified: Tue, 24 Nov 2026 10:00:00 GMT\r\nAge: 30\r\n' | seed 2 headers-cache
 printf 'Expires: Sunday, 06-Nov-94 08:49:37 GMT\nVary: *\nContent-Disposition: attachment; filename*=UTF-8'"''"'a%%2Fb.jpg; filename="../c.png"\n' | seed 4 headers-expires
+# A metadata attribute (selector 15): version 2, size, modification time, freshness, an ETag of
+# 4 bytes, no Last-Modified, then the flags for a download time and a lifetime.
+printf '\002\020\047\000\000\000\000\000\000\001\000\000\000\000\000\000\000\002\000\000\000\000\000\000\000\004\000"v1"\000\000\022\350\003\000\000\074\000\000\000' | seed 15 metadata
 printf 'Cache-Control: no-store\nContent-Type: image/jpeg\nExpires: Sun Nov  6 08:49:37 1994\n' | seed 6 headers-no-store
 
 # New inputs go to .build-fuzz/corpus and .build-fuzz/response-corpus; the seeds are read,
