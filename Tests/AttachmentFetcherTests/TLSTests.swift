@@ -208,9 +208,16 @@ struct TLSTests {
 @Suite("fetch-attachment while an origin floods its HTTP/2 connection", .timeLimit(.minutes(2)),
        .enabled(if: SelfSignedCertificate.canBeMade))
 struct FloodedConnectionCLITests {
-    @Test("The command prints its fallback once the engine shut the flooding connection, before the deadline, and exits, not when the flood ends")
-    func exitsDuringFlood() async throws {
+    @Test(
+        "The command prints its fallback once the engine shut the flooding connection, before the deadline, and exits, not when the flood ends; through a CONNECT proxy too",
+        arguments: [false, true])
+    func exitsDuringFlood(throughProxy: Bool) async throws {
         try await withTLSMockCDN { server, certificate, root in
+            // Through a proxy, the connection libcurl reads is the proxy's, and the flood comes
+            // through its tunnel: that connection is the one shut.
+            let proxy = throughProxy ? try ConnectProxy() : nil
+            defer { proxy?.stop() }
+            let proxyArguments = proxy.map { ["--proxy", "http://127.0.0.1:\($0.port)"] } ?? []
             // The flood outlasts the bound below by far, and ends by itself: a command that waited
             // for it would still end, and the test with it.
             let payload = root + "/payload.json"
@@ -225,7 +232,7 @@ struct FloodedConnectionCLITests {
                 let result = try await CommandRunner.run(
                     "fetch-attachment",
                     [payload, "--timeout", "\(timeout)", "--json", "--allow-private-networks", "--cacert", certificate.certificatePath,
-                     "--no-cache", "--output-dir", root + "/out"],
+                     "--no-cache", "--output-dir", root + "/out"] + proxyArguments,
                     timeout: .seconds(60))
                 let elapsed = started.duration(to: .now)
                 #expect(result.status == 1, "run \(run): \(result.stderr)")
@@ -240,6 +247,7 @@ struct FloodedConnectionCLITests {
             }
             // Else this test would have proved nothing of the flood.
             #expect(held, "the flood never held the engine")
+            if let proxy { #expect(proxy.targets.contains("127.0.0.1:\(server.port)"), "\(proxy.targets)") }
         }
     }
 }
