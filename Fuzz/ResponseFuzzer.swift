@@ -71,6 +71,12 @@ private func checkBody(_ bytes: [UInt8], selector: Int) {
     for mime in ["image/webp", "image/png", "image/avif", "image/gif"] {
         _ = AnimatedImage.animatedFormat(mime: mime, bytes: bytes, file: file)
     }
+    // What the classifier makes of libmagic's answer and the same bytes.
+    for mime in ["application/octet-stream", "video/mp4", "audio/mp4", "audio/mpeg", "image/heic", "video/quicktime"] {
+        let refined = AttachmentTypes.refined(mime, file: file, bytes: bytes)
+        _ = AttachmentTypes.codecRefusal(refined, bytes: bytes, file: file)
+        _ = AttachmentTypes.codecRefusal(mime, bytes: bytes, file: file)
+    }
 }
 
 private func checkMetadata(_ bytes: [UInt8]) {
