@@ -137,6 +137,12 @@ extension PushAttachmentFetcher {
         /// The `User-Agent` sent unless `userAgent` says otherwise.
         public static let defaultUserAgent = "AttachmentFetcher/1.0"
 
+        /// Whether `userAgent` holds a control character: it is one header line, and a line break
+        /// would add headers of the text's choosing.
+        package static func userAgentHasControlCharacter(_ userAgent: String) -> Bool {
+            userAgent.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+        }
+
         /// A configuration writing into `outputDirectory`, with every other field at its default.
         public init(outputDirectory: String, timeout: Duration = .seconds(30)) {
             self.outputDirectory = outputDirectory
@@ -268,8 +274,7 @@ extension PushAttachmentFetcher {
                 throw .invalidConfiguration(
                     "proxy '\(URLCredentials.redacted(proxy))' is no proxy URL libcurl takes: \(problem); give one such as http://proxy.example:3128 (schemes: \(Self.proxySchemes.sorted().joined(separator: ", ")))")
             }
-            // One header line: a line break would add headers of the text's choosing.
-            guard !userAgent.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            if Self.userAgentHasControlCharacter(userAgent) {
                 throw .invalidConfiguration("userAgent holds a control character (a line break would start another header)")
             }
             if let trustedCertificatesFile, (try? Syscalls.checkAccess(FilePath(trustedCertificatesFile), R_OK)) == nil {

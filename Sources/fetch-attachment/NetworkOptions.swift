@@ -37,7 +37,7 @@ struct NetworkOptions: ParsableArguments {
             }
         }
         if let userAgent, userAgent.isEmpty { throw ValidationError("--user-agent must not be empty") }
-        if let userAgent, userAgent.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+        if let userAgent, PushAttachmentFetcher.Configuration.userAgentHasControlCharacter(userAgent) {
             throw ValidationError("--user-agent '\(TerminalText.escaped(userAgent))' holds a control character: it is one header line")
         }
         if let proxy, proxy.isEmpty { throw ValidationError("--proxy must not be empty") }

@@ -30,6 +30,7 @@ struct HTTPHeaderTests {
         }
         // Names in any case, and UTC for GMT, as servers write them.
         #expect(HTTPDate.parse("sun, 06 nov 1994 08:49:37 UTC") == expected)
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 gmt") == expected)
         // RFC 850's two-digit year: the most recent year with those digits that is not more
         // than 50 years ahead (RFC 9110 5.6.7).
         let in2026 = Date(timeIntervalSince1970: 1_795_000_000)

@@ -114,11 +114,11 @@ enum HTTPDate {
         guard let first = fields.first, first.dropLast(first.last == "," ? 1 : 0).allSatisfy(\.isLetter) else { return nil }
         switch (fields.count, first.last == ",") {
         case (6, true):  // Sun, 06 Nov 1994 08:49:37 GMT
-            guard fields[5] == "GMT" || fields[5].uppercased() == "UTC", fields[3].count == 4 else { return nil }
+            guard isGMT(fields[5]), fields[3].count == 4 else { return nil }
             return date(day: fields[1], month: fields[2], year: number(fields[3]), time: fields[4])
         case (4, true):  // Sunday, 06-Nov-94 08:49:37 GMT
             let parts = fields[1].split(separator: "-", omittingEmptySubsequences: false)
-            guard fields[3] == "GMT" || fields[3].uppercased() == "UTC", parts.count == 3, parts[2].count == 2, let twoDigits = number(parts[2])
+            guard isGMT(fields[3]), parts.count == 3, parts[2].count == 2, let twoDigits = number(parts[2])
             else { return nil }
             let thisYear = calendar.component(.year, from: now)
             var year = thisYear - thisYear % 100 + twoDigits
@@ -144,6 +144,8 @@ enum HTTPDate {
         guard let date = calendar.date(from: components), calendar.component(.day, from: date) == day else { return nil }
         return date.addingTimeInterval(second == 60 ? 1 : 0)
     }
+
+    private static func isGMT(_ zone: Substring) -> Bool { ["GMT", "UTC"].contains(zone.uppercased()) }
 
     /// Digits only (`Int` would take a sign).
     private static func number(_ text: Substring) -> Int? {
