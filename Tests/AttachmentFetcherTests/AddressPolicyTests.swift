@@ -471,22 +471,9 @@ final class BannerServer: @unchecked Sendable {
     private let socket: Int32
 
     init(banner: String, readingFirst: Bool = false) throws {
-        let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(listener, generic, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, generic, &length) == 0
-            }
-        }
-        guard bound else {
-            close(listener)
-            throw Errno(rawValue: errno)
-        }
+        let (listener, port) = try LoopbackSocket.listening(backlog: 16)
         socket = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let bytes = Array(banner.utf8)
         Thread.detachNewThread {
             while true {

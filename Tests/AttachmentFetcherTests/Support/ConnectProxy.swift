@@ -20,20 +20,9 @@ final class ConnectProxy: Sendable {
     var targets: [String] { asked.withLock { $0 } }
 
     init() throws {
-        let listener = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = Self.loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(listener, generic, length) == 0 && listen(listener, 64) == 0 && getsockname(listener, generic, &length) == 0
-            }
-        }
-        guard bound else {
-            close(listener)
-            throw Errno(rawValue: errno)
-        }
+        let (listener, port) = try LoopbackSocket.listening()
         self.listener = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         Thread.detachNewThread { [self] in
             while true {
                 let client = accept(listener, nil, nil)
@@ -73,7 +62,7 @@ final class ConnectProxy: Sendable {
         }
         asked.withLock { $0.append(String(line[1])) }
         let origin = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = Self.loopback(port: port)
+        var address = LoopbackSocket.address(port: port)
         let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(origin, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
@@ -116,14 +105,6 @@ final class ConnectProxy: Sendable {
             rest = rest.dropFirst(count)
         }
         return true
-    }
-
-    private static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return address
     }
 }
 
