@@ -51,6 +51,13 @@ struct HTTPHeaderTests {
         #expect(wrong == 0)
     }
 
+    @Test("A name ends at the first colon, even one a combining mark follows (one Character with it, in Swift)")
+    func colonBeforeCombiningMark() {
+        #expect(HTTPHeader.parse("X-A:\u{301}b\r\nCache-Control:\u{301}no-store:x\r\n") == [
+            HTTPHeader(name: "x-a", value: "\u{301}b"), HTTPHeader(name: "cache-control", value: "\u{301}no-store:x"),
+        ])
+    }
+
     @Test("Names are lowercased, values trimmed, lines without a colon skipped, any line ending")
     func parsesABlock() {
         let block = "HTTP/1.1 200 OK\r\nCache-Control:  max-age=60 \r\nETag:\t\"abc\"\t\r\nX-Empty:   \r\nLast-Modified: Tue, 24 Nov 2026 05:00:00 GMT\n\r\n"

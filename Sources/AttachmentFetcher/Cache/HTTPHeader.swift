@@ -7,19 +7,21 @@ struct HTTPHeader: Sendable, Hashable {
 
     /// The headers in a block of `Name: value` lines, ended by line feeds (with or without a
     /// carriage return): a vertical tab, form feed or NEL, which Swift calls newlines too, stays
-    /// inside its value.
+    /// inside its value. A name ends at the line's first colon.
     ///
     /// Trims what `CharacterSet.whitespaces` holds, in Swift: Foundation's trimming, through
     /// `NSString`, was half of this parse's cost, paid for every body the cache stores.
     static func parse(_ block: String) -> [HTTPHeader] {
         block.split(whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }).compactMap { line in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            return HTTPHeader(name: line[..<colon].lowercased(), value: trimmed(line[line.index(after: colon)...]))
+            // The first colon among the line's scalars: a Character holds a colon and the
+            // combining marks after it, and would be no colon.
+            let scalars = line.unicodeScalars
+            guard let colon = scalars.firstIndex(of: ":") else { return nil }
+            return HTTPHeader(name: String(scalars[..<colon]).lowercased(), value: trimmed(scalars[scalars.index(after: colon)...]))
         }
     }
 
-    private static func trimmed(_ text: Substring) -> String {
-        let scalars = text.unicodeScalars
+    private static func trimmed(_ scalars: Substring.UnicodeScalarView) -> String {
         guard let first = scalars.firstIndex(where: { !isBlank($0) }) else { return "" }
         let last = scalars.lastIndex(where: { !isBlank($0) }) ?? first
         return String(scalars[first...last])
