@@ -26,6 +26,13 @@ struct SuggestedFileNameTests {
         #expect(SuggestedFileName.lacksMediaExtension(url: url, headers: HTTPHeader.parse(headers)) == lacks)
     }
 
+    @Test("A Content-Disposition file name loses its path at every slash, even one a combining mark follows")
+    func fileNameWithoutPath() {
+        #expect(SuggestedFileName.filename(in: "attachment; filename=\"a/\u{301}b.png\"") == "\u{301}b.png")
+        #expect(SuggestedFileName.filename(in: "attachment; filename=\"..\\\u{301}x\\c.jpg\"") == "c.jpg")
+        #expect(SuggestedFileName.filename(in: "attachment; filename=\"/\u{301}\"") == "\u{301}")
+    }
+
     @Test("An entry keeps the flag, and reads back as written")
     func metadataFlag() {
         var metadata = CacheEntryMetadata(

@@ -40,8 +40,10 @@ enum SuggestedFileName {
         return found
     }
 
+    /// What follows the last slash or backslash among `name`'s scalars (a Character holds a
+    /// slash and the combining marks after it, and would be no slash).
     private static func lastComponent(_ name: String) -> String? {
-        let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        let last = name.unicodeScalars.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         return last.isEmpty ? nil : last
     }
 }
