@@ -2,7 +2,7 @@
 # Builds the package and its tests with ThreadSanitizer (in .build-tsan, apart from the usual
 # build) and runs the test suite under it. Any report fails the script: TSan makes the test
 # process (and any instrumented child it runs, such as fetch-attachment) exit with status 66,
-# and the log is searched for reports as well. Extra arguments go to `swift test`.
+# and every process's reports, kept in files, are printed. Extra arguments go to `swift test`.
 #
 # Skipped under TSan, because they assert timings that TSan's slowdown (several times, on every
 # memory access) breaks, not behaviour that TSan would check any better:
@@ -37,15 +37,22 @@ scratch=.build-tsan
 log="$scratch/tsan-test.log"
 swift build --build-tests --sanitize=thread --scratch-path "$scratch"
 mkdir -p "$scratch"
-export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt halt_on_error=0 second_deadlock_stack=1 history_size=4 ${TSAN_OPTIONS:-}"
+# Every instrumented process writes its reports to a file of its own here (`log_path`, suffixed
+# with its process id): a child whose output a test discards (fetch-attachment under
+# CommandRunner.withRunning) still leaves what it found, printed below.
+reports="$PWD/$scratch/tsan-reports"
+rm -rf "$reports"
+mkdir -p "$reports"
+export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt halt_on_error=0 second_deadlock_stack=1 history_size=4 log_path=$reports/report ${TSAN_OPTIONS:-}"
 status=0
 export ATTACHMENT_FETCHER_TEST_TIME_SCALE="${ATTACHMENT_FETCHER_TEST_TIME_SCALE:-6}"
 # At most 8 tests at once, as scripts/test.sh says why.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}"
 swift test --skip-build --sanitize=thread --scratch-path "$scratch" --skip 'DeadlineTests|LoadTestTests|ResourceTests|HostileNameServerTests|CLITests/demo|CLITests/queueHint|CLIRobustnessTests/payloadAtTheLimit|ConcurrencyTests/twoThousandConnections' "$@" 2>&1 \
     | tee "$log" || status=$?
-if grep -q "WARNING: ThreadSanitizer" "$log"; then
-    echo "ThreadSanitizer reported $(grep -c 'WARNING: ThreadSanitizer' "$log") issue(s); see $log" >&2
+if compgen -G "$reports/report.*" > /dev/null; then
+    cat "$reports"/report.* >&2
+    echo "ThreadSanitizer reported $(cat "$reports"/report.* | grep -c 'WARNING: ThreadSanitizer') issue(s), in $(ls "$reports" | wc -l) process(es); reports in $reports" >&2
     exit 1
 fi
 exit "$status"
