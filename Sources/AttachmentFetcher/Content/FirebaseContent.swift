@@ -155,8 +155,7 @@ extension ContentReader {
         // Delivered as `gcm.n.visibility`.
         if let visibility = enumName(
             specific["visibility"], at: "\(prefix)android.notification.visibility", type: "Visibility",
-            zero: "VISIBILITY_UNSPECIFIED", values: ["PRIVATE": NotificationContent.LockScreenVisibility.private, "PUBLIC": .public, "SECRET": .secret],
-            order: ["PRIVATE", "PUBLIC", "SECRET"])
+            zero: "VISIBILITY_UNSPECIFIED", values: ["PRIVATE": NotificationContent.LockScreenVisibility.private, "PUBLIC": .public, "SECRET": .secret])
         {
             content.lockScreenVisibility = visibility
         }
@@ -176,9 +175,7 @@ extension ContentReader {
         // Delivered as `gcm.n.notification_priority`.
         let (priorityValue, priorityPath) = value("notification_priority")
         if let priority = enumName(
-            priorityValue, at: priorityPath, type: "NotificationPriority", zero: "PRIORITY_UNSPECIFIED",
-            values: Self.firebasePriorities,
-            order: ["PRIORITY_MIN", "PRIORITY_LOW", "PRIORITY_DEFAULT", "PRIORITY_HIGH", "PRIORITY_MAX"])
+            priorityValue, at: priorityPath, type: "NotificationPriority", zero: "PRIORITY_UNSPECIFIED", values: Self.firebasePriorities)
         {
             content.priority = priority
         }
@@ -205,23 +202,23 @@ extension ContentReader {
         warnings.append("\(title) and \(body) are missing: Android shows the picture under the app's name alone, without text")
     }
 
-    /// The value of an HTTP v1 enum field (`type`, its names `order`, mapped by `values`) that
+    /// The value of an HTTP v1 enum field (`type`, its names and values `values`, in order) that
     /// `value` names, in any case (the API reads enum names so, as FCM's own examples write
     /// `"priority": "normal"`). `nil` for the enum's `zero` (`VISIBILITY_UNSPECIFIED`), which
     /// sets none; and, with a warning, for a number (the API's JSON, proto3's, takes an enum's
     /// number too, so the message is sent, but this reading maps names only and says so rather
     /// than guess) and for any other text (no value of the enum: the API refuses the request).
     mutating func enumName<Value>(
-        _ value: JSONValue?, at path: String, type: String, zero: String, values: [String: Value], order: [String]
+        _ value: JSONValue?, at path: String, type: String, zero: String, values: KeyValuePairs<String, Value>
     ) -> Value? {
-        let names = order.joined(separator: ", ")
+        let names = values.map(\.key).joined(separator: ", ")
         if case .number(let number)? = value {
             warnings.append(
                 "\(path) is the number \(PayloadValue.text(of: number)): FCM's HTTP v1 API takes an enum's number, but this preview reads the field by its name only (\(names)), and shows none")
             return nil
         }
         guard let name = text(value, at: path) else { return nil }
-        if let known = values[name.uppercased()] { return known }
+        if let known = values.first(where: { $0.key == name.uppercased() }) { return known.value }
         guard name.uppercased() != zero else { return nil }
         warnings.append(
             "\(path) is '\(name)', which is no \(type) (\(zero), \(names)): FCM's HTTP v1 API refuses such a message (400 INVALID_ARGUMENT), so the send fails, and none is read here")
@@ -293,7 +290,7 @@ extension ContentReader {
     }
 
     /// HTTP v1's `NotificationPriority` names as NotificationCompat's −2…2.
-    static let firebasePriorities: [String: Int] = [
+    static let firebasePriorities: KeyValuePairs<String, Int> = [
         "PRIORITY_MIN": -2, "PRIORITY_LOW": -1, "PRIORITY_DEFAULT": 0, "PRIORITY_HIGH": 1, "PRIORITY_MAX": 2,
     ]
 
