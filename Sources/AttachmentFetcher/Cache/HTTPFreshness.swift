@@ -51,7 +51,7 @@ struct HTTPFreshness: Sendable, Hashable {
             lifetime = .seconds(max(0, maxAge - age))
         } else if let expires = headers.last(where: { $0.name == "expires" }) {
             // An unparseable Expires (such as "0") means already expired.
-            let date = HTTPDate.parse(expires.value) ?? .distantPast
+            let date = HTTPDate.parse(expires.value, now: now) ?? .distantPast
             let seconds = date.timeIntervalSince(now)
             lifetime = .seconds(seconds >= Double(Self.longestDelta) ? Self.longestDelta : max(0, Int(seconds)))
         }
