@@ -35,6 +35,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch=.build-tsan
 log="$scratch/tsan-test.log"
+# A Synchronization.Mutex in the package's own code would make TSan report its every critical
+# section (see "Locks" above): refused here rather than found as a rare report under load.
+if grep -rnE '\bMutex\s*[<(]' Sources Tests Fuzz --include='*.swift'; then
+    echo "tsan.sh: use Locked (AttachmentFetcher/Locked.swift), not Synchronization.Mutex, whose futex ThreadSanitizer cannot see" >&2
+    exit 1
+fi
 swift build --build-tests --sanitize=thread --scratch-path "$scratch"
 mkdir -p "$scratch"
 # Every instrumented process writes its reports to a file of its own here (`log_path`, suffixed

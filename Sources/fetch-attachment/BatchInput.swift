@@ -331,9 +331,9 @@ final class LineReader: Sendable {
 
     /// A continuation resumed by whichever answer comes first; later ones are dropped.
     private final class FirstAnswer: Sendable {
-        private let continuation: Mutex<CheckedContinuation<[BatchLine], Never>?>
+        private let continuation: Locked<CheckedContinuation<[BatchLine], Never>?>
 
-        init(_ continuation: CheckedContinuation<[BatchLine], Never>) { self.continuation = Mutex(continuation) }
+        init(_ continuation: CheckedContinuation<[BatchLine], Never>) { self.continuation = Locked(continuation) }
 
         func resume(_ lines: [BatchLine]) {
             continuation.withLock { waiting in defer { waiting = nil }; return waiting }?.resume(returning: lines)

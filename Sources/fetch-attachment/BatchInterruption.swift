@@ -1,3 +1,4 @@
+import AttachmentFetcher
 import Foundation
 import Synchronization
 import UnixSignals
@@ -19,7 +20,7 @@ final class BatchInterruption: Sendable {
     /// Called once, on the first signal: a read of the input that may never return gives up.
     /// Keyed, so that a read that returned takes its action out (`forget`): a batch streamed a
     /// line at a time makes one read per line.
-    private let onInterrupt = Mutex<(nextKey: Int, actions: [Int: @Sendable () -> Void])>((0, [:]))
+    private let onInterrupt = Locked<(nextKey: Int, actions: [Int: @Sendable () -> Void])>((0, [:]))
 
     /// The signal that interrupted the batch, if one did.
     var signal: Int32? {

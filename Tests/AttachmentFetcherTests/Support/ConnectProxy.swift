@@ -1,3 +1,4 @@
+@testable import AttachmentFetcher
 import Foundation
 import Synchronization
 import SystemPackage
@@ -14,7 +15,7 @@ import Glibc
 final class ConnectProxy: Sendable {
     let port: Int
     private let listener: Int32
-    private let asked = Mutex<[String]>([])
+    private let asked = Locked<[String]>([])
 
     /// The `CONNECT` targets asked for so far ("127.0.0.1:443"), in order.
     var targets: [String] { asked.withLock { $0 } }
