@@ -184,6 +184,39 @@ struct CacheCrashTests {
         }
     }
 
+    @Test(
+        "A cache on a read-only file system (a warmed cache in an image's read-only layer) serves its entries and downloads the rest into the output directory, saying so",
+        .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
+    func readOnlyCacheServes() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let program = CommandRunner.fetchAttachmentPath
+            let place = fixture.directory + "/ro"
+            let output = fixture.directory + "/out"
+            try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
+            let stored = try Self.writeLine(fixture.braze("/media/warmed.jpg?bytes=3000"), in: fixture.directory + "/stored.json")
+            let missing = try Self.writeLine(fixture.braze("/media/absent.jpg?bytes=4000"), in: fixture.directory + "/missing.json")
+            // Warmed on a writable tmpfs, then made read-only; the output directory is on another
+            // file system, which takes copies.
+            let script = #"""
+                mount -t tmpfs tmpfs "$1" && "$0" --json --cache-dir "$1/cache" --output-dir "$1/warm" --allow-private-networks "$3" >/dev/null && mount -o remount,ro "$1" || exit 9
+                for payload in "$3" "$4"; do "$0" --json --cache-dir "$1/cache" --output-dir "$2" --allow-private-networks "$payload"; echo "status $?"; done
+                "$0" cache stats --json --cache-dir "$1/cache"
+                """#
+            let result = try await CommandRunner.run(
+                "/usr/bin/unshare", ["-rm", "/bin/sh", "-c", script, program, place, output, stored, missing], stdin: Data(), timeout: .seconds(60))
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.filter { $0 == "status 0" }.count == 2, "\(result.stdout)\(result.stderr)")
+            #expect(lines.filter { $0.contains(#""status":"attached""#) }.count == 2, "\(result.stdout)")
+            #expect(result.stderr.unwrapped.contains("this cache's entries are served, and no download is added to them"), "\(result.stderr)")
+            // The warmed entry came from the cache; the missing one from the origin, once; the cache still holds one entry.
+            #expect(fixture.server.stats().requestsPerPath["/media/warmed.jpg"] == 1)
+            #expect(fixture.server.stats().requestsPerPath["/media/absent.jpg"] == 1)
+            #expect(result.stdout.contains(#""entries":1"#), "\(result.stdout)")
+            let files = try FileManager.default.contentsOfDirectory(atPath: output)
+            #expect(files.count == 2, "\(files)")
+        }
+    }
+
     private static func writeLine(_ payload: Data, in path: String) throws -> String {
         try payload.write(to: URL(fileURLWithPath: path))
         return path
