@@ -291,18 +291,33 @@ struct FloodedConnectionTests {
     @Test("A flood of DATA frames of one body byte each is a body, not a hold: it ends at the image limit, and another origin's download goes on")
     func oneByteFrames() async throws {
         try await withFloodingAndOtherOrigin { flooding, other, configuration in
+            // An image limit of 2 MB, 20 MB of frames: reached in about a second on a quiet
+            // machine, a few on a loaded one (the default 10 MB, 100 MB of frames, once took
+            // longer than the deadline beside the rest of the suite), and still long after the
+            // other origin's download, which is what the flood must not hold up.
+            var configuration = configuration
+            configuration.sizeLimits.image = 2_000_000
+            configuration.timeout = .seconds(15) * TestTiming.scale
             try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
                 // No Content-Length: every frame's byte is one more byte of the body, ten wire
                 // bytes for each (libcurl hands them on as they come, so it returns to the
                 // engine's loop between reads).
-                async let flood = fetcher.process(
-                    Payloads.braze(url: flooding.url("/media/bytes.jpg?bytes=50000&no_length=1&flood_after=1000&flood_bytes=1&flood_ms=15000")))
+                let floodEnded = Locked(false)
+                async let flood = {
+                    let outcome = await fetcher.process(
+                        Payloads.braze(url: flooding.url("/media/bytes.jpg?bytes=50000&no_length=1&flood_after=1000&flood_bytes=1&flood_ms=30000")))
+                    floodEnded.withLock { $0 = true }
+                    return outcome
+                }()
                 try await Task.sleep(for: .milliseconds(100))
-                let normal = await fetcher.process(Payloads.braze(url: other.url("/media/beside.jpg?bytes=20000&delay_ms=1500")))
+                let normal = await fetcher.process(Payloads.braze(url: other.url("/media/beside.jpg?bytes=20000&delay_ms=200")))
+                // The flood was still going when the other download was attached.
+                let stillFlooding = !floodEnded.withLock { $0 }
                 let flooded = await flood
                 #expect(normal.status == .attached, "\(normal.reason.map { "\($0)" } ?? "") \(normal.detail ?? "")")
+                #expect(stillFlooding, "the flood reached the limit before the other download ended")
                 #expect(
-                    flooded.reason == .tooLarge && flooded.detail == "the body is larger than the image limit, 10000000 bytes",
+                    flooded.reason == .tooLarge && flooded.detail == "the body is larger than the image limit, 2000000 bytes",
                     "\(flooded.reason.map { "\($0)" } ?? "") \(flooded.detail ?? "")")
             }
         }
