@@ -217,6 +217,36 @@ struct CacheCrashTests {
         }
     }
 
+    @Test(
+        "A cache on a file system without extended attributes (ramfs; tmpfs before Linux 6.6) says so when it opens, keeps nothing, and every payload is attached",
+        .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
+    func noExtendedAttributes() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let program = CommandRunner.fetchAttachmentPath
+            let place = fixture.directory + "/ramfs"
+            try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
+            let payload = try Self.writeLine(fixture.braze("/media/plain.jpg?bytes=3000"), in: fixture.directory + "/plain.json")
+            let script = #"""
+                mount -t ramfs ramfs "$1" || exit 9
+                for run in 1 2; do "$0" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks "$2"; echo "status $?"; done
+                """#
+            let result = try await CommandRunner.run(
+                "/usr/bin/unshare", ["-rm", "/bin/sh", "-c", script, program, place, payload], stdin: Data(), timeout: .seconds(60))
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.filter { $0 == "status 0" }.count == 2, "\(result.stdout)\(result.stderr)")
+            #expect(lines.filter { $0.contains(#""status":"attached""#) }.count == 2, "\(result.stdout)")
+            // Said when the cache opens, in words that name the cause, each run; not as a failure
+            // to store each body.
+            let stderr = result.stderr.unwrapped
+            #expect(
+                stderr.components(separatedBy: "keeps no extended attributes").count - 1 == 2
+                    && stderr.contains("this cache's entries are served, and no download is added to them"), "\(result.stderr)")
+            #expect(!stderr.contains("cannot store"), "\(result.stderr)")
+            // Nothing kept: each run downloads.
+            #expect(fixture.server.stats().requestsPerPath["/media/plain.jpg"] == 2)
+        }
+    }
+
     private static func writeLine(_ payload: Data, in path: String) throws -> String {
         try payload.write(to: URL(fileURLWithPath: path))
         return path

@@ -40,8 +40,9 @@ final class CacheStore: Sendable {
     /// cross-process locks.
     let lockFileProblem: String?
     /// Why this process cannot add entries (`entries/` or `tmp/` not writable by its user, as in
-    /// a cache another user made), if it cannot: it serves the entries there, and downloads what
-    /// is missing into the output directory, keeping none of it.
+    /// a cache another user made; a file system that keeps no extended attributes), if it
+    /// cannot: it serves the entries there, and downloads what is missing into the output
+    /// directory, keeping none of it.
     let storeProblem: String?
 
     let root: FileDescriptor
@@ -146,8 +147,26 @@ final class CacheStore: Sendable {
             } catch {
                 return "cannot write in \(path): \(error)"
             }
-        }.first
+        }.first ?? Self.attributeProblem(in: temporary, path: temporaryDirectory)
         evictor.start(for: self, beforeIndexing: beforeIndexing)
+    }
+
+    /// Why no entry can be kept in `temporary` (at `path`), if none can: an entry's metadata is
+    /// an extended attribute of its body (`CacheEntryMetadata.attributeName`), which some file
+    /// systems do not keep (ramfs, vfat, tmpfs before Linux 6.6). Tried once, on a nameless file
+    /// that goes with its descriptor, rather than found by every commit failing; where the file
+    /// system makes no nameless files, or the attempt fails otherwise (a full disk), nothing is
+    /// concluded and each commit says what it meets.
+    static func attributeProblem(in temporary: FileDescriptor, path: String) -> String? {
+        guard let file = try? TemporaryFiles.openAnonymous(in: path, relativeTo: temporary, permissions: 0o600) else { return nil }
+        defer { try? file.close() }
+        do {
+            try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: [0])
+            return nil
+        } catch {
+            guard error.rawValue == EOPNOTSUPP else { return nil }
+            return "the file system of \(path) keeps no extended attributes (\(CacheEntryMetadata.attributeName)), where the cache keeps each entry's metadata (ramfs, vfat, tmpfs before Linux 6.6)"
+        }
     }
 
     /// Start-up's work, on the eviction thread (`Evictor`) so that opening a cache of any size
