@@ -116,6 +116,7 @@ struct CacheCommand: AsyncParsableCommand {
                     "fresh_entries": statistics.freshEntries, "bytes": statistics.bytes,
                     "maximum_bytes": statistics.maximumBytes, "temporary_files": statistics.temporaryFiles,
                     "attachments": ["directory": options.attachmentsDirectory, "files": attachments.files, "bytes": attachments.bytes],
+                    "store_problem": cache?.storeProblem ?? NSNull(),
                 ])
             } else if cache == nil {
                 // Files a --no-cache run left in the default output directory are still shown.
@@ -130,6 +131,9 @@ struct CacheCommand: AsyncParsableCommand {
                     temporary files: \(statistics.temporaryFiles)
                     attachments: \(attachments.files) files, \(attachments.bytes) bytes in \(options.attachmentsDirectory)
                     """)
+                if let problem = cache?.storeProblem {
+                    StandardStreams.error.writeWrapped("  note: \(TerminalText.escaped(problem)): no fetcher adds entries to this cache")
+                }
             }
         }
     }

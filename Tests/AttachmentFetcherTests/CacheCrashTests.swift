@@ -229,6 +229,7 @@ struct CacheCrashTests {
             let script = #"""
                 mount -t ramfs ramfs "$1" || exit 9
                 for run in 1 2; do "$0" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks "$2"; echo "status $?"; done
+                "$0" cache stats --json --cache-dir "$1/cache"
                 """#
             let result = try await CommandRunner.run(
                 "/usr/bin/unshare", ["-rm", "/bin/sh", "-c", script, program, place, payload], stdin: Data(), timeout: .seconds(60))
@@ -242,8 +243,11 @@ struct CacheCrashTests {
                 stderr.components(separatedBy: "keeps no extended attributes").count - 1 == 2
                     && stderr.contains("this cache's entries are served, and no download is added to them"), "\(result.stderr)")
             #expect(!stderr.contains("cannot store"), "\(result.stderr)")
-            // Nothing kept: each run downloads.
+            // Nothing kept: each run downloads; `cache stats` says why.
             #expect(fixture.server.stats().requestsPerPath["/media/plain.jpg"] == 2)
+            let stats = try #require(lines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(result.stdout)")
+            #expect(stats["entries"] as? Int == 0)
+            #expect((stats["store_problem"] as? String)?.contains("keeps no extended attributes") == true, "\(stats)")
         }
     }
 

@@ -534,12 +534,13 @@ struct CacheTests {
             let bad = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-max-bytes", "-5"])
             #expect(bad.status == 64)
             // One JSON shape, snake_case and sorted, whether the cache is there or not.
-            let keys = ["attachments", "bytes", "directory", "entries", "exists", "fresh_entries", "maximum_bytes", "temporary_files"]
+            let keys = ["attachments", "bytes", "directory", "entries", "exists", "fresh_entries", "maximum_bytes", "store_problem", "temporary_files"]
             for cacheDirectory in [directory, directory + "/not-there"] {
                 let json = try await CommandRunner.run("fetch-attachment", ["cache", "stats", "--cache-dir", cacheDirectory, "--json"])
                 let object = try #require(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stdout)")
                 #expect(object.keys.sorted() == keys, "\(json.stdout)")
                 #expect(object["exists"] as? Bool == (cacheDirectory == directory))
+                #expect(object["store_problem"] is NSNull, "\(json.stdout)")
                 #expect(json.stdout.firstRange(of: "\"bytes\"")! .lowerBound < json.stdout.firstRange(of: "\"directory\"")!.lowerBound)
             }
             let pruned = try await CommandRunner.run("fetch-attachment", ["cache", "prune", "--cache-dir", directory, "--json"])

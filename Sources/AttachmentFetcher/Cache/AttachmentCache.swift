@@ -27,6 +27,11 @@ public struct AttachmentCache: Sendable {
         store = try result.get()
     }
 
+    /// Why no fetcher can add entries to this cache, if none can (a file system that keeps no
+    /// extended attributes; a directory this user may not write): its entries are served, and
+    /// nothing is kept.
+    package var storeProblem: String? { store.storeProblem }
+
     /// Entries, fresh entries, bytes, budget and temporary files.
     public func statistics() async -> CacheStatistics {
         await BlockingIO.run { [store] in store.statistics() }
