@@ -224,6 +224,18 @@ struct PreparedFilesTests {
         }
     }
 
+    @Test("The cache's test of extended attributes leaves nothing in tmp/, on a nameless file or a named one (no O_TMPFILE), and finds them kept here")
+    func attributeProbeLeavesNothing() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let handle = try Syscalls.open(FilePath(directory), flags: O_RDONLY | O_DIRECTORY)
+        defer { try? handle.close() }
+        for anonymous in [true, false] {
+            #expect(CacheStore.attributeProblem(in: handle, path: directory, anonymous: anonymous) == nil)
+            #expect(names(in: directory).isEmpty, "anonymous: \(anonymous)")
+        }
+    }
+
     @Test("Files made through an open directory stay in it when its path is swapped for a symbolic link: nameless ones, named ones (no O_TMPFILE) and their removal")
     func madeThroughDescriptor() throws {
         let root = try makeTemporaryDirectory()

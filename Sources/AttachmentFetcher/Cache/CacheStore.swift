@@ -153,13 +153,19 @@ final class CacheStore: Sendable {
 
     /// Why no entry can be kept in `temporary` (at `path`), if none can: an entry's metadata is
     /// an extended attribute of its body (`CacheEntryMetadata.attributeName`), which some file
-    /// systems do not keep (ramfs, vfat, tmpfs before Linux 6.6). Tried once, on a nameless file
-    /// that goes with its descriptor, rather than found by every commit failing; where the file
-    /// system makes no nameless files, or the attempt fails otherwise (a full disk), nothing is
-    /// concluded and each commit says what it meets.
-    static func attributeProblem(in temporary: FileDescriptor, path: String) -> String? {
-        guard let file = try? TemporaryFiles.openAnonymous(in: path, relativeTo: temporary, permissions: 0o600) else { return nil }
-        defer { try? file.close() }
+    /// systems do not keep (ramfs, vfat, tmpfs before Linux 6.6). Tried once, on
+    /// a nameless file that goes with its descriptor (a named one, removed at once, where the file
+    /// system has no `O_TMPFILE`), rather than found by every commit failing; where the attempt
+    /// fails otherwise (a full disk), nothing is concluded and each commit says what it meets.
+    /// `anonymous: false` tries a named file at once (tests).
+    static func attributeProblem(in temporary: FileDescriptor, path: String, anonymous: Bool = true) -> String? {
+        guard case .success(let (file, made)) = TemporaryFiles.create(in: path, relativeTo: temporary, anonymous: anonymous) else { return nil }
+        defer {
+            if !TemporaryFiles.isAnonymous(made), let name = FilePath(made).lastComponent {
+                try? Syscalls.unlink(FilePath(name.string), in: temporary)
+            }
+            try? file.close()
+        }
         do {
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: [0])
             return nil
