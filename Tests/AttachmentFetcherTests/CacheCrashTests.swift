@@ -119,7 +119,6 @@ struct CacheCrashTests {
     func outputOnAnotherFileSystem() async throws {
         try await Fixture.with(cached: true) { fixture in
             let cache = try #require(fixture.cacheDirectory)
-            let program = CommandRunner.fetchAttachmentPath
             let output = fixture.directory + "/elsewhere"
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
             let lines = ["/media/far.jpg?bytes=30000&delay_ms=300", "/media/far.jpg?bytes=30000&delay_ms=300", "/media/near.png?bytes=4000&cache_control=no-store"]
@@ -128,8 +127,7 @@ struct CacheCrashTests {
             let script = #"mount -t tmpfs tmpfs "$1" && "$0" --batch - --json --cache-dir "$2" --output-dir "$1" --allow-private-networks < "$3" && "$0" --batch - --json --cache-dir "$2" --output-dir "$1" --allow-private-networks < "$3" && ls "$1" | wc -l"#
             let input = fixture.directory + "/campaign.jsonl"
             try Data(lines.utf8).write(to: URL(fileURLWithPath: input))
-            let result = try await CommandRunner.run(
-                "/usr/bin/unshare", ["-rm", "/bin/sh", "-c", script, program, output, cache, input], stdin: Data(), timeout: .seconds(60))
+            let result = try await Self.inMountNamespace(script, [output, cache, input])
             let outputLines = result.stdout.split(separator: "\n")
             #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
             #expect(outputLines.count == 7 && outputLines.dropLast().allSatisfy { $0.contains(#""status":"attached""#) }, "\(result.stdout)")
@@ -143,7 +141,6 @@ struct CacheCrashTests {
         .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
     func fullDisk() async throws {
         try await Fixture.with(cached: true) { fixture in
-            let program = CommandRunner.fetchAttachmentPath
             let small = fixture.directory + "/small"
             let roomy = fixture.directory + "/roomy"
             for directory in [small, roomy] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
@@ -152,8 +149,7 @@ struct CacheCrashTests {
             // A 1 MiB tmpfs holds the cache and the output; the 3 MB body cannot fit. Then the
             // same body with the output directory elsewhere: served from there, not kept.
             let script = #"mount -t tmpfs -o size=1m tmpfs "$1" && "$0" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks "$2"; "$0" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks "$3"; "$0" --json --cache-dir "$1/cache" --output-dir "$4" --allow-private-networks "$2"; ls -A "$1/cache/tmp" "$1/out""#
-            let result = try await CommandRunner.run(
-                "/usr/bin/unshare", ["-rm", "/bin/sh", "-c", script, program, small, big, fits, roomy], stdin: Data(), timeout: .seconds(60))
+            let result = try await Self.inMountNamespace(script, [small, big, fits, roomy])
             let lines = result.stdout.split(separator: "\n").map(String.init)
             let full = try #require(lines.first)
             #expect(full.contains(#""reason":"storage""#) && full.contains("No space left on device"), "\(full)")
@@ -171,13 +167,11 @@ struct CacheCrashTests {
         .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
     func clearReadOnly() async throws {
         try await Fixture.with(cached: true) { fixture in
-            let program = CommandRunner.fetchAttachmentPath
             let place = fixture.directory + "/ro"
             try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
             let payload = try Self.writeLine(fixture.braze("/media/kept.jpg?bytes=2000"), in: fixture.directory + "/kept.json")
             let script = #"mount -t tmpfs tmpfs "$1" && "$0" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks "$2" >/dev/null && mount -o remount,ro "$1" && "$0" cache clear --cache-dir "$1/cache"; echo "status $?"; "$0" cache stats --json --cache-dir "$1/cache""#
-            let result = try await CommandRunner.run(
-                "/usr/bin/unshare", ["-rm", "/bin/sh", "-c", script, program, place, payload], stdin: Data(), timeout: .seconds(60))
+            let result = try await Self.inMountNamespace(script, [place, payload])
             #expect(result.stdout.contains("status 1"), "\(result.stdout)\(result.stderr)")
             #expect(result.stderr.contains("cannot remove \(place)/cache/entries/") && result.stderr.contains("Read-only file system"), "\(result.stderr)")
             #expect(result.stdout.contains(#""entries":1"#), "\(result.stdout)")
@@ -189,7 +183,6 @@ struct CacheCrashTests {
         .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
     func readOnlyCacheServes() async throws {
         try await Fixture.with(cached: true) { fixture in
-            let program = CommandRunner.fetchAttachmentPath
             let place = fixture.directory + "/ro"
             let output = fixture.directory + "/out"
             try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
@@ -202,8 +195,7 @@ struct CacheCrashTests {
                 for payload in "$3" "$4"; do "$0" --json --cache-dir "$1/cache" --output-dir "$2" --allow-private-networks "$payload"; echo "status $?"; done
                 "$0" cache stats --json --cache-dir "$1/cache"
                 """#
-            let result = try await CommandRunner.run(
-                "/usr/bin/unshare", ["-rm", "/bin/sh", "-c", script, program, place, output, stored, missing], stdin: Data(), timeout: .seconds(60))
+            let result = try await Self.inMountNamespace(script, [place, output, stored, missing])
             let lines = result.stdout.split(separator: "\n").map(String.init)
             #expect(lines.filter { $0 == "status 0" }.count == 2, "\(result.stdout)\(result.stderr)")
             #expect(lines.filter { $0.contains(#""status":"attached""#) }.count == 2, "\(result.stdout)")
@@ -222,7 +214,6 @@ struct CacheCrashTests {
         .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
     func noExtendedAttributes() async throws {
         try await Fixture.with(cached: true) { fixture in
-            let program = CommandRunner.fetchAttachmentPath
             let place = fixture.directory + "/ramfs"
             try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
             let payload = try Self.writeLine(fixture.braze("/media/plain.jpg?bytes=3000"), in: fixture.directory + "/plain.json")
@@ -231,8 +222,7 @@ struct CacheCrashTests {
                 for run in 1 2; do "$0" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks "$2"; echo "status $?"; done
                 "$0" cache stats --json --cache-dir "$1/cache"
                 """#
-            let result = try await CommandRunner.run(
-                "/usr/bin/unshare", ["-rm", "/bin/sh", "-c", script, program, place, payload], stdin: Data(), timeout: .seconds(60))
+            let result = try await Self.inMountNamespace(script, [place, payload])
             let lines = result.stdout.split(separator: "\n").map(String.init)
             #expect(lines.filter { $0 == "status 0" }.count == 2, "\(result.stdout)\(result.stderr)")
             #expect(lines.filter { $0.contains(#""status":"attached""#) }.count == 2, "\(result.stdout)")
@@ -249,6 +239,14 @@ struct CacheCrashTests {
             #expect(stats["entries"] as? Int == 0)
             #expect((stats["store_problem"] as? String)?.contains("keeps no extended attributes") == true, "\(stats)")
         }
+    }
+
+    /// Runs `script` with `sh -c` in a user and mount namespace of its own (`unshare -rm`, where
+    /// it may mount file systems), `$0` the fetch-attachment binary and `$1`… `arguments`.
+    private static func inMountNamespace(_ script: String, _ arguments: [String]) async throws -> CommandRunner.Result {
+        try await CommandRunner.run(
+            "/usr/bin/unshare", ["-rm", "/bin/sh", "-c", script, CommandRunner.fetchAttachmentPath] + arguments, stdin: Data(),
+            timeout: .seconds(60))
     }
 
     private static func writeLine(_ payload: Data, in path: String) throws -> String {
