@@ -291,12 +291,12 @@ struct FloodedConnectionTests {
     @Test("A flood of DATA frames of one body byte each is a body, not a hold: it ends at the image limit, and another origin's download goes on")
     func oneByteFrames() async throws {
         try await withFloodingAndOtherOrigin { flooding, other, configuration in
-            // An image limit of 2 MB, 20 MB of frames: reached in about a second on a quiet
-            // machine, a few on a loaded one (the default 10 MB, 100 MB of frames, once took
-            // longer than the deadline beside the rest of the suite), and still long after the
-            // other origin's download, which is what the flood must not hold up.
+            // An image limit of 3 MB, 30 MB of frames: reached in one or two seconds on a quiet
+            // machine, a few on a loaded one (the default 10 MB, 100 MB of frames, can take longer
+            // than a 5 s deadline beside the rest of the suite), and still well after the other
+            // origin's download (0.3 s), which is what the flood must not hold up.
             var configuration = configuration
-            configuration.sizeLimits.image = 2_000_000
+            configuration.sizeLimits.image = 3_000_000
             configuration.timeout = .seconds(15) * TestTiming.scale
             try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
                 // No Content-Length: every frame's byte is one more byte of the body, ten wire
@@ -317,7 +317,7 @@ struct FloodedConnectionTests {
                 #expect(normal.status == .attached, "\(normal.reason.map { "\($0)" } ?? "") \(normal.detail ?? "")")
                 #expect(stillFlooding, "the flood reached the limit before the other download ended")
                 #expect(
-                    flooded.reason == .tooLarge && flooded.detail == "the body is larger than the image limit, 2000000 bytes",
+                    flooded.reason == .tooLarge && flooded.detail == "the body is larger than the image limit, 3000000 bytes",
                     "\(flooded.reason.map { "\($0)" } ?? "") \(flooded.detail ?? "")")
             }
         }
