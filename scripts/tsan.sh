@@ -35,8 +35,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch=.build-tsan
 log="$scratch/tsan-test.log"
-# A Synchronization.Mutex in the package's own code would make TSan report its every critical
-# section (see "Locks" above): refused here rather than found as a rare report under load.
+# A Synchronization.Mutex in the package's own code would make TSan report its contended critical
+# sections (see "Locks" above): refused here rather than found as a rare report under load.
 if grep -rnE '\bMutex\s*[<(]' Sources Tests Fuzz --include='*.swift'; then
     echo "tsan.sh: use Locked (AttachmentFetcher/Locked.swift), not Synchronization.Mutex, whose futex ThreadSanitizer cannot see" >&2
     exit 1
