@@ -161,9 +161,7 @@ final class CacheStore: Sendable {
     static func attributeProblem(in temporary: FileDescriptor, path: String, anonymous: Bool = true) -> String? {
         guard case .success(let (file, made)) = TemporaryFiles.create(in: path, relativeTo: temporary, anonymous: anonymous) else { return nil }
         defer {
-            if !TemporaryFiles.isAnonymous(made), let name = FilePath(made).lastComponent {
-                try? Syscalls.unlink(FilePath(name.string), in: temporary)
-            }
+            TemporaryFiles.remove(made, madeIn: path, relativeTo: temporary)
             try? file.close()
         }
         do {

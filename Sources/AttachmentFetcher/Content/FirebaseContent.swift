@@ -218,8 +218,9 @@ extension ContentReader {
             return nil
         }
         guard let name = text(value, at: path) else { return nil }
-        if let known = values.first(where: { $0.key == name.uppercased() }) { return known.value }
-        guard name.uppercased() != zero else { return nil }
+        let upper = name.uppercased()
+        if let known = values.first(where: { $0.key == upper }) { return known.value }
+        guard upper != zero else { return nil }
         warnings.append(
             "\(path) is '\(name)', which is no \(type) (\(zero), \(names)): FCM's HTTP v1 API refuses such a message (400 INVALID_ARGUMENT), so the send fails, and none is read here")
         return nil
