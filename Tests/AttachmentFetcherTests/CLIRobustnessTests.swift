@@ -6,7 +6,10 @@ import Testing
 /// full output streams, control characters in what it prints, command lines at their edges. Each
 /// test runs the built binary, most through `/bin/sh` (for pipes from `yes`, redirections to
 /// `/dev/full` and arguments that are not UTF-8).
-@Suite("fetch-attachment: bounded input, loud failures", .timeLimit(.minutes(3)))
+// The limits guard against a hang, and grow with the other generous bounds under ThreadSanitizer
+// (ATTACHMENT_FETCHER_TEST_TIME_SCALE): a batch of 50,000 lines took over 90 s there on a slow
+// machine.
+@Suite("fetch-attachment: bounded input, loud failures", .timeLimit(.minutes(3 * TestTiming.scale)))
 struct CLIRobustnessTests {
     /// An internal push: an outcome without any network request.
     static let silentPush = #"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#
@@ -18,7 +21,7 @@ struct CLIRobustnessTests {
     /// directory (removed afterwards), and returns its result with the binary's peak resident set
     /// size in KiB (from its test hook).
     private func shell(
-        _ script: String, stdin: Data = Data(), timeout: Duration = .seconds(90)
+        _ script: String, stdin: Data = Data(), timeout: Duration = .seconds(90) * TestTiming.scale
     ) async throws -> (result: CommandRunner.Result, peakKiB: Int?) {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -7,7 +7,10 @@ import Testing
 
 /// A process killed anywhere leaves nothing a later run serves as a whole body; processes in
 /// other PID namespaces never take each other's downloads for a crash's leftovers.
-@Suite("Cache crashes: SIGKILL at many points, PID namespaces", .timeLimit(.minutes(4)))
+// The limit guards against a hang, and grows with the other generous bounds under ThreadSanitizer
+// (ATTACHMENT_FETCHER_TEST_TIME_SCALE): 52 killed runs and a whole one took about 4 minutes
+// there on a slow machine.
+@Suite("Cache crashes: SIGKILL at many points, PID namespaces", .timeLimit(.minutes(4 * TestTiming.scale)))
 struct CacheCrashTests {
     /// Every entry in `cache` is whole: a regular file with its metadata, whose size matches it
     /// and whose bytes are the mock CDN's JPEG of that size (every URL here is one); and nothing
