@@ -302,10 +302,13 @@ struct FloodedConnectionTests {
                 // No Content-Length: every frame's byte is one more byte of the body, ten wire
                 // bytes for each (libcurl hands them on as they come, so it returns to the
                 // engine's loop between reads).
+                // The flood lasts past the deadline (the mock CDN's longest, 120 s, under
+                // ThreadSanitizer's scale), so that only the limit can end the body.
+                let floodMilliseconds = min(120_000, 30_000 * TestTiming.scale)
                 let floodEnded = Locked(false)
                 async let flood = {
                     let outcome = await fetcher.process(
-                        Payloads.braze(url: flooding.url("/media/bytes.jpg?bytes=50000&no_length=1&flood_after=1000&flood_bytes=1&flood_ms=30000")))
+                        Payloads.braze(url: flooding.url("/media/bytes.jpg?bytes=50000&no_length=1&flood_after=1000&flood_bytes=1&flood_ms=\(floodMilliseconds)")))
                     floodEnded.withLock { $0 = true }
                     return outcome
                 }()
