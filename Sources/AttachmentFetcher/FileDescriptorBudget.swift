@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -16,10 +18,18 @@ import Darwin
 /// `reserve`). Running
 /// out (`EMFILE`, `ENFILE`) fails a payload with reason `resources`, which the cache never
 /// remembers as the origin's fault.
+///
+/// Running out never takes the last descriptors, though: the library keeps none of its own in
+/// the top `headroom(forLimit:)` slots of the table (`ceiling()`), and treats one it is given
+/// there as running out. Those slots are for what opens descriptors on the library's behalf:
+/// libcurl's resolver threads, the C library's name lookups, and Dispatch's thread pool, which
+/// once a second reads `/proc/<tid>/stat` of each of its workers when work is waiting and kills
+/// the process (SIGILL, "workq: registered worker exited prematurely") when that `open` fails.
 @usableFromInline
 package enum FileDescriptorBudget {
     /// Descriptors left for everything else: standard streams, libmagic, the engine's wake-up
-    /// pipe and poll set, the cache's directories, logs.
+    /// pipe and poll set, the cache's directories, logs, and the headroom no descriptor of the
+    /// library's own takes.
     package static let reserve = 64
 
     /// Descriptors one unit of concurrency may need: a socket, a temporary file, an idle
@@ -49,6 +59,7 @@ package enum FileDescriptorBudget {
         #else
         try? Syscalls.raiseOpenFileLimit()
         #endif
+        readCeiling()
         return softLimit
     }
 
@@ -67,6 +78,46 @@ package enum FileDescriptorBudget {
     package static func preparedFiles(forConcurrency concurrency: Int) -> Int {
         min(16, max(0, concurrency / 8))
     }
+
+    /// The descriptors at the top of a table of `limit` that the library's own never take: 16
+    /// (of `reserve`'s 64), an eighth of a limit below 128.
+    package static func headroom(forLimit limit: Int) -> Int { min(16, limit / 8) }
+
+    /// The lowest descriptor number the library does not keep: the soft limit less its
+    /// `headroom(forLimit:)`; `Int32.max` when the limit is unlimited or cannot be read.
+    /// `Syscalls.open` and the socket-opening callback close a descriptor this high at once and
+    /// fail with `EMFILE`.
+    ///
+    /// The limit is read once and again whenever a descriptor reaches the ceiling read before
+    /// (and by `raiseSoftLimit()`), not at every `open`: a limit raised later is seen the first
+    /// time it matters, a limit lowered later only then.
+    static func ceiling() -> Int32 {
+        let known = knownCeiling.load(ordering: .relaxed)
+        return known != 0 ? known : readCeiling()
+    }
+
+    /// Whether `descriptor` is at or above the ceiling, the limit read again to be sure.
+    static func reachesCeiling(_ descriptor: Int32) -> Bool {
+        let known = knownCeiling.load(ordering: .relaxed)
+        if known != 0, descriptor < known { return false }
+        return descriptor >= readCeiling()
+    }
+
+    /// The ceiling of the soft limit now, remembered for `ceiling()`.
+    @discardableResult
+    private static func readCeiling() -> Int32 {
+        let ceiling: Int32
+        if let soft = (try? Syscalls.openFileLimits())?.soft {
+            ceiling = Int32(clamping: soft - headroom(forLimit: soft))
+        } else {
+            ceiling = .max
+        }
+        knownCeiling.store(max(1, ceiling), ordering: .relaxed)
+        return ceiling
+    }
+
+    /// `readCeiling()`'s latest answer; 0 before the first.
+    private static let knownCeiling = Atomic<Int32>(0)
 
     /// `concurrency(forLimit:)` of the soft limit now.
     @usableFromInline

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 /// Whether the first `bits` bits of `a` and `b` are equal.
 static int prefix_matches(const unsigned char *a, const unsigned char *b, unsigned int bits) {
@@ -200,6 +201,11 @@ static curl_socket_t open_guarded_socket(void *data, curlsocktype purpose, struc
     int type = candidate->socktype;
 #endif
     curl_socket_t opened = socket(candidate->family, type, candidate->protocol);
+    if (opened != CURL_SOCKET_BAD && guard->descriptor_ceiling > 0 && opened >= guard->descriptor_ceiling) {
+        close(opened);
+        opened = CURL_SOCKET_BAD;
+        errno = EMFILE;
+    }
     if (opened == CURL_SOCKET_BAD) {
         guard->open_error = errno;
     } else {

@@ -42,6 +42,8 @@ struct ResourceTests {
         #expect(FileDescriptorBudget.concurrency(forLimit: 1_048_576) == 1024)
         #expect(FileDescriptorBudget.concurrency(forLimit: 256) == 32)
         #expect(FileDescriptorBudget.concurrency(forLimit: 10) == 1)
+        #expect(FileDescriptorBudget.headroom(forLimit: 1024) == 16)
+        #expect(FileDescriptorBudget.headroom(forLimit: 64) == 8)
         #expect(FileDescriptorBudget.raiseSoftLimit() >= FileDescriptorBudget.softLimit)
     }
 
@@ -123,6 +125,58 @@ struct ResourceTests {
             #expect(reasons.count == 200, "\(result.stderr)")
             #expect(reasons.contains("resources"), "\(reasons)")
             #expect(Set(reasons).isSubset(of: ["attached", "resources"]), "\(Set(reasons))")
+        }
+    }
+
+    /// Dispatch's thread pool reads `/proc/<tid>/stat` of each worker once a second while work
+    /// waits, and kills the process with SIGILL when that `open` fails: a fetcher that filled the
+    /// table crashed mid-batch. Its own descriptors stop short of the top 16 slots instead.
+    @Test("Out of descriptors, the fetcher's own leave the top of the table free (cache on)")
+    func exhaustionLeavesHeadroom() async throws {
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await server.shuttingDown {
+            var lines = Data()
+            // Slow answers keep the transfers that got descriptors holding them while the rest
+            // of the batch runs out.
+            for index in 0..<200 {
+                lines.append(Payloads.braze(url: server.url("/media/h\(index).png?bytes=600&delay_ms=1500")))
+                lines.append(UInt8(ascii: "\n"))
+            }
+            let batchPath = directory + "/batch.jsonl"
+            try lines.write(to: URL(fileURLWithPath: batchPath))
+            // As in `exhaustionIsResources`, the shell holds 161 of 200 descriptors across the
+            // fork; it counts the fetcher's open descriptors until it exits (at most 3,000 times).
+            let script = """
+                ulimit -n 200 && for i in $(seq 10 170); do eval "exec $i</dev/null"; done
+                "$0" "$@" & pid=$!
+                most=0; samples=0
+                while kill -0 $pid 2>/dev/null && [ $samples -lt 3000 ]; do
+                  n=$(ls /proc/$pid/fd 2>/dev/null | wc -l); [ "$n" -gt "$most" ] && most=$n
+                  samples=$((samples + 1))
+                done
+                wait $pid; status=$?
+                echo "most open: $most" >&2
+                exit $status
+                """
+            let result = try await CommandRunner.run(
+                "/bin/bash",
+                [
+                    "-c", script, CommandRunner.fetchAttachmentPath, "--batch", batchPath, "--json",
+                    "--allow-private-networks", "--output-dir", directory + "/out", "--cache-dir", directory + "/cache",
+                ],
+                timeout: .seconds(60))
+            let reasons = try outcomes(result).map { $0["reason"] as? String ?? "attached" }
+            #expect(reasons.count == 200, "\(result.stderr)")
+            #expect(reasons.contains("resources"), "\(reasons)")
+            #expect(Set(reasons).isSubset(of: ["attached", "resources"]), "\(Set(reasons))")
+            let most = result.stderr.split(separator: "\n").last { $0.hasPrefix("most open: ") }
+                .flatMap { Int($0.dropFirst("most open: ".count)) }
+            let count = try #require(most, "\(result.stderr)")
+            // The ceiling is 184; a descriptor above it is closed as soon as it is seen, which a
+            // sample may catch.
+            #expect(count > 150 && count <= 200 - FileDescriptorBudget.headroom(forLimit: 200) / 2, "\(count) open")
         }
     }
 

@@ -73,11 +73,17 @@ enum Syscalls {
     // MARK: Opening
 
     /// `openat(2)` of `name` in `directory` (the working directory when `nil`, or any absolute
-    /// path), always with `O_CLOEXEC`.
+    /// path), always with `O_CLOEXEC`. A descriptor at or above `FileDescriptorBudget.ceiling()`
+    /// is closed at once and the call fails with `EMFILE`, as if the table were full: the slots
+    /// from there up are left for what cannot fail safely when it is.
     static func open(
         _ name: FilePath, in directory: FileDescriptor? = nil, flags: Int32, permissions: mode_t = 0o600
     ) throws(Errno) -> FileDescriptor {
         let descriptor = try retrying(name) { openat(directory?.rawValue ?? AT_FDCWD, $0, flags | O_CLOEXEC, permissions) }
+        guard !FileDescriptorBudget.reachesCeiling(descriptor) else {
+            _ = close(descriptor)
+            throw .tooManyOpenFiles
+        }
         return FileDescriptor(rawValue: descriptor)
     }
 

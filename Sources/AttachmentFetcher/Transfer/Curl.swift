@@ -360,7 +360,7 @@ final class CurlEasy {
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         socketGuard = .allocate(capacity: 1)
-        socketGuard.initialize(to: CCurl_socket_guard(policy: nil, handle: handle, hop: 0, refused: 0, opened: 0, open_error: 0))
+        socketGuard.initialize(to: Self.socketGuard(policy: nil, handle: handle))
         installCallbacks()
     }
 
@@ -380,7 +380,7 @@ final class CurlEasy {
         requestHeaders = nil
         errorBuffer[0] = 0
         sink.reset()
-        socketGuard.pointee = CCurl_socket_guard(policy: nil, handle: handle, hop: 0, refused: 0, opened: 0, open_error: 0)
+        socketGuard.pointee = Self.socketGuard(policy: nil, handle: handle)
         policy = nil
         lists = []
         installCallbacks()
@@ -419,7 +419,15 @@ final class CurlEasy {
     /// Checks every address this handle's next transfer connects to against `policy`.
     func guardConnections(with policy: CurlAddressPolicy) {
         self.policy = policy
-        socketGuard.pointee = CCurl_socket_guard(policy: policy.pointer, handle: handle, hop: 0, refused: 0, opened: 0, open_error: 0)
+        socketGuard.pointee = Self.socketGuard(policy: policy.pointer, handle: handle)
+    }
+
+    /// A socket guard with its counts cleared, checking `policy` and keeping sockets below
+    /// `FileDescriptorBudget.ceiling()` as it is now.
+    private static func socketGuard(policy: UnsafePointer<CCurl_address_policy>?, handle: UnsafeMutableRawPointer) -> CCurl_socket_guard {
+        CCurl_socket_guard(
+            policy: policy, handle: handle, hop: 0, refused: 0, opened: 0, open_error: 0,
+            descriptor_ceiling: FileDescriptorBudget.ceiling())
     }
 
     /// The redirect hop (0 for the first request) that `refusedAddresses`, `openedSockets` and

@@ -44,6 +44,10 @@ typedef struct CCurl_socket_guard {
     unsigned int opened;
     /// `errno` of that request's last `socket()` that failed (EMFILE, ENFILE…), 0 if none did.
     int open_error;
+    /// The lowest descriptor number a socket may not have (0: no limit): one this high is
+    /// closed at once and counts as a `socket()` that failed with EMFILE, leaving the slots
+    /// above it to what cannot fail safely (see the library's `FileDescriptorBudget`).
+    int descriptor_ceiling;
 } CCurl_socket_guard;
 
 /// 1 when `address` is globally reachable, after unwrapping IPv4-mapped (::ffff:0:0/96),
