@@ -323,6 +323,7 @@ final class CampaignReport: Sendable {
                 details.append("locked: \(escape(shown.texts.isEmpty ? "(empty)" : shown.texts.joined(separator: " / ")))")
             }
             if notification.staysAfterTap == true { details.append("stays after a tap") }
+            if notification.ongoing == true { details.append("ongoing") }
             if let seconds = notification.dismissAfterSeconds { details.append("removed after \(PayloadValue.text(of: seconds)) s") }
         }
         html += details.map { "<div class=\"detail\">\($0)</div>" }.joined()

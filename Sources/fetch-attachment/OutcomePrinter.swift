@@ -132,6 +132,7 @@ struct OutcomePrinter {
             if let colour = notification.accentColor { lines.append("    accent colour: \(TerminalText.escaped(colour))") }
             if let lockScreen = Self.lockScreen(notification) { lines.append("    lock screen: \(lockScreen)") }
             if notification.staysAfterTap == true { lines.append("    after a tap: stays in the shade (sticky)") }
+            if notification.ongoing == true { lines.append("    ongoing: Clear all leaves it (up to Android 13, a swipe too)") }
             if let seconds = notification.dismissAfterSeconds { lines.append("    removed after: \(PayloadValue.text(of: seconds)) s") }
         }
         if notification.platform == .ios, let level = notification.interruptionLevel, let effect = Self.interruptionEffects[level] {

@@ -794,6 +794,28 @@ struct ContentReferenceTests {
         #expect(cleverTapText.warnings.contains { $0.hasPrefix("wzrk_dismiss '1.5' is not an integer") }, "\(cleverTapText.warnings)")
     }
 
+    @Test("Android ongoing: CleverTap's wzrk_sticky \"true\" (any case) makes the notification ongoing, which its SDK does from Android 14 on")
+    func ongoing() throws {
+        let sticky = try android(.cleverTap, #""wzrk_sticky":"TRUE""#)
+        #expect(sticky.content?.ongoing == true)
+        #expect(sticky.warnings == ["wzrk_sticky: CleverTap's SDK makes the notification ongoing (kept by Clear all) on Android 14 (API 34) and later only; earlier versions ignore it"], "\(sticky.warnings)")
+        #expect(try android(.cleverTap, #""wzrk_sticky":true"#).content?.ongoing == true)
+        #expect(try android(.cleverTap, #""wzrk_sticky":"1""#).content?.ongoing == nil)
+        #expect(try android(.cleverTap, "").content?.ongoing == nil)
+        #expect(try android(.firebase, "").content?.ongoing == nil)
+    }
+
+    @Test("CleverTap Android: wzrk_gif (an http(s) URL) is the picture on Android 14 and later, a warning names both")
+    func cleverTapGIF() throws {
+        let gif = try android(.cleverTap, #""wzrk_bp":"https://cdn.example.com/still.png","wzrk_gif":"https://cdn.example.com/moving.gif""#)
+        #expect(gif.content?.imageURL == "https://cdn.example.com/still.png")
+        #expect(
+            gif.warnings == ["wzrk_gif: on Android 14 (API 34) and later CleverTap's SDK shows https://cdn.example.com/moving.gif (animated) in place of wzrk_bp, and wzrk_bp when that GIF cannot be loaded; earlier versions show wzrk_bp"],
+            "\(gif.warnings)")
+        let notHTTP = try android(.cleverTap, #""wzrk_gif":"moving.gif""#)
+        #expect(notHTTP.warnings == ["wzrk_gif 'moving.gif' does not start with http: CleverTap's SDK ignores it"], "\(notHTTP.warnings)")
+    }
+
     @Test("Android small icon: the drawable's name from FCM's gcm.n.icon (and HTTP v1's icon), OneSignal's sicon, Airship's icon")
     func smallIcon() throws {
         #expect(try android(.firebase, #""gcm.n.icon":"ic_stat_sale""#).content?.smallIcon == "ic_stat_sale")
@@ -836,6 +858,16 @@ struct ContentReferenceTests {
         #expect(airshipHigh.content?.lockScreenVisibility == .public && airshipHigh.warnings.contains { $0.hasPrefix("com.urbanairship.visibility is 3") }, "\(airshipHigh.warnings)")
         let airshipWord = try android(.airship, #""com.urbanairship.visibility":"hidden""#)
         #expect(airshipWord.content?.lockScreenVisibility == .public && airshipWord.warnings.contains { $0.hasPrefix("com.urbanairship.visibility 'hidden' ") }, "\(airshipWord.warnings)")
+        // MoEngage's `gcm_privacy`: `setVisibility(Integer.parseInt(…))`, a failure caught.
+        #expect(try android(.moengage, #""gcm_privacy":"-1""#).content?.lockScreenVisibility == .secret)
+        #expect(try android(.moengage, #""gcm_privacy":"1""#).content?.lockScreenVisibility == .public)
+        let moEngageHigh = try android(.moengage, #""gcm_privacy":"2""#)
+        #expect(moEngageHigh.content?.lockScreenVisibility == nil && moEngageHigh.warnings.contains { $0.hasPrefix("gcm_privacy is 2") }, "\(moEngageHigh.warnings)")
+        let moEngageWord = try android(.moengage, #""gcm_privacy":"public""#)
+        #expect(
+            moEngageWord.content?.lockScreenVisibility == nil && moEngageWord.content?.visible == true
+                && moEngageWord.warnings.contains { $0.hasPrefix("gcm_privacy 'public' ") }, "\(moEngageWord.warnings)")
+        #expect(try android(.moengage, "").content?.lockScreenVisibility == nil)
         // None set: Airship's SDK sets its default, public, on every notification it posts.
         #expect(try android(.airship, "").content?.lockScreenVisibility == .public)
         #expect(try android(.airship, #""com.urbanairship.visibility":"""#).content?.lockScreenVisibility == .public)

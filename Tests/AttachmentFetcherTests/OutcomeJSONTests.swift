@@ -67,6 +67,7 @@ struct OutcomeJSONTests {
             content.lockScreenVisibility = .private
             content.publicVersion = NotificationContent.PublicVersion(title: "Locked \"T\"", summary: "S")
             content.staysAfterTap = true
+            content.ongoing = true
             content.dismissAfterSeconds = 1.5
         }
         return content

@@ -10,7 +10,9 @@
 /// `Color.parseColor` throws on shows nothing), priority `pr` (`high`, `max`), sound
 /// `wzrk_sound` (`true` or exactly `"true"` = default, any other string a raw resource's name
 /// without `.mp3` / `.ogg` / `.wav`), count `wzrk_bc` (sets the badge), buttons the JSON-in-string
-/// `wzrk_acts` (`id`, `l`, `dl`), tag the collapse key `wzrk_ck`, campaign `wzrk_id`. Shown only
+/// `wzrk_acts` (`id`, `l`, `dl`), tag the collapse key `wzrk_ck`, ongoing `wzrk_sticky` (`"true"` in
+/// any case; its SDK sets it from Android 14 on), campaign `wzrk_id`. `wzrk_gif` is a warning
+/// (Android 14 and later show it in place of `wzrk_bp`). Shown only
 /// with a non-empty `nm` and without `wzrk_pn_s` `"true"` (in any case; another value does not
 /// silence it). Extras are every data key the app receives (FCM's own keys are not among them),
 /// CleverTap's included: the click listener gets the whole payload.
@@ -34,6 +36,20 @@ extension ContentReader {
         content.imageURL = Self.cleverTapAndroidPicture(payload)
         if content.imageURL == nil, let value = text("wzrk_bp") {
             warnings.append("wzrk_bp '\(value)' is not an http(s) URL: CleverTap's SDK shows a picture only from a URL starting with http, so this push shows none")
+        }
+        // From Android 14 (API 34) the renderer first tries `wzrk_gif` (when it starts with
+        // `http`) as an animated big picture, and falls back to `wzrk_bp` (decompiled 7.x). The
+        // picture fetched and checked here stays `wzrk_bp`, which every version shows.
+        if let gif = text("wzrk_gif") {
+            warnings.append(
+                gif.hasPrefix("http")
+                    ? "wzrk_gif: on Android 14 (API 34) and later CleverTap's SDK shows \(gif) (animated) in place of wzrk_bp, and wzrk_bp when that GIF cannot be loaded; earlier versions show wzrk_bp"
+                    : "wzrk_gif '\(gif)' does not start with http: CleverTap's SDK ignores it")
+        }
+        // `if (SDK_INT >= 34) setOngoing("true".equalsIgnoreCase(extras.getString("wzrk_sticky")))`.
+        if payload["wzrk_sticky"].map({ $0 == .bool(true) || $0.string?.lowercased() == "true" }) == true {
+            content.ongoing = true
+            warnings.append("wzrk_sticky: CleverTap's SDK makes the notification ongoing (kept by Clear all) on Android 14 (API 34) and later only; earlier versions ignore it")
         }
         // An empty `nm` is its SDK's uninstall ping: only a push with a title or a picture but no
         // `nm` is a mistake (test payloads are recognised as internal).

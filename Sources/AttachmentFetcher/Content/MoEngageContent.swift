@@ -6,6 +6,7 @@ import Foundation
 /// Android (`push_from: moengage`): title `gcm_title`, body `gcm_alert`, summary `gcm_subtext`,
 /// picture `gcm_image_url`, tap target (a `gcm_webNotification` only) `moe_webUrl` else
 /// `gcm_webUrl` with the payload's keys added, channel `moe_channel_id`, priority `gcm_priority`, category `gcm_category`,
+/// lock-screen visibility `gcm_privacy`,
 /// large icon `moeFeatures.android.largeIcon`, else the older `gcm_l_ic`, buttons the JSON-in-string `gcm_actions` (`action_id`, a non-blank
 /// `action_title`, a navigate action's `uri`, or its `extras`' lone `gcm_webUrl` in a web view; the first 3), campaign `gcm_campaign_id`; extras
 /// are the keys that are not MoEngage's (`gcm_*`, `moe_*`, `moeFeatures`, `push_from`,
@@ -111,6 +112,11 @@ extension ContentReader {
         content.channel = text("moe_channel_id")
         content.priority = integer(payload["gcm_priority"], at: "gcm_priority").map { min(2, max(-2, $0)) }
         content.category = text("gcm_category")
+        // `setVisibilityIfPresentAndSupported`: `setVisibility(Integer.parseInt(gcm_privacy))`,
+        // an exception caught and logged.
+        readVisibility(
+            "gcm_privacy", outOfRange: "MoEngage's SDK passes it on, and Android defines no such visibility",
+            notInteger: "MoEngage's SDK sets no visibility")
         // The current SDK's large icon is `moeFeatures.android.largeIcon`; older SDKs read `gcm_l_ic`.
         let androidFeatures = object(features?["android"], at: "moeFeatures.android")
         content.largeIconURL = text(androidFeatures?["largeIcon"], at: "moeFeatures.android.largeIcon") ?? text("gcm_l_ic")

@@ -164,6 +164,7 @@ public struct NotificationContent: Sendable, Hashable {
         var lockScreenVisibility: LockScreenVisibility?
         var publicVersion: PublicVersion?
         var staysAfterTap: Bool?
+        var ongoing: Bool?
         var dismissAfterSeconds: Double?
     }
 
@@ -492,6 +493,14 @@ public struct NotificationContent: Sendable, Hashable {
     public var staysAfterTap: Bool? {
         get { fields.staysAfterTap }
         set { fields.staysAfterTap = newValue }
+    }
+    /// `true` when the payload makes the notification ongoing (`setOngoing(true)`): "Clear all"
+    /// leaves it, and up to Android 13 a swipe does not remove it either: CleverTap's
+    /// `wzrk_sticky` `"true"` (in any case), which its SDK sets from Android 14 (API 34) on only
+    /// (a warning says so). `nil` otherwise.
+    public var ongoing: Bool? {
+        get { fields.ongoing }
+        set { fields.ongoing = newValue }
     }
     /// After how many seconds the notification removes itself, when the payload sets a timer:
     /// Braze's `nd` (milliseconds, an alarm the SDK sets from 1,000 on), CleverTap's

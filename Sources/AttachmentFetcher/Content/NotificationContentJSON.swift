@@ -12,7 +12,7 @@ extension NotificationContent: Encodable {
         case channel, priority, summary, largeIconURL = "large_icon_url", imageURL = "image_url"
         case expandedTitle = "expanded_title", expandedText = "expanded_text"
         case inlineImage = "inline_image", thumbnailID = "thumbnail_id", crop, time, hidden
-        case messageCenterID = "message_center_id", tag
+        case messageCenterID = "message_center_id", tag, ongoing
         case accentColor = "accent_color", smallIcon = "small_icon", lockScreenVisibility = "lock_screen_visibility"
         case publicVersion = "public_version", staysAfterTap = "stays_after_tap", dismissAfterSeconds = "dismiss_after_seconds"
     }
@@ -65,6 +65,7 @@ extension NotificationContent: Encodable {
         try container.encodeIfPresent(lockScreenVisibility?.name, forKey: .lockScreenVisibility)
         try container.encodeIfPresent(publicVersion, forKey: .publicVersion)
         try container.encodeIfPresent(staysAfterTap, forKey: .staysAfterTap)
+        try container.encodeIfPresent(ongoing, forKey: .ongoing)
         try container.encodeIfPresent(dismissAfterSeconds.map(PayloadValue.number), forKey: .dismissAfterSeconds)
     }
 }
@@ -170,6 +171,7 @@ extension NotificationContent {
         object.optionalField("large_icon_url", largeIconURL, &buffer)
         object.optionalField("lock_screen_visibility", lockScreenVisibility?.name, &buffer)
         object.optionalField("message_center_id", messageCenterID, &buffer)
+        if let ongoing { object.flag("ongoing", ongoing, &buffer) }
         object.flag("open_in_webview", openInWebview, &buffer)
         object.field("open_url", openURL, &buffer)
         object.field("platform", platform.rawValue, &buffer)
