@@ -88,9 +88,9 @@ package enum FileDescriptorBudget {
     /// `Syscalls.open` and the socket-opening callback close a descriptor this high at once and
     /// fail with `EMFILE`.
     ///
-    /// The limit is read once and again whenever a descriptor reaches the ceiling read before
-    /// (and by `raiseSoftLimit()`), not at every `open`: a limit raised later is seen the first
-    /// time it matters, a limit lowered later only then.
+    /// The limit is read once, and again by `raiseSoftLimit()`, whenever a descriptor reaches
+    /// the ceiling read before (a limit raised since), and whenever an `open` finds the table
+    /// full (a limit lowered since): not at every `open`.
     static func ceiling() -> Int32 {
         let known = knownCeiling.load(ordering: .relaxed)
         return known != 0 ? known : readCeiling()
@@ -105,7 +105,7 @@ package enum FileDescriptorBudget {
 
     /// The ceiling of the soft limit now, remembered for `ceiling()`.
     @discardableResult
-    private static func readCeiling() -> Int32 {
+    static func readCeiling() -> Int32 {
         let ceiling: Int32
         if let soft = (try? Syscalls.openFileLimits())?.soft {
             ceiling = Int32(clamping: soft - headroom(forLimit: soft))

@@ -615,15 +615,24 @@ struct CacheTests {
 /// A cache clock a test moves by hand: the system's clocks plus an offset.
 final class ManualCacheClock: Sendable {
     private let offset = Locked(Duration.zero)
+    private let stall = Locked<Duration?>(nil)
 
     /// Moves the clock forward.
     func advance(by duration: Duration) { offset.withLock { $0 += duration } }
 
+    /// The next `date` read returns the time it was read `duration` later, as a thread that is
+    /// descheduled right after reading the clock does on a loaded machine.
+    func stallNextDate(by duration: Duration) { stall.withLock { $0 = duration } }
+
     var clock: CacheClock {
         CacheClock(
-            date: { [offset] in
+            date: { [offset, stall] in
                 let (seconds, attoseconds) = offset.withLock { $0 }.components
-                return Date().addingTimeInterval(TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18)
+                let date = Date().addingTimeInterval(TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18)
+                if let pause = stall.withLock({ state in defer { state = nil }; return state }) {
+                    Thread.sleep(forTimeInterval: TimeInterval(pause.components.seconds) + TimeInterval(pause.components.attoseconds) / 1e18)
+                }
+                return date
             },
             instant: { [offset] in ContinuousClock.now.advanced(by: offset.withLock { $0 }) })
     }

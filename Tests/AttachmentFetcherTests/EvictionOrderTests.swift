@@ -189,6 +189,22 @@ struct EvictionOrderTests {
         #expect(store.state.withLock { $0.bytes } == 20)
     }
 
+    /// Eviction keeps an entry whose file changed over a second after its last use (another
+    /// process used it); a commit that stalled between reading the clock and naming its file
+    /// (ThreadSanitizer on a loaded machine) made its own entry look so.
+    @Test("A commit held up for over a second after reading the clock still ranks its entry by when it was stored")
+    func stalledCommit() throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let clock = ManualCacheClock()
+        let store = try CacheStore(configuration: .init(directory: root + "/cache"), clock: clock.clock)
+        #expect(store.waitUntilIndexed(timeout: .seconds(30)))
+        clock.stallNextDate(by: .milliseconds(1_200))
+        let entries = try commitTestEntries(3, to: store) { clock.advance(by: .milliseconds(1)) }
+        #expect(store.evict(toFit: 20) == 1)
+        #expect(kept(store, entries) == [1, 2])
+    }
+
     @Test("An entry pinned or locked during a pass is skipped, and evicted by a later pass")
     func skippedEntriesComeBack() throws {
         let root = try makeTemporaryDirectory()

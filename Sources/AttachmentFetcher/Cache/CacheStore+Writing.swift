@@ -54,7 +54,10 @@ extension CacheStore {
             let entry = CachedEntry(
                 key: key, metadata: metadata, media: body.media, bodyPath: entriesDirectory + "/" + key.hex,
                 inode: UInt64(status.inode.rawValue))
-            remember(entry, lastUsed: Self.nanoseconds(now))
+            // Used now, once named: not at `now`, before the metadata, the mode and the name changed
+            // the file (its ctime). Eviction takes a ctime over a second past the last use for
+            // another process's use, and a commit held up that long in between would look so.
+            remember(entry, lastUsed: Self.nanoseconds(clock.date()))
             if state.withLock({ $0.bytes > configuration.maximumBytes }) { evictor.wake() }
             return .success((entry, file))
         } catch {

@@ -79,7 +79,14 @@ enum Syscalls {
     static func open(
         _ name: FilePath, in directory: FileDescriptor? = nil, flags: Int32, permissions: mode_t = 0o600
     ) throws(Errno) -> FileDescriptor {
-        let descriptor = try retrying(name) { openat(directory?.rawValue ?? AT_FDCWD, $0, flags | O_CLOEXEC, permissions) }
+        let descriptor: Int32
+        do {
+            descriptor = try retrying(name) { openat(directory?.rawValue ?? AT_FDCWD, $0, flags | O_CLOEXEC, permissions) }
+        } catch {
+            // A full table under a ceiling read before: the limit was lowered since.
+            if error == .tooManyOpenFiles { FileDescriptorBudget.readCeiling() }
+            throw error
+        }
         guard !FileDescriptorBudget.reachesCeiling(descriptor) else {
             _ = close(descriptor)
             throw .tooManyOpenFiles
