@@ -22,6 +22,19 @@ struct ResourceTests {
             timeout: .seconds(100))
     }
 
+    /// Writes a batch of 200 Braze payloads, one per `url(index)`, to `directory/batch.jsonl`,
+    /// and returns its path.
+    private func writeBatch(in directory: String, url: (Int) -> String) throws -> String {
+        var lines = Data()
+        for index in 0..<200 {
+            lines.append(Payloads.braze(url: url(index)))
+            lines.append(UInt8(ascii: "\n"))
+        }
+        let path = directory + "/batch.jsonl"
+        try lines.write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
     /// The JSON object on each line of the program's standard output.
     private func outcomes(_ result: CommandRunner.Result) throws -> [[String: Any]] {
         // A line that is not a JSON object fails the test with the line itself, its exit status
@@ -101,17 +114,11 @@ struct ResourceTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await server.shuttingDown {
-            var lines = Data()
-            for index in 0..<200 {
-                lines.append(Payloads.braze(url: server.url("/media/r\(index).png?bytes=600")))
-                lines.append(UInt8(ascii: "\n"))
-            }
+            let batchPath = try writeBatch(in: directory) { server.url("/media/r\($0).png?bytes=600") }
             // A limit of 200 affords 22 transfers at once; the shell holds 161 of the 200
             // descriptors open across the exec, as other parts of a process might, so that the
             // fetcher runs out.
             let executable = CommandRunner.fetchAttachmentPath
-            let batchPath = directory + "/batch.jsonl"
-            try lines.write(to: URL(fileURLWithPath: batchPath))
             let script = "ulimit -n 200 && for i in $(seq 10 170); do eval \"exec $i</dev/null\"; done; exec \"$0\" \"$@\""
             let cache = cached ? ["--cache-dir", directory + "/cache"] : ["--no-cache"]
             let result = try await CommandRunner.run(
@@ -137,15 +144,9 @@ struct ResourceTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await server.shuttingDown {
-            var lines = Data()
             // Slow answers keep the transfers that got descriptors holding them while the rest
             // of the batch runs out.
-            for index in 0..<200 {
-                lines.append(Payloads.braze(url: server.url("/media/h\(index).png?bytes=600&delay_ms=1500")))
-                lines.append(UInt8(ascii: "\n"))
-            }
-            let batchPath = directory + "/batch.jsonl"
-            try lines.write(to: URL(fileURLWithPath: batchPath))
+            let batchPath = try writeBatch(in: directory) { server.url("/media/h\($0).png?bytes=600&delay_ms=1500") }
             // As in `exhaustionIsResources`, the shell holds 161 of 200 descriptors across the
             // fork; it counts the fetcher's open descriptors until it exits (at most 3,000 times).
             let script = """
