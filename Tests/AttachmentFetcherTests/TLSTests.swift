@@ -205,7 +205,7 @@ struct TLSTests {
 /// `fetch-attachment` against an origin that floods its HTTP/2 connection: libcurl 7.88 reads on
 /// inside one `curl_multi_perform` for as long as frames keep coming, holding the engine's thread
 /// until the engine shuts the connection (`EngineHoldBreaker`).
-@Suite("fetch-attachment while an origin floods its HTTP/2 connection", .timeLimit(.minutes(2)),
+@Suite("fetch-attachment while an origin floods its HTTP/2 connection", .timeLimit(.minutes(2 * TestTiming.scale)),
        .enabled(if: SelfSignedCertificate.canBeMade))
 struct FloodedConnectionCLITests {
     @Test(
@@ -218,10 +218,12 @@ struct FloodedConnectionCLITests {
             let proxy = throughProxy ? try ConnectProxy() : nil
             defer { proxy?.stop() }
             let proxyArguments = proxy.map { ["--proxy", "http://127.0.0.1:\($0.port)"] } ?? []
-            // The flood outlasts the bound below by far, and ends by itself: a command that waited
-            // for it would still end, and the test with it.
+            // The flood outlasts the bound below by far (30 s, and under ThreadSanitizer's scale
+            // the mock CDN's longest, 120 s), and ends by itself: a command that waited for it
+            // would still end, and the test with it.
             let payload = root + "/payload.json"
-            try Payloads.braze(url: server.url("/media/flood.jpg?bytes=60000&flood_after=0&flood_ms=30000"))
+            let floodMilliseconds = min(120_000, 30_000 * TestTiming.scale)
+            try Payloads.braze(url: server.url("/media/flood.jpg?bytes=60000&flood_after=0&flood_ms=\(floodMilliseconds)"))
                 .write(to: URL(fileURLWithPath: payload))
             let timeout = 5 * TestTiming.scale
             // The flood holds the engine only while the kernel has frames waiting for it, which a
@@ -233,15 +235,17 @@ struct FloodedConnectionCLITests {
                     "fetch-attachment",
                     [payload, "--timeout", "\(timeout)", "--json", "--allow-private-networks", "--cacert", certificate.certificatePath,
                      "--no-cache", "--output-dir", root + "/out"] + proxyArguments,
-                    timeout: .seconds(60))
+                    timeout: .seconds(60 * TestTiming.scale))
                 let elapsed = started.duration(to: .now)
                 #expect(result.status == 1, "run \(run): \(result.stderr)")
                 let outcome = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)")
                 held = (outcome["detail"] as? String)?.contains("held the download engine for over 1 s") == true
                 // Held, the connection is shut and the payload fails with it; else it ran out of time.
                 #expect(outcome["reason"] as? String == (held ? "network" : "deadline"), "run \(run): \(result.stdout)")
-                // A bound on the behaviour, not a speed: the deadline, the one-second wait, and room.
-                #expect(elapsed < .seconds(timeout + 10), "run \(run): \(elapsed)")
+                // A bound on the behaviour, not a speed: the deadline, the one-second wait, and room
+                // (which grows with the scale: an instrumented process starts and exits slowly),
+                // always short of the flood's end.
+                #expect(elapsed < .seconds(timeout + 10 * TestTiming.scale), "run \(run): \(elapsed)")
                 // The engine's thread was free again long before the flood's end.
                 #expect(!result.stderr.contains("still busy inside libcurl"), "run \(run): \(result.stderr)")
             }
