@@ -4,6 +4,11 @@ import MockCDN
 import MockCDNTLS
 import Testing
 
+/// How long the flood tests' floods last (`flood_ms`): 30 s times the test time scale, at most the
+/// mock CDN's longest, 120 s: past every bound and deadline those tests set, so that a flood never
+/// ends before what it tests.
+private let floodMilliseconds = min(120_000, 30_000 * TestTiming.scale)
+
 /// A TLS mock CDN with a fresh self-signed certificate, in a temporary directory `root` (removed
 /// after), for `body`; the server is shut down whether `body` returns or throws.
 func withTLSMockCDN(
@@ -218,11 +223,9 @@ struct FloodedConnectionCLITests {
             let proxy = throughProxy ? try ConnectProxy() : nil
             defer { proxy?.stop() }
             let proxyArguments = proxy.map { ["--proxy", "http://127.0.0.1:\($0.port)"] } ?? []
-            // The flood outlasts the bound below by far (30 s, and under ThreadSanitizer's scale
-            // the mock CDN's longest, 120 s), and ends by itself: a command that waited for it
-            // would still end, and the test with it.
+            // The flood outlasts the bound below by far (`floodMilliseconds`), and ends by itself:
+            // a command that waited for it would still end, and the test with it.
             let payload = root + "/payload.json"
-            let floodMilliseconds = min(120_000, 30_000 * TestTiming.scale)
             try Payloads.braze(url: server.url("/media/flood.jpg?bytes=60000&flood_after=0&flood_ms=\(floodMilliseconds)"))
                 .write(to: URL(fileURLWithPath: payload))
             let timeout = 5 * TestTiming.scale
@@ -306,9 +309,8 @@ struct FloodedConnectionTests {
                 // No Content-Length: every frame's byte is one more byte of the body, ten wire
                 // bytes for each (libcurl hands them on as they come, so it returns to the
                 // engine's loop between reads).
-                // The flood lasts past the deadline (the mock CDN's longest, 120 s, under
-                // ThreadSanitizer's scale), so that only the limit can end the body.
-                let floodMilliseconds = min(120_000, 30_000 * TestTiming.scale)
+                // The flood lasts past the deadline (`floodMilliseconds`), so that only the limit
+                // can end the body.
                 let floodEnded = Locked(false)
                 async let flood = {
                     let outcome = await fetcher.process(
