@@ -252,8 +252,13 @@ struct FloodedConnectionCLITests {
                 // The engine's thread was free again long before the flood's end.
                 #expect(!result.stderr.contains("still busy inside libcurl"), "run \(run): \(result.stderr)")
             }
-            // Else this test would have proved nothing of the flood.
-            #expect(held, "the flood never held the engine")
+            // Else this test would have proved nothing of the flood. Not required under
+            // ThreadSanitizer: there the instrumented mock CDN, on a loaded machine, may send its
+            // frames no faster than libcurl reads them, so that nothing holds the engine (three
+            // runs of each flood test went unheld in one CI run); the suite without it requires it.
+            if !CLIRobustnessTests.underThreadSanitizer {
+                #expect(held, "the flood never held the engine")
+            }
             if let proxy { #expect(proxy.targets.contains("127.0.0.1:\(server.port)"), "\(proxy.targets)") }
         }
     }
@@ -290,8 +295,13 @@ struct FloodedConnectionTests {
                     }
                 }
             }
-            // Else this test would have proved nothing of the flood.
-            #expect(held, "the flood never held the engine")
+            // Else this test would have proved nothing of the flood. Not required under
+            // ThreadSanitizer: there the instrumented mock CDN, on a loaded machine, may send its
+            // frames no faster than libcurl reads them, so that nothing holds the engine (three
+            // runs of each flood test went unheld in one CI run); the suite without it requires it.
+            if !CLIRobustnessTests.underThreadSanitizer {
+                #expect(held, "the flood never held the engine")
+            }
         }
     }
 
