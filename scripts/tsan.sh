@@ -11,9 +11,9 @@
 #   scenarios sized for uninstrumented binaries;
 # - HostileNameServerTests: a payload's deadline against a lookup that never ends, checked in
 #   child processes run in a network namespace (TSan's builds of mock-cdn and fetch-attachment);
-# - CLITests/demo: the demo's examples run against a 1 s deadline, one of them expected to miss it
+# - CLITests/demo: the demo's examples run against a 2 s deadline, one of them expected to miss it
 #   and every other expected to make it;
-# - CLITests/queueHint: three payloads of 1.2 s each against a 2 s timeout, one connection at a
+# - CLITests/queueHint: three payloads of 2.5 s each against a 4 s timeout, one connection at a
 #   time, whose details depend on which ran out where;
 # - CLIRobustnessTests/payloadAtTheLimit: ten runs of the CLI that only parse their input, a
 #   minute of CPU under TSan beside the suites with one-minute limits;

@@ -87,19 +87,21 @@ struct CLITests {
     @Test("Payloads that ran out of time in the queue for their host are named in the summary, with the flag that raises the limit")
     func queueHint() async throws {
         try await withServer { server, directory in
+            // Each answer takes 2.5 units, the deadline is 4: 1.5 units of room for a loaded machine.
+            let unit = 1_000 * TestTiming.scale
             let lines = (0..<3).map {
-                String(decoding: Payloads.braze(url: server.url("/media/q\($0).png?bytes=2000&delay_ms=1200")), as: UTF8.self)
+                String(decoding: Payloads.braze(url: server.url("/media/q\($0).png?bytes=2000&delay_ms=\(unit * 5 / 2)")), as: UTF8.self)
             }.joined(separator: "\n")
             func run(connections: Int) async throws -> CommandRunner.Result {
                 try await CommandRunner.run(
                     "fetch-attachment",
-                    ["--batch", "-", "--json", "--no-cache", "--timeout", "2", "--max-connections-per-host", "\(connections)",
+                    ["--batch", "-", "--json", "--no-cache", "--timeout", "\(4 * TestTiming.scale)", "--max-connections-per-host", "\(connections)",
                      "--output-dir", directory + "/out", "--allow-private-networks"],
                     stdin: Data((lines + "\n").utf8))
             }
             let one = try await run(connections: 1)
             let details = one.stdout.split(separator: "\n").compactMap { try? jsonObject(String($0))["detail"] as? String }
-            // The first takes 1.2 s; the second waits 1.2 s and runs out mid-download; the third
+            // The first takes 2.5 units; the second waits 2.5 and runs out mid-download; the third
             // runs out in the queue, or just after it got the connection the second let go at its
             // own deadline, a few milliseconds earlier (the state machine's tests hold each wording).
             #expect(details.count == 2 && details.allSatisfy { $0.contains("waiting for a connection (at most 1 per host at once)") }, "\(details)")
