@@ -9,6 +9,17 @@ import Testing
 /// ends before what it tests.
 private let floodMilliseconds = min(120_000, 30_000 * TestTiming.scale)
 
+/// That a flood test's flood held the engine in at least one of its runs: else the test proved
+/// nothing of the flood. Not required under ThreadSanitizer: there the instrumented mock CDN, on a
+/// loaded machine, may send its frames no faster than libcurl reads them, so that nothing holds
+/// the engine (three runs of each flood test went unheld in one CI run); the suite without it
+/// requires it.
+private func expectFloodHeld(_ held: Bool, sourceLocation: SourceLocation = #_sourceLocation) {
+    if !CLIRobustnessTests.underThreadSanitizer {
+        #expect(held, "the flood never held the engine", sourceLocation: sourceLocation)
+    }
+}
+
 /// A TLS mock CDN with a fresh self-signed certificate, in a temporary directory `root` (removed
 /// after), for `body`; the server is shut down whether `body` returns or throws.
 func withTLSMockCDN(
@@ -252,13 +263,7 @@ struct FloodedConnectionCLITests {
                 // The engine's thread was free again long before the flood's end.
                 #expect(!result.stderr.contains("still busy inside libcurl"), "run \(run): \(result.stderr)")
             }
-            // Else this test would have proved nothing of the flood. Not required under
-            // ThreadSanitizer: there the instrumented mock CDN, on a loaded machine, may send its
-            // frames no faster than libcurl reads them, so that nothing holds the engine (three
-            // runs of each flood test went unheld in one CI run); the suite without it requires it.
-            if !CLIRobustnessTests.underThreadSanitizer {
-                #expect(held, "the flood never held the engine")
-            }
+            expectFloodHeld(held)
             if let proxy { #expect(proxy.targets.contains("127.0.0.1:\(server.port)"), "\(proxy.targets)") }
         }
     }
@@ -295,13 +300,7 @@ struct FloodedConnectionTests {
                     }
                 }
             }
-            // Else this test would have proved nothing of the flood. Not required under
-            // ThreadSanitizer: there the instrumented mock CDN, on a loaded machine, may send its
-            // frames no faster than libcurl reads them, so that nothing holds the engine (three
-            // runs of each flood test went unheld in one CI run); the suite without it requires it.
-            if !CLIRobustnessTests.underThreadSanitizer {
-                #expect(held, "the flood never held the engine")
-            }
+            expectFloodHeld(held)
         }
     }
 
