@@ -628,13 +628,16 @@ final class ManualCacheClock: Sendable {
     var clock: CacheClock {
         CacheClock(
             date: { [offset, stall] in
-                let (seconds, attoseconds) = offset.withLock { $0 }.components
-                let date = Date().addingTimeInterval(TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18)
+                let date = Date().addingTimeInterval(Self.timeInterval(offset.withLock { $0 }))
                 if let pause = stall.withLock({ state in defer { state = nil }; return state }) {
-                    Thread.sleep(forTimeInterval: TimeInterval(pause.components.seconds) + TimeInterval(pause.components.attoseconds) / 1e18)
+                    Thread.sleep(forTimeInterval: Self.timeInterval(pause))
                 }
                 return date
             },
             instant: { [offset] in ContinuousClock.now.advanced(by: offset.withLock { $0 }) })
+    }
+
+    private static func timeInterval(_ duration: Duration) -> TimeInterval {
+        TimeInterval(duration.components.seconds) + TimeInterval(duration.components.attoseconds) / 1e18
     }
 }
