@@ -144,7 +144,7 @@ struct BatchSummary {
         let attached = records.filter(\.attached).count
         var byReason: [String: Int] = [:]
         for record in records { if let reason = record.reason { byReason[reason.code, default: 0] += 1 } }
-        let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+        let seconds = wall.timeInterval
         let rate = seconds > 0 ? Double(records.count) / seconds : 0
         var latency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
         for record in records { _ = latency.record(UInt64(max(1, min(3_600_000_000, (record.milliseconds * 1_000).rounded())))) }

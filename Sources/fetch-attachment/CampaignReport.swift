@@ -221,7 +221,7 @@ final class CampaignReport: Sendable {
             <h1>Campaign report</h1>
 
             """
-        let seconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
+        let seconds = wall.timeInterval
         page += "<p>\(state.payloads) payloads in \(String(format: "%.2f", seconds)) s; "
         page += "\(statistics.originRequests) origin requests, \(statistics.cacheHits) cache hits, "
         page += "\(statistics.bytesDownloaded) bytes downloaded.</p>\n"

@@ -36,8 +36,7 @@ enum CommandFetcher {
                 await fetcher.shutdown()
                 if settled.claim() { continuation.resume(returning: true) }
             }
-            let (seconds, attoseconds) = limit.components
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(limit.wholeNanoseconds)) {
                 if settled.claim() { continuation.resume(returning: false) }
             }
         }

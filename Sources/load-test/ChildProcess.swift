@@ -107,7 +107,7 @@ enum ChildRunner {
         return ChildMeasurement(
             exitStatus: exit.status,
             timedOut: state.timedOut,
-            wallSeconds: (exit.ended - started).seconds,
+            wallSeconds: (exit.ended - started).timeInterval,
             userSeconds: exit.userSeconds,
             systemSeconds: exit.systemSeconds,
             cpuSeconds: exit.userSeconds + exit.systemSeconds,
@@ -220,12 +220,5 @@ private final class ChildState: Sendable {
             flags.timedOut = true
             kill(-processGroup, SIGKILL)
         }
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a Double.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -628,16 +628,12 @@ final class ManualCacheClock: Sendable {
     var clock: CacheClock {
         CacheClock(
             date: { [offset, stall] in
-                let date = Date().addingTimeInterval(Self.timeInterval(offset.withLock { $0 }))
+                let date = Date().addingTimeInterval(offset.withLock { $0 }.timeInterval)
                 if let pause = stall.withLock({ state in defer { state = nil }; return state }) {
-                    Thread.sleep(forTimeInterval: Self.timeInterval(pause))
+                    Thread.sleep(forTimeInterval: pause.timeInterval)
                 }
                 return date
             },
             instant: { [offset] in ContinuousClock.now.advanced(by: offset.withLock { $0 }) })
-    }
-
-    private static func timeInterval(_ duration: Duration) -> TimeInterval {
-        TimeInterval(duration.components.seconds) + TimeInterval(duration.components.attoseconds) / 1e18
     }
 }

@@ -93,8 +93,7 @@ public struct AttachmentCache: Sendable {
         var removed = (files: 0, bytes: 0)
         // Each file's links removed here so far.
         var unlinked: [UInt64: Int] = [:]
-        let (seconds, attoseconds) = minimumAge.components
-        let changedBefore = CacheStore.nanoseconds(Date()) - seconds * 1_000_000_000 - attoseconds / 1_000_000_000
+        let changedBefore = CacheStore.nanoseconds(Date()) - Int64(minimumAge.wholeNanoseconds)
         for (name, status) in names where !unlinkedOnly || (status.linkCount == 1 && CacheStore.nanoseconds(status.st_ctim) < changedBefore) {
             guard (try? Syscalls.unlink(FilePath(name), in: descriptor)) != nil else { continue }
             removed.files += 1

@@ -290,8 +290,7 @@ final class Evictor: Sendable {
     /// Waits until the entries are indexed, or the store is closing; `false` if `timeout` passed
     /// first.
     func waitUntilIndexed(timeout: Duration) -> Bool {
-        let (seconds, attoseconds) = timeout.components
-        let limit = Date(timeIntervalSinceNow: TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18)
+        let limit = Date(timeIntervalSinceNow: timeout.timeInterval)
         condition.lock()
         defer { condition.unlock() }
         while !state.withLock({ $0.indexed || $0.stopped }) {

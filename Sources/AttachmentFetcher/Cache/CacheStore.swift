@@ -476,8 +476,7 @@ final class CacheStore: Sendable {
     /// `HTTPFreshness.longestDelta`, so that its instant is a number every clock can hold.
     func lifetime(_ freshness: HTTPFreshness) -> TimeInterval {
         let lifetime = freshness.lifetime ?? configuration.defaultFreshness
-        let (seconds, attoseconds) = lifetime.components
-        return min(TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18, TimeInterval(HTTPFreshness.longestDelta))
+        return min(lifetime.timeInterval, TimeInterval(HTTPFreshness.longestDelta))
     }
 
     static func nanoseconds(_ time: timespec) -> Int64 { Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) }

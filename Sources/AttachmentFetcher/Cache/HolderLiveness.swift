@@ -129,7 +129,7 @@ final class Heartbeat: Sendable {
         thread.start()
     }
 
-    private static let periodSeconds = Double(period.components.attoseconds) / 1e18 + Double(period.components.seconds)
+    private static let periodSeconds = period.timeInterval
 
     /// One beat: the slot claimed if it is not yet (at most 64 tries of numbers drawn at random),
     /// each key at its `markedAfter`th beat given its range, and the slot's type changed. Under the

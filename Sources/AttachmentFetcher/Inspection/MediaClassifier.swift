@@ -22,10 +22,7 @@ final class MediaClassifier: Sendable {
         } catch {
             throw .magicUnavailable(error.message)
         }
-        let (seconds, attoseconds) = answerDelay.components
-        self.answerDelay =
-            answerDelay > .zero
-            ? .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)) : nil
+        self.answerDelay = answerDelay > .zero ? .nanoseconds(answerDelay.wholeNanoseconds) : nil
     }
 
     /// The type class detected in `window`'s bytes, or why every platform would refuse the body

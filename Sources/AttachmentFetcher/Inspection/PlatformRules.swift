@@ -48,8 +48,7 @@ struct PlatformRules: Sendable {
     /// least `CacheEntryMetadata.slowDownload`).
     static func androidTimeVerdict(_ downloadTime: Duration?, drawnBy vendor: Vendor?, url: String) -> Result<String, TransferFailure>? {
         guard let downloadTime, let (sdk, time) = androidPictureTime(drawnBy: vendor), downloadTime * 2 > time else { return nil }
-        let seconds = Double(downloadTime.components.seconds) + Double(downloadTime.components.attoseconds) / 1e18
-        let took = String(format: "%.1f", seconds)
+        let took = String(format: "%.1f", downloadTime.timeInterval)
         let limit = time.components.seconds
         if downloadTime > time {
             return .failure(
