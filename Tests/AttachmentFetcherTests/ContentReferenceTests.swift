@@ -70,6 +70,24 @@ struct ContentReferenceTests {
         #expect(good.content?.interruptionLevel == "time-sensitive" && good.content?.relevanceScore == 0.5)
     }
 
+    @Test("Iterable iOS: without a numeric templateId and a string messageId the SDK counts no open, and a warning says so; the tap still opens its defaultAction")
+    func iterableIOSTracking() throws {
+        let tracked = try ReadPayload(#"{"aps":{"alert":"B"},"itbl":{"campaignId":123,"templateId":456,"messageId":"m-1","defaultAction":{"type":"openUrl","data":"https://example.com/x"}}}"#)
+        #expect(!tracked.warnings.contains { $0.contains("counts no open") }, "\(tracked.warnings)")
+        let proof = try ReadPayload(#"{"aps":{"alert":"B"},"itbl":{"templateId":456,"messageId":"m-1"}}"#)
+        #expect(!proof.warnings.contains { $0.contains("counts no open") }, "\(proof.warnings)")
+        for itbl in [
+            #"{"campaignId":123,"messageId":"m-1","defaultAction":{"type":"openUrl","data":"https://example.com/x"}}"#,
+            #"{"campaignId":123,"templateId":"456","messageId":"m-1","defaultAction":{"type":"openUrl","data":"https://example.com/x"}}"#,
+            #"{"campaignId":"123","templateId":456,"messageId":"m-1","defaultAction":{"type":"openUrl","data":"https://example.com/x"}}"#,
+            #"{"campaignId":123,"templateId":456,"messageId":7,"defaultAction":{"type":"openUrl","data":"https://example.com/x"}}"#,
+        ] {
+            let read = try ReadPayload(#"{"aps":{"alert":"B"},"itbl":\#(itbl)}"#)
+            #expect(read.vendor == .iterable && read.content?.openURL == "https://example.com/x", "\(itbl)")
+            #expect(read.warnings.contains { $0.hasPrefix("itbl needs a numeric templateId") && $0.contains("counts no open") }, "\(itbl): \(read.warnings)")
+        }
+    }
+
     @Test("OneSignal and Iterable iOS: aps.category, when set, decides the buttons, not the payload's list")
     func categoryOverridesButtons() throws {
         let oneSignal = try ReadPayload(#"{"aps":{"alert":"x","category":"cat1"},"custom":{"i":"n"},"buttons":[{"i":"yes","n":"Yes"}]}"#)
@@ -376,6 +394,12 @@ struct ContentReferenceTests {
             #expect(alerted.vendor == .cleverTap && !alerted.isInternal && alerted.content?.visible == true, "\(key)")
             #expect(alerted.pictureURLs == ["https://c/a.jpg"])
             #expect(alerted.warnings.contains { $0.hasPrefix("\(key) marks an internal push") }, "\(alerted.warnings)")
+            // Known by its wzrk_* keys alone, without ct_mediaUrl or wzrk_pn: the same.
+            let quietMarked = try ReadPayload(#"{"aps":{"content-available":1},"\#(key)":"{}","wzrk_id":"1"}"#)
+            #expect(quietMarked.vendor == .cleverTap && quietMarked.isInternal, "\(key)")
+            let alertedMarked = try ReadPayload(#"{"aps":{"alert":"x"},"\#(key)":"{}","wzrk_id":"1"}"#)
+            #expect(alertedMarked.vendor == .cleverTap && !alertedMarked.isInternal && alertedMarked.content?.visible == true, "\(key)")
+            #expect(alertedMarked.warnings.contains { $0.hasPrefix("\(key) marks an internal push") }, "\(alertedMarked.warnings)")
         }
     }
 
@@ -405,6 +429,21 @@ struct ContentReferenceTests {
         let read = try ReadPayload(#"{"aps":{"alert":"x"},"ab":{"att":{"url":"https://c/a.jpg"}},"c":"camp-1"}"#)
         #expect(read.content?.campaignID == "camp-1")
         #expect(read.content?.extras == ["c": .string("camp-1")])
+    }
+
+    @Test("Airship iOS: a push known by its send id `_` alone, or by its metadata alone, opens its actions' deep link and names its send id")
+    func airshipMarkedBySendIDOrMetadata() throws {
+        let sendID = try ReadPayload(#"{"aps":{"alert":"Sale","mutable-content":1},"_":"send-id","^d":"myapp://sale"}"#)
+        #expect(sendID.vendor == .airship && sendID.platform == .ios)
+        #expect(sendID.content?.openURL == "myapp://sale")
+        #expect(sendID.content?.campaignID == "send-id")
+        #expect(sendID.content?.extras == [:])
+        let metadata = try ReadPayload(#"{"aps":{"alert":"Sale"},"com.urbanairship.metadata":"m","deep_link_action":"myapp://sale","k":"v"}"#)
+        #expect(metadata.vendor == .airship)
+        #expect(metadata.content?.openURL == "myapp://sale")
+        #expect(metadata.content?.extras == ["k": .string("v")])
+        // An action key alone names no vendor: any app may use `^d` for its own.
+        #expect(try ReadPayload(#"{"aps":{"alert":"Sale"},"^d":"myapp://sale"}"#).vendor == nil)
     }
 
     @Test("Airship: ^w / wallet_action open a URL like ^u")
@@ -548,6 +587,8 @@ struct ContentReferenceTests {
         let noType = try ReadPayload(#"{"push_from":"moengage","gcm_campaign_id":"c","gcm_title":"T","gcm_alert":"B"}"#)
         #expect(warnsNothingShown(noType, "gcm_notificationType is missing: MoEngage's SDK"), "\(noType.warnings)")
         #expect(silentWithoutWarning(try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"gcm_silentNotification"}"#)))
+        let silent = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"gcm_silentNotification","gcm_campaign_id":"c1"}"#)
+        #expect(silent.content?.visible == false && silent.warnings.isEmpty, "\(silent.warnings)")
     }
 
     @Test("Iterable Android: a push that is no ghost push with an empty or missing body shows nothing, and a warning says so; a ghost push has none")

@@ -21,7 +21,7 @@ struct VendorTests {
             ("onesignal", #"{"aps":{"alert":{"body":"B"},"mutable-content":1},"os_data":{"i":"abc","att":{"id1":"URL"}}}"#),
             ("firebase", #"{"aps":{"alert":{"body":"B"},"mutable-content":1},"fcm_options":{"image":"URL"}}"#),
             ("clevertap", #"{"aps":{"alert":"x","mutable-content":1},"wzrk_pn":true,"ct_mediaUrl":"URL","ct_mediaType":"image"}"#),
-            ("iterable", #"{"aps":{"alert":"x","mutable-content":1},"itbl":{"messageId":"m","attachment-url":"URL"}}"#),
+            ("iterable", #"{"aps":{"alert":"x","mutable-content":1},"itbl":{"templateId":1,"messageId":"m","attachment-url":"URL"}}"#),
             ("customerio", #"{"aps":{"alert":"x","mutable-content":1},"CIO":{"push":{"link":"app://x","image":"URL"}},"CIO-Delivery-ID":"d","CIO-Delivery-Token":"t"}"#),
         ])
     func vendorAttachment(vendor: String, template: String) async throws {

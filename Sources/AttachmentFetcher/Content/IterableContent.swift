@@ -4,8 +4,9 @@ import Foundation
 /// `openUrl`; without a `defaultAction` object, the legacy top-level `url`), the buttons
 /// (`actionButtons`: string `identifier` and `title`, an `openUrl` action's `data`; none of them when
 /// `aps.category` is set, whose buttons iOS shows instead, or without a `messageId`, which names
-/// the category the extension makes of them) and the campaign (`campaignId`);
-/// extras are the top-level keys but `aps` and `itbl` [U].
+/// the category the extension makes of them) and the campaign (`campaignId`); a warning when
+/// the SDK would count no open of it (`isIterableTracked`); extras are the top-level keys but
+/// `aps` and `itbl` [U].
 ///
 /// Android: title `title`, body `body`, sound `sound` (of an `https` URL its file's name, without
 /// its extension either way) and the channel named after it (`iterableChannel`), and
@@ -18,6 +19,10 @@ extension ContentReader {
         readAPNs()
         setExtras(from: payload) { $0 == "aps" || $0 == "itbl" }
         let ghost = readIterableMetadata(legacyURLKey: "url")
+        if let itbl = payload["itbl"]?.object, !Self.isIterableTracked(itbl) {
+            warnings.append(
+                "itbl needs a numeric templateId and a string messageId (and a numeric campaignId, when there is one) for Iterable's iOS SDK to take the push for its own: it runs the push's actions all the same, but counts no open of it")
+        }
         if ghost, payload["aps"]?.object?["alert"] != nil {
             warnings.append(
                 "itbl.isGhostPush is true, yet aps.alert is set: iOS shows this push all the same (the flag only tells the Iterable SDK, which sends its ghost pushes silent)")
@@ -69,6 +74,22 @@ extension ContentReader {
         if sound.contains("https") { return name }
         let resourceName = name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
         return resourceName && name != "default" ? name : nil
+    }
+
+    /// Whether Iterable's iOS SDK takes a push with `itbl` for its own, and so tracks its opens
+    /// (`IterableNotificationMetadata.isIterableNotification`: `templateId` a number, `messageId` a
+    /// string, `campaignId` a number or absent, since proofs send none; a JSON `true` is an
+    /// `NSNumber` there too). Its actions run whatever this says (`InternalIterableAppIntegration`
+    /// reads any `itbl` object).
+    static func isIterableTracked(_ itbl: JSONObject) -> Bool {
+        func isNumber(_ value: JSONValue?) -> Bool {
+            switch value {
+            case .number?, .bool?: true
+            default: false
+            }
+        }
+        return isNumber(itbl["templateId"]) && itbl["messageId"]?.string != nil
+            && (itbl["campaignId"] == nil || isNumber(itbl["campaignId"]))
     }
 
     /// Reads `itbl`; whether it is a ghost push.

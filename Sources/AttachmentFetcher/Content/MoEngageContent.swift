@@ -71,10 +71,12 @@ extension ContentReader {
         content.imageURL = text("gcm_image_url")
         content.campaignID = text("gcm_campaign_id")
         let type = text("gcm_notificationType")
-        content.visible = type != nil && content.campaignID != nil
-        // Its silent push (`gcm_silentNotification`) is recognised as internal: no key is missing there.
+        // Its silent push (`gcm_silentNotification`) is recognised as internal: it shows nothing,
+        // and no key is missing there, nor any text.
+        let silent = AndroidSchemas.isInternal(payload, by: MoEngageAndroidSchema())
+        content.visible = type != nil && content.campaignID != nil && !silent
         let missing = [("gcm_notificationType", type), ("gcm_campaign_id", content.campaignID)].filter { $0.1 == nil }.map(\.0)
-        if !missing.isEmpty, !AndroidSchemas.isInternal(payload, by: MoEngageAndroidSchema()) {
+        if !missing.isEmpty, !silent {
             warnNothingShown(without: missing, sdk: "MoEngage's SDK", rule: "with both gcm_notificationType and gcm_campaign_id")
         }
         let features = object(payload["moeFeatures"], at: "moeFeatures")

@@ -94,7 +94,9 @@ enum VendorSchemas {
     }
 
     /// iOS pushes whose vendor shows only in keys other than the attachment's: Braze's empty
-    /// `ab`, Airship's send id `_` beside its keys or a rich message id (`_uamid`), CleverTap's `wzrk_*` keys, FCM's message and
+    /// `ab`, Airship's send id `_`, a `com.urbanairship.*` key (its `metadata`) or a rich message
+    /// id (`_uamid`), as Airship's SDK and its integrations tell its pushes (by `_` or the
+    /// metadata), CleverTap's `wzrk_*` keys, FCM's message and
     /// sender ids. None names an attachment; Airship's remote-data refresh, Braze's test-trigger
     /// fetch and CleverTap's test payloads are internal.
     static func iOSMarkers(_ payload: JSONObject) -> (Vendor, PayloadRecognition)? {
@@ -104,11 +106,13 @@ enum VendorSchemas {
             return (.airship, .internalPush("Airship remote-data refresh"))
         }
         let keys = payload.members.lazy.map(\.key)
-        if payload["_"] != nil, payload["_uamid"] != nil || keys.contains(where: { $0.hasPrefix(ContentReader.airshipPrefix) }) {
+        if payload["_"] != nil || payload["_uamid"] != nil || keys.contains(where: { $0.hasPrefix(ContentReader.airshipPrefix) }) {
             return (.airship, .noAttachment)
         }
         if keys.contains(where: { $0.hasPrefix("wzrk_") || $0.hasPrefix("W$") }) {
-            return (.cleverTap, CleverTapSchema.testPayload(payload) ?? .noAttachment)
+            // As `CleverTapSchema.recognize`: a test payload with an alert is shown all the same.
+            let test = payload.hasAPSAlert ? nil : CleverTapSchema.testPayload(payload)
+            return (.cleverTap, test ?? .noAttachment)
         }
         if payload["gcm.message_id"] != nil || payload["google.c.sender.id"] != nil { return (.firebase, .noAttachment) }
         return nil
