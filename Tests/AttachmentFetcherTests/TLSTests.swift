@@ -177,6 +177,10 @@ struct TLSTests {
                 ("/media/reset.jpg?bytes=200000&reset_after=20000", "network"),
                 ("/media/cut.jpg?bytes=200000&truncate_after=20000", "network"),
                 ("/media/stall.jpg?bytes=200000&stall_after=20000", "deadline"),
+                // Over 300 KiB of trailers: `network` by the fetcher's own bound, where libcurl
+                // delivers them; libcurl 7.88 over HTTP/2 takes a trailer block of 30 KB or more
+                // and then waits on the stream (`curl --http2` alike), which ends it at the deadline.
+                ("/media/endless-trailers.png?bytes=3000&trailer_bytes=400000", "deadline|network"),
             ]
             let outcomes = await withTaskGroup { group in
                 for (index, item) in cases.enumerated() {
@@ -187,7 +191,7 @@ struct TLSTests {
             }
             for (index, item) in cases.enumerated() {
                 let outcome = try #require(outcomes[index])
-                #expect(outcome.result == item.expected, "\(item.path): \(outcome.detail ?? "")")
+                #expect(item.expected.split(separator: "|").contains { $0 == outcome.result }, "\(item.path): \(outcome.detail ?? "")")
             }
             #expect(outcomes[1]?.attachments.first?.mime == "image/png")
             let stats = server.stats()
