@@ -265,6 +265,31 @@ struct NotificationContentTests {
         #expect(bare.vendor == .firebase && bare.pictureURLs == ["https://cdn.example.com/a.jpg"])
     }
 
+    @Test("An FCM HTTP v1 data message carrying another vendor's Android keys is read as the data map the device gets: that vendor's notification and picture, with a note; with a notification it stays FCM's")
+    func firebaseHTTPv1DataMessage() throws {
+        for (data, vendor, title) in [
+            (#"{"_ab":"true","t":"Sale","a":"50% off","ab_iu":"https://cdn.example.com/a.png"}"#, Vendor.braze, "Sale"),
+            (#"{"wzrk_pn":"true","nt":"Sale","nm":"50% off","wzrk_bp":"https://cdn.example.com/a.png"}"#, .cleverTap, "Sale"),
+            (#"{"CIO-Delivery-ID":"d","CIO-Delivery-Token":"t","title":"Sale","body":"50% off","image":"https://cdn.example.com/a.png"}"#, .customerIO, "Sale"),
+        ] {
+            let wrapped = try ReadPayload(#"{"message":{"token":"device","data":\#(data)}}"#)
+            let bare = try ReadPayload(data)
+            #expect(wrapped.vendor == vendor && wrapped.platform == .android, "\(data)")
+            #expect(wrapped.content == bare.content && wrapped.content?.title == title && wrapped.content?.visible == true, "\(data)")
+            #expect(wrapped.pictureURLs == ["https://cdn.example.com/a.png"], "\(data)")
+            #expect(wrapped.warnings.first == "an FCM HTTP v1 data message: read as the data map an Android device receives (message.data), from which \(vendor)'s SDK draws the notification")
+            #expect(Array(wrapped.warnings.dropFirst()) == bare.warnings)
+        }
+        // `android.data` replaces `data` for Android; the message's content without `message` reads alike.
+        let androidData = try ReadPayload(#"{"data":{"k":"v"},"android":{"data":{"_ab":"true","t":"T","a":"B"}}}"#)
+        #expect(androidData.vendor == .braze && androidData.warnings.first?.contains("(android.data)") == true, "\(androidData.warnings)")
+        // With a notification, FCM's SDK draws the message (in the background) whatever the data says.
+        let notification = try ReadPayload(#"{"message":{"notification":{"title":"FCM"},"data":{"_ab":"true","t":"T","a":"B"}}}"#)
+        #expect(notification.vendor == .firebase && notification.content?.title == "FCM")
+        // Data no vendor takes is an FCM data message, as before.
+        #expect(try ReadPayload(#"{"message":{"data":{"k":"v"}}}"#).vendor == .firebase)
+    }
+
     @Test("FCM Android as its SDK draws it: a tag replaces, it does not group; the picture is the collapsed large icon too; a link opens only in the app")
     func firebaseAndroidDetails() throws {
         let tagged = try ReadPayload(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.tag":"score","gcm.n.image":"https://cdn.example.com/a.jpg","gcm.n.link":"https://example.com/x"}"#)

@@ -111,6 +111,20 @@ extension ContentReader {
             || payload["android"]?.object != nil
     }
 
+    /// The data map an Android device receives of an HTTP v1 message that is a data message (no
+    /// `notification`, none in `android`): `android.data`, which replaces `data` for Android
+    /// (`AndroidConfig.data`), else `data`; with its path. `nil` for a message with a
+    /// notification, or no data.
+    static func firebaseHTTPv1DataMessage(_ payload: JSONObject) -> (data: JSONObject, path: String)? {
+        guard isFirebaseHTTPv1(payload) else { return nil }
+        let message = payload["message"]?.object ?? payload
+        let prefix = payload["message"] == nil ? "" : "message."
+        let android = message["android"]?.object
+        guard message["notification"] == nil, android?["notification"] == nil else { return nil }
+        if let data = android?["data"]?.object { return (data, "\(prefix)android.data") }
+        return message["data"]?.object.map { ($0, "\(prefix)data") }
+    }
+
     /// A request to Airship's push API (`audience`, `device_types`, `notification`), which a
     /// campaign team may paste in place of what a device receives; it has a `notification` object
     /// of its own, but no FCM message has `audience` or `device_types`.

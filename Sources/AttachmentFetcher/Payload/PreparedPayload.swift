@@ -30,7 +30,7 @@ struct PreparedPayload: Sendable {
         _ payload: Data, maximumAttachments: Int, judging platforms: [Platform] = [],
         normalise: (String) -> String = { $0 }
     ) {
-        let json: JSONObject
+        var json: JSONObject
         // JSON's whitespace (RFC 8259): an empty input is named as such, not as a syntax error.
         guard payload.contains(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) else {
             next = .original(.invalidPayload, "the payload is empty")
@@ -58,6 +58,10 @@ struct PreparedPayload: Sendable {
             // What and where: the byte offset finds a broken template's mistake.
             next = .original(.invalidPayload, "the payload is not JSON: \(error.message) at offset \(error.offset)")
             return
+        }
+        if let (device, note) = VendorSchemas.devicePayload(of: json) {
+            json = device
+            warnings.append(note)
         }
         let recognized = VendorSchemas.recognize(json)
         // Android shows a push without an extension; silent and internal pushes and pushes that show

@@ -93,6 +93,19 @@ enum VendorSchemas {
         return iOSMarkers(payload).map { RecognizedPayload(vendor: $0, platform: .ios, recognition: $1) }
     }
 
+    /// What a device is handed of `payload` when that differs from the payload itself, with a
+    /// note saying so: of an FCM HTTP v1 data message whose data map another vendor's Android SDK
+    /// takes (Braze's `_ab`, CleverTap's `wzrk_pn`, Customer.io's delivery keys…), the map, since
+    /// FCM delivers it as it stands and that SDK draws the notification from it. `nil` otherwise:
+    /// a message with a notification is shown by FCM's SDK, whatever its data says.
+    static func devicePayload(of payload: JSONObject) -> (payload: JSONObject, note: String)? {
+        guard payload["aps"] == nil, let (data, path) = ContentReader.firebaseHTTPv1DataMessage(payload) else { return nil }
+        for schema in AndroidSchemas.all where schema.vendor != .firebase && schema.recognize(data) != nil {
+            return (data, "an FCM HTTP v1 data message: read as the data map an Android device receives (\(path)), from which \(schema.vendor)'s SDK draws the notification")
+        }
+        return nil
+    }
+
     /// iOS pushes whose vendor shows only in keys other than the attachment's: Braze's empty
     /// `ab`, Airship's send id `_`, a `com.urbanairship.*` key (its `metadata`) or a rich message
     /// id (`_uamid`), as Airship's SDK and its integrations tell its pushes (by `_` or the

@@ -9,14 +9,19 @@ struct ReadPayload {
     var warnings: [String]
 
     init(_ text: String) throws {
-        let json = try #require(JSONValue.object(from: Data(text.utf8)), "not a JSON object: \(text)")
+        var json = try #require(JSONValue.object(from: Data(text.utf8)), "not a JSON object: \(text)")
+        var notes: [String] = []
+        if let (device, note) = VendorSchemas.devicePayload(of: json) {
+            json = device
+            notes.append(note)
+        }
         recognized = VendorSchemas.recognize(json)
         if let recognized {
             let (content, warnings) = ContentReader.read(json, vendor: recognized.vendor, platform: recognized.platform)
             self.content = content
-            self.warnings = warnings
+            self.warnings = notes + warnings
         } else {
-            warnings = []
+            warnings = notes
         }
     }
 
