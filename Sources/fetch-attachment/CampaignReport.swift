@@ -88,14 +88,17 @@ final class CampaignReport: Sendable {
         /// counted together.
         var warnings: [String: PayloadNumbers] = [:]
         var otherWarnings = PayloadNumbers()
-        /// The payloads that use a URL past the first `listedURLs` (each counted once).
+        /// The payloads that use a URL without a row (each counted once), and their verdicts on those URLs.
         var otherURLPayloads = PayloadNumbers()
+        var otherURLVerdicts: [String: Int] = [:]
     }
 
-    /// The most URLs the page lists, the first met: each row keeps what a payload shows, and a
-    /// campaign of a distinct URL per payload would otherwise grow the report without bound
-    /// (20,000 payloads of four URLs each took 480 MB). The payloads of the others are counted
-    /// in one row; the totals count every payload.
+    /// The most URLs the page lists whatever their verdicts, the first met: each row keeps what a
+    /// payload shows, and a campaign of a distinct URL per payload would otherwise grow the report
+    /// without bound (20,000 payloads of four URLs each took 480 MB). Past them, a URL a payload
+    /// fails on still gets a row, up to `listedURLs` more: the failures are what a campaign team
+    /// reads the page for, and they come first in it. The payloads of the others are counted in
+    /// one row, with their verdicts; the totals count every payload.
     static let listedURLs = 2_000
 
     /// The most payload numbers listed per URL (the lowest); the rest are counted.
@@ -148,18 +151,23 @@ final class CampaignReport: Sendable {
             // A payload counts once among the others, however many of theirs it has.
             if hasOtherWarnings { state.otherWarnings.record(index) }
             // Each platform's verdict; a payload that got none (nothing fetched) counts in each
-            // judged platform's table by its own reason.
-            let verdicts = outcome.verdicts.isEmpty
-                ? platforms.map { ($0, outcome.reason) } : outcome.verdicts.map { ($0.platform, $0.reason) }
+            // judged platform's table by its own reason. Without judged platforms (no
+            // `--platform`), a payload counts on its own shape's platform, by its outcome.
+            let verdicts: [(Platform, FallbackReason?)] =
+                if !outcome.verdicts.isEmpty { outcome.verdicts.map { ($0.platform, $0.reason) } }
+                else if !platforms.isEmpty { platforms.map { ($0, outcome.reason) } }
+                else { outcome.notification.map { [($0.platform, outcome.reason)] } ?? [] }
             for (platform, reason) in verdicts {
                 state.byPlatform[platform.rawValue, default: [:]][reason?.code ?? "attached", default: 0] += 1
             }
             let single = outcome.attachments.count + outcome.failures.count == 1
             var usesOtherURL = false
-            func touch(_ url: String, _ update: (inout URLRow) -> Void) {
+            func touch(_ url: String, verdict: String, _ update: (inout URLRow) -> Void) {
                 if state.rows[url] == nil {
-                    guard state.rows.count < Self.listedURLs else {
+                    let limit = verdict == "attached" ? Self.listedURLs : 2 * Self.listedURLs
+                    guard state.rows.count < limit else {
                         usesOtherURL = true
+                        state.otherURLVerdicts[verdict, default: 0] += 1
                         return
                     }
                     state.rows[url] = URLRow(url: url)
@@ -169,7 +177,7 @@ final class CampaignReport: Sendable {
                 state.rows[url]!.record(outcome, at: index, single: single)
             }
             for attachment in outcome.attachments {
-                touch(attachment.url) { row in
+                touch(attachment.url, verdict: "attached") { row in
                     row.verdicts["attached", default: 0] += 1
                     row.mime = attachment.mime
                     row.bytes = attachment.bytes
@@ -177,7 +185,7 @@ final class CampaignReport: Sendable {
                 }
             }
             for failure in outcome.failures {
-                touch(failure.url) { row in
+                touch(failure.url, verdict: failure.reason.code) { row in
                     row.verdicts[failure.reason.code, default: 0] += 1
                     if row.details[failure.reason.code] == nil { row.details[failure.reason.code] = failure.detail }
                     // A file another judged platform shows: its type, size and thumbnail.
@@ -192,7 +200,7 @@ final class CampaignReport: Sendable {
             // nothing is no Iterable ghost push), each reason's detail the first payload's, with
             // its line (the others' may differ: a malformed payload's offset).
             if outcome.attachments.isEmpty, outcome.failures.isEmpty, let reason = outcome.reason {
-                touch("(no attachment URL\(outcome.vendor.map { ": \($0)" } ?? ""))") { row in
+                touch("(no attachment URL\(outcome.vendor.map { ": \($0)" } ?? ""))", verdict: reason.code) { row in
                     row.verdicts[reason.code, default: 0] += 1
                     if row.details[reason.code] == nil { row.details[reason.code] = outcome.detail.map { "line \(index + 1): \($0)" } }
                 }
@@ -250,13 +258,20 @@ final class CampaignReport: Sendable {
         page += "<h2>URLs</h2>\n<table id=\"urls\"><tr><th>picture</th><th>URL</th><th>verdict</th><th>type</th>"
         page += "<th class=\"num\">bytes</th><th class=\"num\">median ms</th><th>lines</th><th>a payload shows</th></tr>\n"
         var thumbnailBytes = 0
-        for url in state.order {
-            guard let row = state.rows[url] else { continue }
+        // The URLs that failed a payload first, then those that attached every one; each in the
+        // order met.
+        let rows = state.order.compactMap { state.rows[$0] }
+        let failed: (URLRow) -> Bool = { $0.verdicts.keys.contains { $0 != "attached" } }
+        for row in rows.filter(failed) + rows.filter({ !failed($0) }) {
             page += Self.row(row, thumbnailBytes: &thumbnailBytes)
         }
         if state.otherURLPayloads.count > 0 {
-            page += "<tr class=\"other-urls\"><td></td><td>(other URLs: the first \(Self.listedURLs) met are listed)</td>"
-            page += "<td>-</td><td>-</td><td class=\"num\">-</td><td class=\"num\">-</td><td>\(state.otherURLPayloads.text)</td><td></td></tr>\n"
+            let verdicts = state.otherURLVerdicts.sorted { $0.key < $1.key }.map { key, count in
+                "<span class=\"\(key == "attached" ? "ok" : "bad")\">\(Self.escape(key))</span> \(count)"
+            }.joined(separator: "<br>")
+            page += "<tr class=\"other-urls\"><td></td><td>(other URLs: the first \(Self.listedURLs) met are listed, "
+            page += "then up to \(Self.listedURLs) more that a payload failed on)</td>"
+            page += "<td>\(verdicts)</td><td>-</td><td class=\"num\">-</td><td class=\"num\">-</td><td>\(state.otherURLPayloads.text)</td><td></td></tr>\n"
         }
         page += "</table>\n"
         page += """

@@ -164,17 +164,38 @@ struct ReportTests {
         #expect(html.contains(#"internal-push</span> 1<div class="detail">"#), "\(html)")
     }
 
-    @Test("The report lists the first 2,000 URLs met, and counts the payloads of the others in one row")
+    @Test("The report lists the first 2,000 URLs met, then up to 2,000 more that a payload failed on, failures first, and counts the payloads of the others in one row with their verdicts")
     func urlsBounded() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        // A URL of its own per payload, each refused before any request (invalid-url).
-        let lines = (0..<2_050).map { #"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"javascript:alert(\#($0))"}}}"# }
-        let html = try await Self.reportOfBatch(lines, in: directory)
-        #expect(html.components(separatedBy: "<tr class=\"url-row\">").count - 1 == 2_000)
-        #expect(html.contains("<td>(other URLs: the first 2000 met are listed)</td>"), "\(html.suffix(2_000))")
-        #expect(html.contains("<td>2001, 2002, 2003, 2004, 2005, 2006, 2007, 2008, 2009, 2010, 2011, 2012, 2013, 2014, 2015, 2016, 2017, 2018, 2019, 2020 … (50 in all)</td>"))
-        #expect(html.contains("<p>2050 payloads"), "\(html.prefix(3_000))")
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        func braze(_ url: String) -> String { #"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"\#(url)"}}}"# }
+        // Line 1 attached; 1,999 URLs of their own, each refused before any request (invalid-url);
+        // past the first 2,000 URLs, 3 attached (counted together) and 2 more failures (listed).
+        var lines = [braze(server.url("/media/first.jpg?bytes=2000"))]
+        lines += (0..<1_999).map { braze("javascript:alert(\($0))") }
+        lines += (0..<3).map { braze(server.url("/media/late-\($0).jpg?bytes=2000")) }
+        lines += [braze("javascript:late(1)"), braze("javascript:late(2)")]
+        let (_, _, html) = try await Self.runBatch(lines, in: directory, ["--concurrency", "1", "--json"] + Nginx.loopbackFlags)
+        try await server.shutdown()
+        #expect(html.components(separatedBy: "<tr class=\"url-row\">").count - 1 == 2_002)
+        #expect(html.contains("javascript:late(1)") && html.contains("javascript:late(2)") && !html.contains("late-0.jpg"))
+        // The failures first: line 1's attached URL after the last of them.
+        let attached = try #require(html.range(of: "first.jpg")), failed = try #require(html.range(of: "javascript:late(2)"))
+        #expect(failed.lowerBound < attached.lowerBound)
+        #expect(html.contains(#"<td>(other URLs: the first 2000 met are listed, then up to 2000 more that a payload failed on)</td><td><span class="ok">attached</span> 3</td>"#), "\(html.suffix(2_000))")
+        #expect(html.contains("<td>2001, 2002, 2003</td>"))
+        #expect(html.contains("<p>2005 payloads"), "\(html.prefix(3_000))")
+        // Without --platform each payload counts on its own shape's platform.
+        let ios = try #require(html.components(separatedBy: "<h2>On ios</h2>").last?.components(separatedBy: "</table>").first)
+        #expect(ios.contains("<td>attached</td><td>4</td>") && ios.contains("<td>invalid-url</td><td>2001</td>"), "\(ios)")
+
+        // Failures past the first 2,000 URLs take 2,000 rows more at most.
+        let failures = (0..<4_010).map { braze("javascript:alert(\($0))") }
+        let bounded = try await Self.reportOfBatch(failures, in: directory)
+        #expect(bounded.components(separatedBy: "<tr class=\"url-row\">").count - 1 == 4_000)
+        #expect(bounded.contains(#"<td><span class="bad">invalid-url</span> 10</td>"#), "\(bounded.suffix(2_000))")
+        #expect(bounded.contains("<td>4001, 4002, 4003, 4004, 4005, 4006, 4007, 4008, 4009, 4010</td>"))
     }
 
     @Test("The report lists at most 200 distinct warnings, the most common first, and counts the rest in one row")
