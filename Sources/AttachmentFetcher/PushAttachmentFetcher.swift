@@ -297,7 +297,7 @@ public final class PushAttachmentFetcher: Sendable {
     /// The outcome of `payload` where no fetcher could be made (`error`: an output or cache
     /// directory that cannot be used): what the payload shows and says, as a fetcher would
     /// report it, when it needs no file (an internal push, no attachment, a malformed payload);
-    /// `storage`, for `error`, when it does.
+    /// `storage`, for `error`, when it does, each file it names a failure with its URL.
     package static func outcome(of payload: Data, withoutFetcher error: AttachmentFetcherError, configuration: Configuration) -> Outcome {
         var draft = OutcomeDraft(payload: payload, startedAt: .now)
         let decision = decide(&draft, configuration: configuration) { draft in
@@ -309,7 +309,19 @@ public final class PushAttachmentFetcher: Sendable {
         }
         switch decision {
         case .outcome(let outcome): return outcome
-        case .download: return draft.original(.storage, error.message)
+        case .download(let requests, let platforms):
+            // Each file it names fails with its URL, as a download would: `storage` for `error`,
+            // or the URL's own failure where it cannot be read.
+            let results = requests.map { request in
+                switch AttachmentURL.parse(request.url) {
+                case .success(let url):
+                    AttachmentResult(request: request, url: url, result: .failure(TransferFailure(reason: .storage, detail: error.message)))
+                case .failure(let failure):
+                    AttachmentResult(request: request, url: nil, result: .failure(failure))
+                }
+            }
+            let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits, vendor: draft.vendor) }
+            return draft.finish(with: results, judgedBy: judges, reportingVerdicts: !configuration.platforms.isEmpty)
         }
     }
 

@@ -59,7 +59,10 @@ struct BatchRunner {
                 }
             } catch let error as AttachmentFetcherError {
                 // No fetcher (the output or cache directory cannot be used): as for one payload,
-                // each payload's outcome says so, and the summary and report are written.
+                // each payload's outcome says so, and the summary and report are written. Said
+                // once first, since it is the campaign's problem, not its payloads'.
+                StandardStreams.error.writeWrapped(
+                    "fetch-attachment: \(error.message): no file can be fetched, so every payload that names one is storage")
                 return (await processAll { PayloadInput.unusableOutcome(error, payload: $0, configuration: configuration) }, PushAttachmentFetcher.Statistics(), interruption)
             }
         }

@@ -200,6 +200,28 @@ struct CLIHelpTests {
         #expect(detail == "cannot create \(blocker)/out: Not a directory", "\(detail)")
     }
 
+    @Test("A batch whose output directory cannot be used says so once, and each payload's outcome keeps its URL: storage, or the URL's own failure")
+    func unusableOutputDirectoryBatch() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let blocker = directory + "/file"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
+        let lines = [
+            String(decoding: Payloads.braze(url: "https://cdn.example/a.png"), as: UTF8.self),
+            String(decoding: Payloads.braze(url: "javascript:alert(1)"), as: UTF8.self),
+            #"{"aps":{"content-available":1},"appboy_uninstall_tracking":true}"#,
+        ]
+        let result = try await CommandRunner.run(
+            "fetch-attachment", ["--json", "--no-cache", "--output-dir", blocker, "--batch", "-"],
+            stdin: Data((lines.joined(separator: "\n") + "\n").utf8))
+        #expect(result.status == 1)
+        let outcomes = try result.stdout.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(outcomes.map { $0["reason"] as? String } == ["storage", "invalid-url", "internal-push"])
+        let failures = outcomes.map { ($0["failures"] as? [[String: Any]] ?? []).map { $0["url"] as? String } }
+        #expect(failures[0] == ["https://cdn.example/a.png"] && failures[1] == ["javascript:alert(1)"] && failures[2].isEmpty)
+        #expect(result.stderr.unwrapped.contains("fetch-attachment: \(blocker) is a file, not a directory: no file can be fetched, so every payload that names one is storage"), "\(result.stderr)")
+    }
+
     /// A batch file of `copies` lines of `payload` in `directory`; its path.
     private static func campaign(of payload: Data, copies: Int, in directory: String) throws -> String {
         let path = directory + "/campaign.jsonl"
