@@ -213,6 +213,31 @@ struct CacheCrashTests {
     }
 
     @Test(
+        "A stale entry of a read-only cache that the origin confirms (304) is served from the open entry, and the cache's write problem said; not lost as storage",
+        .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
+    func readOnlyCacheRevalidates() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let place = fixture.directory + "/ro"
+            let output = fixture.directory + "/out"
+            try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
+            // Stale at once (no-cache), with a validator: every use asks the origin, which answers 304.
+            let payload = try Self.writeLine(fixture.braze("/media/confirmed.jpg?bytes=3000&cache_control=no-cache&etag=%22v1%22"), in: fixture.directory + "/confirmed.json")
+            let script = #"""
+                mount -t tmpfs tmpfs "$1" && "$0" --json --cache-dir "$1/cache" --output-dir "$1/warm" --allow-private-networks "$3" >/dev/null && mount -o remount,ro "$1" || exit 9
+                for run in 1 2; do "$0" --json --cache-dir "$1/cache" --output-dir "$2" --allow-private-networks "$3"; echo "status $?"; done
+                """#
+            let result = try await Self.inMountNamespace(script, [place, output, payload])
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.filter { $0 == "status 0" }.count == 2, "\(result.stdout)\(result.stderr)")
+            #expect(lines.filter { $0.contains(#""status":"attached""#) && $0.contains(#""bytes":3000"#) }.count == 2, "\(result.stdout)")
+            let stats = fixture.server.stats()
+            #expect(stats.requestsPerPath["/media/confirmed.jpg"] == 3 && stats.notModifiedResponses == 2, "\(stats)")
+            #expect(result.stderr.unwrapped.contains("cannot refresh"), "\(result.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: output).count == 2)
+        }
+    }
+
+    @Test(
         "A cache on a file system without extended attributes (ramfs; tmpfs before Linux 6.6) says so when it opens, keeps nothing, and every payload is attached",
         .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
     func noExtendedAttributes() async throws {

@@ -442,6 +442,26 @@ struct CacheTests {
         }
     }
 
+    @Test("Two processes revalidating one stale entry (no-cache, an ETag) both ask conditionally: the one that waited for the other's lock gets a 304 too, not the whole body")
+    func twoProcessesRevalidate() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let cacheDirectory = try #require(fixture.cacheDirectory)
+            let path = "/media/checked.jpg?bytes=200000&cache_control=no-cache&etag=%22v1%22&delay_ms=500"
+            #expect(await fixture.fetch(path).status == .attached)
+            let payload = fixture.braze(path)
+            async let first = CommandRunner.run(
+                "fetch-attachment", ["--json", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/p1", "--allow-private-networks"],
+                stdin: payload)
+            async let second = CommandRunner.run(
+                "fetch-attachment", ["--json", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/p2", "--allow-private-networks"],
+                stdin: payload)
+            let (a, b) = try await (first, second)
+            #expect(a.status == 0 && b.status == 0, "\(a.stdout) \(a.stderr) \(b.stdout) \(b.stderr)")
+            let stats = fixture.server.stats()
+            #expect(stats.requests == 3 && stats.conditionalRequests == 2 && stats.notModifiedResponses == 2, "\(stats)")
+        }
+    }
+
     @Test("A process killed mid-write leaves no entry that a later run serves or keeps")
     func killedMidWrite() async throws {
         try await Fixture.with(cached: true) { fixture in

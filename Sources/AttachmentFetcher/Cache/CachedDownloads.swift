@@ -151,7 +151,8 @@ final class CachedDownloads: Sendable {
     /// soon as it is stored), then serves a fresh entry, revalidates a stale one, or downloads.
     /// When the process that held the lock let it go with nothing fresh stored (a response not
     /// to keep, such as `no-store` or a redirect without freshness, or a failure), this one
-    /// downloads without the lock and keeps nothing, so that every process that waited does so
+    /// downloads without the lock and keeps nothing (asking conditionally when it found a stale
+    /// entry, which a 304 serves), so that every process that waited does so
     /// at once, as without the cache, rather than one after another, each holding the lock. So
     /// does this one, without waiting for the lock to go, once the process that holds it has shown
     /// no heartbeat for `HolderLiveness.stillness` (stopped, or frozen): a live one is waited for,
@@ -195,9 +196,10 @@ final class CachedDownloads: Sendable {
             if let lock {
                 shared.noteHeldElsewhere(false)
                 if waitedForAnother {
+                    // Revalidated still, when there is a stale entry: a 304 (the other process's
+                    // answer too, for a `no-cache` entry) costs the origin no body.
                     lock.unlock()
-                    try? found?.descriptor?.close()
-                    return await download(key: key, url: url, revalidating: nil, deadline: deadline, keeping: false)
+                    return await download(key: key, url: url, revalidating: found, deadline: deadline, keeping: false)
                 }
                 // A stale entry stays open while it is revalidated: a 304 serves it from there,
                 // whether or not its name is still there.
@@ -262,26 +264,29 @@ final class CachedDownloads: Sendable {
             }
             // The URL now redirects, and its target answered the validators the redirect carried
             // there: they were the stored body's, not the target's. Fetched again, whole.
-            if redirected { return await download(key: key, url: url, revalidating: nil, deadline: deadline) }
+            if redirected { return await download(key: key, url: url, revalidating: nil, deadline: deadline, keeping: keeping) }
             let freshness = HTTPFreshness(headers: HTTPHeader.parse(headerBlock))
             // A 304 naming another strong ETag answers for another body (RFC 9111 4.3.4): fetched
             // again, whole.
             if let named = freshness.etag, let kept = stale.metadata.etag, !named.hasPrefix("W/"), !kept.hasPrefix("W/"), named != kept {
-                return await download(key: key, url: url, revalidating: nil, deadline: deadline)
+                return await download(key: key, url: url, revalidating: nil, deadline: deadline, keeping: keeping)
             }
             notModified.add(1, ordering: .relaxed)
             let descriptor = staleDescriptor
             staleDescriptor = nil
-            // `no-store` on the 304: served this once from the entry it revalidated, which goes.
+            // `no-store` on the 304: served this once from the entry it revalidated, which goes
+            // (by the holder of the key's lock only: another process may be storing it anew).
             if freshness.noStore {
-                store.remove(key)
+                if keeping { store.remove(key) }
                 return .success(SharedSource(entry: stale, descriptor: descriptor, store: store))
             }
             switch store.refresh(stale, through: descriptor, freshness: freshness) {
             case .success(let refreshed): return .success(SharedSource(entry: refreshed, descriptor: descriptor, store: store))
             case .failure(let failure):
-                try? descriptor?.close()
-                return .failure(failure)
+                // The 304 vouches for the body held open: served all the same. The entry stays
+                // stale (a read-only cache, another user's entry), and is asked about again.
+                noteWriteProblem(failure.detail, skippingTemporaryDirectory: false)
+                return .success(SharedSource(entry: stale, descriptor: descriptor, store: store))
             }
         case .success(.file(var body)):
             let headers = HTTPHeader.parse(body.headerBlock)
