@@ -85,6 +85,11 @@ struct DemoCommand: AsyncParsableCommand {
         if !json {
             print(LineWrapping.wrapped(
                 "\n\(results.count - unexpected) of \(results.count) examples gave the expected outcome; files in \(directory)", width: width))
+            // The demo's address policy is in force (only the mock CDN's address joins the public ones).
+            if results.contains(where: { BatchSummary.hidesNetworkDetail($0.1) }) {
+                print(LineWrapping.wrapped(
+                    "note: network: while the address policy is in force, a network failure says only '\(FallbackReason.uniformNetworkDetail)', so that payloads cannot probe ports (fetch-attachment --allow-private-networks shows libcurl's reason)", width: width))
+            }
         }
         throw ExitCode(unexpected == 0 ? 0 : 1)
     }

@@ -142,7 +142,7 @@ struct FetchOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Log each outcome to standard error.")
     var verbose = false
 
-    @Option(help: ArgumentHelp("Judge every payload's file by these platforms' rules, each with its own verdict (a preflight): 'ios', 'android' or 'ios,android'. The outcome and the exit status are the payload's own platform's verdict (its users receive it); the others say what they would show of the same file. Default: the payload's own platform.", valueName: "list"))
+    @Option(help: ArgumentHelp("Judge every payload's file by these platforms' rules, each with its own verdict (a preflight): 'ios', 'android' or 'ios,android'. The outcome and the exit status are the payload's own platform's verdict (its users receive it), the others saying what they would show of the same file; a list without that platform leaves it unjudged, and the outcome is attached when a listed platform shows a file. Default: the payload's own platform.", valueName: "list"))
     var platform: String?
 
     @Option(name: .customLong("max-redirects"), parsing: .unconditional, help: "How many redirects a download may follow, as URLSession does.")
