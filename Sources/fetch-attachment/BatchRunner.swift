@@ -90,8 +90,9 @@ struct BatchRunner {
                 try Data(html.utf8).write(to: URL(fileURLWithPath: reportPath))
                 StandardStreams.error.write("report: \(TerminalText.escaped(reportPath))\n")
             } catch {
+                // What is wrong with the path now (its directory gone, say), else the write's error.
                 StandardStreams.error.write(
-                    "fetch-attachment: cannot write the report \(TerminalText.escaped(reportPath)): \(Self.reason(error))\n")
+                    "fetch-attachment: cannot write the report \(TerminalText.escaped(reportPath)): \(PathCheck.writeProblem(reportPath) ?? Self.reason(error))\n")
                 reportFailed = true
             }
         }
