@@ -442,6 +442,12 @@ struct ContentReferenceTests {
         #expect(metadata.vendor == .airship)
         #expect(metadata.content?.openURL == "myapp://sale")
         #expect(metadata.content?.extras == ["k": .string("v")])
+        // Airship's remote-data refresh is internal; with an alert iOS shows it all the same.
+        let refresh = try ReadPayload(#"{"aps":{"content-available":1},"com.urbanairship.remote-data.update":true}"#)
+        #expect(refresh.vendor == .airship && refresh.isInternal)
+        let alerted = try ReadPayload(#"{"aps":{"alert":"Sale"},"com.urbanairship.remote-data.update":true,"^d":"myapp://sale"}"#)
+        #expect(alerted.vendor == .airship && !alerted.isInternal && alerted.content?.visible == true && alerted.content?.openURL == "myapp://sale")
+        #expect(alerted.warnings.contains { $0.hasPrefix("com.urbanairship.remote-data.update marks an internal push") }, "\(alerted.warnings)")
         // An action key alone names no vendor: any app may use `^d` for its own.
         #expect(try ReadPayload(#"{"aps":{"alert":"Sale"},"^d":"myapp://sale"}"#).vendor == nil)
     }

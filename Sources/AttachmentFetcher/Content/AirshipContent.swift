@@ -33,6 +33,7 @@ extension ContentReader {
                 || Self.airshipActionNames.contains($0)
         }
         content.campaignID = text("_")
+        warnInternalKeysShown([("com.urbanairship.remote-data.update", payload["com.urbanairship.remote-data.update"] != nil)], sdk: "Airship")
         if let target = airshipActionTarget(payload, at: "") {
             (content.openURL, content.openInWebview) = target
         }

@@ -115,7 +115,8 @@ enum VendorSchemas {
     static func iOSMarkers(_ payload: JSONObject) -> (Vendor, PayloadRecognition)? {
         if let fetch = BrazeSchema.testTriggerFetch(payload) { return (.braze, fetch) }
         if payload["ab"]?.object != nil { return (.braze, .noAttachment) }
-        if payload["com.urbanairship.remote-data.update"] != nil {
+        // With an alert, iOS shows it all the same (a warning says so), as other vendors' internal keys.
+        if payload["com.urbanairship.remote-data.update"] != nil, !payload.hasAPSAlert {
             return (.airship, .internalPush("Airship remote-data refresh"))
         }
         let keys = payload.members.lazy.map(\.key)
