@@ -424,20 +424,26 @@ struct CacheTests {
         }
     }
 
+    /// `fetch-attachment` run twice at once on `payload`, on the fixture's cache, each with an
+    /// output directory of its own; both succeed.
+    private static func twoProcesses(on payload: Data, in fixture: Fixture) async throws {
+        let cacheDirectory = try #require(fixture.cacheDirectory)
+        func run(_ output: String) async throws -> CommandRunner.Result {
+            try await CommandRunner.run(
+                "fetch-attachment", ["--json", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + output, "--allow-private-networks"],
+                stdin: payload)
+        }
+        async let first = run("/p1")
+        async let second = run("/p2")
+        let (a, b) = try await (first, second)
+        #expect(a.status == 0, "\(a.stdout) \(a.stderr)")
+        #expect(b.status == 0, "\(b.stdout) \(b.stderr)")
+    }
+
     @Test("Two processes started together on one cache directory make one origin request in all")
     func twoProcesses() async throws {
         try await Fixture.with(cached: true) { fixture in
-            let cacheDirectory = try #require(fixture.cacheDirectory)
-            let payload = fixture.braze("/media/shared.mp4?bytes=2000000&delay_ms=300")
-            async let first = CommandRunner.run(
-                "fetch-attachment", ["--json", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/p1", "--allow-private-networks"],
-                stdin: payload)
-            async let second = CommandRunner.run(
-                "fetch-attachment", ["--json", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/p2", "--allow-private-networks"],
-                stdin: payload)
-            let (a, b) = try await (first, second)
-            #expect(a.status == 0, "\(a.stdout) \(a.stderr)")
-            #expect(b.status == 0, "\(b.stdout) \(b.stderr)")
+            try await Self.twoProcesses(on: fixture.braze("/media/shared.mp4?bytes=2000000&delay_ms=300"), in: fixture)
             #expect(fixture.server.stats().requests == 1)
         }
     }
@@ -445,18 +451,9 @@ struct CacheTests {
     @Test("Two processes revalidating one stale entry (no-cache, an ETag) both ask conditionally: the one that waited for the other's lock gets a 304 too, not the whole body")
     func twoProcessesRevalidate() async throws {
         try await Fixture.with(cached: true) { fixture in
-            let cacheDirectory = try #require(fixture.cacheDirectory)
             let path = "/media/checked.jpg?bytes=200000&cache_control=no-cache&etag=%22v1%22&delay_ms=500"
             #expect(await fixture.fetch(path).status == .attached)
-            let payload = fixture.braze(path)
-            async let first = CommandRunner.run(
-                "fetch-attachment", ["--json", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/p1", "--allow-private-networks"],
-                stdin: payload)
-            async let second = CommandRunner.run(
-                "fetch-attachment", ["--json", "--cache-dir", cacheDirectory, "--output-dir", fixture.directory + "/p2", "--allow-private-networks"],
-                stdin: payload)
-            let (a, b) = try await (first, second)
-            #expect(a.status == 0 && b.status == 0, "\(a.stdout) \(a.stderr) \(b.stdout) \(b.stderr)")
+            try await Self.twoProcesses(on: fixture.braze(path), in: fixture)
             let stats = fixture.server.stats()
             #expect(stats.requests == 3 && stats.conditionalRequests == 2 && stats.notModifiedResponses == 2, "\(stats)")
         }
