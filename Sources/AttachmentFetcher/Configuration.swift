@@ -6,8 +6,9 @@ extension PushAttachmentFetcher {
     /// How a fetcher downloads, checks and stores attachments. Every field has a documented
     /// default; only the output directory must be given.
     public struct Configuration: Sendable {
-        /// Where attachment files are written (created if missing). Temporary files are made here
-        /// too, so that the final rename is atomic.
+        /// Where attachment files are written (created if missing). Without a cache, bodies are
+        /// also made here (as nameless files where the file system allows), so that each appears
+        /// whole under its name or not at all; with one, in the cache's `tmp/`.
         public var outputDirectory: String
 
         /// How long a payload may take, measured from the moment it is handed in. Default 30 s,
@@ -239,7 +240,8 @@ extension PushAttachmentFetcher {
             public var maximumConnectionsPerHost: Int = 48
             /// Transfers at once across all hosts. Default: derived from the process's soft
             /// file-descriptor limit, (limit − 64) / 6 between 1 and 1024 (1024 when it is 6,208 or
-            /// more; 160 at the common soft limit of 1024).
+            /// more; 160 at the common soft limit of 1024), read when the pool is made: a process
+            /// that raises its limit (`setrlimit`) does so before making its `Configuration`.
             public var maximumConcurrentTransfers: Int = FileDescriptorBudget.concurrency()
 
             /// The defaults, or the limits given.

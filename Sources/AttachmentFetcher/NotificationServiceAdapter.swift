@@ -7,7 +7,12 @@ import SystemPackage
 /// handler is called exactly once either way.
 ///
 /// When time expires first, the handler gets the original content at once (reason `deadline`),
-/// the download is cancelled, and any file that was nonetheless made is removed.
+/// the download is cancelled, and any file that was nonetheless made is removed (an attachment,
+/// or a file only another judged platform shows).
+///
+/// Like an extension instance, an adapter handles one notification at a time: `didReceive`
+/// first expires the request still pending. Make one adapter per notification handled at once;
+/// they can share one `PushAttachmentFetcher`.
 public final class NotificationServiceAdapter: Sendable {
     /// Receives the content to show: attachments, or the original payload.
     public typealias ContentHandler = @Sendable (Outcome) -> Void
@@ -59,7 +64,8 @@ public final class NotificationServiceAdapter: Sendable {
                 let outcome = if let deadline { await fetcher.process(payload, deadline: deadline) } else { await fetcher.process(payload) }
                 if !self.deliver(outcome, for: request) {
                     // Time expired while the file was being made: the original content was shown.
-                    for attachment in outcome.attachments { try? Syscalls.unlink(FilePath(attachment.path)) }
+                    let files = outcome.attachments.map(\.path) + outcome.failures.compactMap(\.file?.path)
+                    for path in Set(files) { try? Syscalls.unlink(FilePath(path)) }
                 }
             }
             state = Pending(request: request, handler: contentHandler, payload: payload, startedAt: .now, task: task)

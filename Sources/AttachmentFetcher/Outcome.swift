@@ -24,7 +24,8 @@ public struct FallbackReason: Hashable, Sendable, Codable, CustomStringConvertib
     public static let httpStatus = FallbackReason("http-status")
     /// The connection failed: refused, reset, truncated, TLS, DNS. While the address policy is
     /// in force (`Configuration.addressPolicy`, private networks not allowed), the detail is
-    /// always ``uniformNetworkDetail``, so that payloads cannot probe ports through the fetcher.
+    /// ``uniformNetworkDetail`` (but for a name that does not resolve), so that payloads cannot
+    /// probe ports through the fetcher.
     public static let network = FallbackReason("network")
     /// The detail of every `network` failure while the address policy is in force, but a name
     /// that does not resolve (said as such): libcurl's own message (refused, timed out, reset,
@@ -33,11 +34,15 @@ public struct FallbackReason: Hashable, Sendable, Codable, CustomStringConvertib
     /// The payload's deadline passed (or its task was cancelled) before the attachment was ready;
     /// in an Android verdict, the picture took longer than the vendor's SDK waits for it.
     public static let deadline = FallbackReason("deadline")
-    /// The body is larger than iOS accepts for its type (announced or received).
+    /// The body is larger than the judging platform accepts for its type (announced or
+    /// received): iOS's limit per class, or the Android picture limit of the vendor's SDK.
     public static let tooLarge = FallbackReason("too-large")
-    /// The bytes are not a type iOS accepts as an attachment (HTML, WebP, HEIC, SVG, empty…).
+    /// The bytes are not a type the judging platform shows (on iOS: HTML, WebP, HEIC, SVG,
+    /// empty…; on Android, a picture that is no image).
     public static let unsupportedType = FallbackReason("unsupported-type")
-    /// The file could not be written, closed or renamed in the output directory.
+    /// The file could not be written, closed or placed (linked, or copied) in the output
+    /// directory, or no fetcher could be made for it (an output or cache directory that cannot
+    /// be used).
     public static let storage = FallbackReason("storage")
     /// The address policy (`Configuration.addressPolicy`) refused every address the attachment's
     /// host, a redirect target's host or the proxy resolved to: loopback, private, link-local,
@@ -230,9 +235,11 @@ extension Outcome: Encodable {
     }
 
     /// Encodes the CLI's JSON shape: `status`, `reason` (null when attached), `detail`, `vendor`,
-    /// `attachments` (`url`, `path`, `mime`, `bytes`), `warnings`, `elapsed_ms`, `notification`
-    /// (`NotificationContent`'s object, or null), and `other_platform_notifications` (an array
-    /// of them) when there are any. The payload is not part of it.
+    /// `attachments` (`url`, `path`, `mime`, `bytes`, and `payload_url` when the payload spelled
+    /// the URL otherwise), `failures` (`url`, `reason`, `detail`, and a `file` only another
+    /// platform shows), `verdicts` when platforms are judged, `warnings`, `elapsed_ms`,
+    /// `notification` (`NotificationContent`'s object, or null), and `other_platform_notifications`
+    /// (an array of them) when there are any. The payload is not part of it.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(status, forKey: .status)

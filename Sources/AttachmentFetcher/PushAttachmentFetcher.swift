@@ -153,7 +153,8 @@ public final class PushAttachmentFetcher: Sendable {
     }
 
     /// Fails transfers still running, stops the engine's thread and closes the files kept ready
-    /// for bodies. Payloads handed in later get `network` outcomes. Call it once you are done, or
+    /// for bodies. Payloads handed in later get `network` outcomes when they need a download (with
+    /// a cache, a fresh entry is still served from it). Call it once you are done, or
     /// use `withPushAttachmentFetcher`. It returns when the engine's thread has ended, which an
     /// origin flooding an HTTP/2 connection can delay (libcurl reads the frames until they stop,
     /// or until the engine shuts that connection, about a second into the hold; every payload is

@@ -21,9 +21,14 @@ struct SuggestedFileNameTests {
             ("https://cdn.example/img?id=7.png", "Content-Type: binary/octet-stream\r\n", true),
             ("https://cdn.example/clip", "Content-Type: video/mp4\r\n", false),
             ("https://cdn.example/tone", "Content-Type: audio/mpeg\r\n", false),
+            // The extension appended names a type iOS refuses, whatever the bytes.
+            ("https://cdn.example/banner", "Content-Type: image/webp\r\n", true),
+            ("https://cdn.example/banner", "Content-Type: Image/HEIC; q=1\r\n", true),
+            ("https://cdn.example/clip", "Content-Type: video/quicktime\r\n", true),
+            ("https://cdn.example/banner.webp", "Content-Type: image/webp\r\n", false),
         ])
-    func lacksMediaExtension(url: String, headers: String, lacks: Bool) {
-        #expect(SuggestedFileName.lacksMediaExtension(url: url, headers: HTTPHeader.parse(headers)) == lacks)
+    func lacksAcceptedExtension(url: String, headers: String, lacks: Bool) {
+        #expect(SuggestedFileName.lacksAcceptedExtension(url: url, headers: HTTPHeader.parse(headers)) == lacks)
     }
 
     @Test("A Content-Disposition file name loses its path at every slash, even one a combining mark follows")
@@ -65,11 +70,14 @@ struct SuggestedFileNameTests {
                 #expect(refused.detail?.contains("Firebase's iOS extension names the file") == true, "\(refused.detail ?? "")")
                 let typed = await fixture.fetcher.process(fcm("/media/typed?media=jpg&bytes=3000&content_type=image/jpeg"))
                 #expect(typed.status == .attached, "round \(round): \(typed.detail ?? "")")
+                // A JPEG served as image/webp gets a name ending in .webp, which iOS refuses.
+                let labelled = await fixture.fetcher.process(fcm("/media/labelled?media=jpg&bytes=3000&content_type=image/webp"))
+                #expect(labelled.reason == .unsupportedType && labelled.detail?.contains("such as image/webp") == true, "round \(round): \(labelled.detail ?? "")")
                 // Other vendors name the file themselves: a Braze payload for the same URL attaches.
                 let braze = await fixture.fetcher.process(Payloads.braze(url: fixture.server.url(opaque), type: "jpg"))
                 #expect(braze.status == .attached, "round \(round): \(braze.detail ?? "")")
             }
-            if cached { #expect(fixture.server.stats().requestsPerPath["/media/banner"] == 1) }
+            if cached { #expect(fixture.server.stats().requestsPerPath["/media/banner"] == 1 && fixture.server.stats().requestsPerPath["/media/labelled"] == 1) }
         }
     }
 

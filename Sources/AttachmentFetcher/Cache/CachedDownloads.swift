@@ -299,7 +299,7 @@ final class CachedDownloads: Sendable {
                 return .success(SharedSource(body: body, madeBy: preparedFiles))
             }
             // Worked out from the headers parsed here, for the entry's metadata.
-            body.unsuffixedName = SuggestedFileName.lacksMediaExtension(url: body.effectiveURL, headers: headers)
+            body.unsuffixedName = SuggestedFileName.lacksAcceptedExtension(url: body.effectiveURL, headers: headers)
             let kept = body
             switch store.commit(kept, key: key, freshness: freshness) {
             case .success(let committed):

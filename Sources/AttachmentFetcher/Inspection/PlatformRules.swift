@@ -77,12 +77,12 @@ struct PlatformRules: Sendable {
     /// UUID and `suggestedFilename`).
     static let namesFileAsSuggested: Set<Vendor> = [.firebase, .iterable]
 
-    /// iOS's verdict, for such a vendor, on a body whose suggested file name has no media
-    /// extension: iOS attaches no file whose type its name does not say.
+    /// iOS's verdict, for such a vendor, on a body whose suggested file name has no extension of
+    /// a type iOS attaches: iOS takes the file's type from its name, not its bytes.
     static func unsuffixedNameRefusal(_ vendor: Vendor) -> TransferFailure {
         TransferFailure(
             reason: .unsupportedType,
-            detail: "\(vendor == .iterable ? "Iterable" : "Firebase")'s iOS extension names the file after the name URLSession suggests for the response, which has no media extension here (none in the URL's name or a Content-Disposition filename, and a Content-Type that is not an image's, a video's or a sound's): iOS attaches no file without one")
+            detail: "\(vendor == .iterable ? "Iterable" : "Firebase")'s iOS extension names the file after the name URLSession suggests for the response, which has no extension of a type iOS attaches here (none in the URL's name or a Content-Disposition filename, and a Content-Type that is not an image's, a video's or a sound's, or is one of a type iOS refuses, such as image/webp): iOS takes the type from the name, whatever the bytes")
     }
 
     /// Why `platform` shows nothing from a download whose redirects changed its scheme, or `nil`

@@ -100,7 +100,7 @@ struct DownloadedFile: Sendable {
 extension DownloadedFile {
     /// Whether the file name URLSession would suggest for this body has no image extension.
     var hasUnsuffixedName: Bool {
-        unsuffixedName ?? SuggestedFileName.lacksMediaExtension(url: effectiveURL, headers: HTTPHeader.parse(headerBlock))
+        unsuffixedName ?? SuggestedFileName.lacksAcceptedExtension(url: effectiveURL, headers: HTTPHeader.parse(headerBlock))
     }
 }
 
