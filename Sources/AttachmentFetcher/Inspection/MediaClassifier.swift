@@ -60,7 +60,8 @@ final class MediaClassifier: Sendable {
             return .failure(
                 TransferFailure(
                     reason: .unsupportedType,
-                    detail: "an ID3 tag followed by \(what), not MPEG audio: iOS does not play it as an MP3", media: known))
+                    detail: "an ID3 tag followed by \(what), not MPEG audio: iOS does not play it as an MP3", media: known,
+                    androidDetail: "an ID3 tag followed by \(what), which Android does not accept as a picture (images only)"))
         }
         if let refusal = AttachmentTypes.codecRefusal(mime, bytes: bytes, file: isoMedia) {
             return .failure(TransferFailure(reason: .unsupportedType, detail: "detected \(refusal)", media: known))

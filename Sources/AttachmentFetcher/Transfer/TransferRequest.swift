@@ -13,12 +13,16 @@ struct TransferFailure: Error, Sendable, Hashable {
     var media: MediaType? = nil
     /// A size the body was known to exceed (its limit, plus one), for a body too large.
     var atLeast: Int? = nil
+    /// The detail in Android's words, for a refusal worded for iOS whose type no platform has
+    /// rules for (no `media` to judge again): a sound that is no MP3 is, to Android, no image.
+    var androidDetail: String? = nil
 
-    init(reason: FallbackReason, detail: String, media: MediaType? = nil, atLeast: Int? = nil) {
+    init(reason: FallbackReason, detail: String, media: MediaType? = nil, atLeast: Int? = nil, androidDetail: String? = nil) {
         self.reason = reason
         self.detail = detail
         self.media = media
         self.atLeast = atLeast
+        self.androidDetail = androidDetail
     }
 
     static func == (left: TransferFailure, right: TransferFailure) -> Bool {
@@ -36,6 +40,7 @@ struct TransferFailure: Error, Sendable, Hashable {
     /// verdict names its own reason and limit. Unchanged when the type is not known, or when
     /// the platform's rules would accept what the download refused.
     func judged(by rules: PlatformRules) -> TransferFailure {
+        if media == nil, let androidDetail, rules.platform == .android { return TransferFailure(reason: reason, detail: androidDetail) }
         guard let media, reason == .tooLarge || reason == .unsupportedType else { return self }
         switch rules.judge(media, bytes: atLeast ?? 0) {
         case .failure(let refusal) where reason == .tooLarge || refusal.reason == .unsupportedType: return refusal
