@@ -524,6 +524,24 @@ struct AndroidPayloadPictureTests {
         }
     }
 
+    @Test("A body announced larger than every limit, refused before its type is known, is judged in each platform's terms: iOS's largest limit, the Android picture limit of the vendor's SDK")
+    func announcedOverEveryLimit() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.ios, .android] }) { fixture in
+            let url = fixture.server.url("/media/huge.jpg?bytes=60000000")
+            for (payload, android) in [
+                (#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B","gcm.n.image":"\#(url)"}"#, 1_048_576),
+                (#"{"_ab":"true","t":"T","a":"B","ab_iu":"\#(url)"}"#, 5_000_000),
+            ] {
+                let outcome = await fixture.fetcher.process(Data(payload.utf8))
+                #expect(outcome.reason == .tooLarge)
+                let verdicts = Dictionary(uniqueKeysWithValues: outcome.verdicts.map { ($0.platform, $0.detail ?? "") })
+                #expect(verdicts[.android] == "the body is larger than the Android picture limit, \(android) bytes", "\(verdicts)")
+                #expect(verdicts[.ios] == "the body is larger than the largest limit, 50000000 bytes", "\(verdicts)")
+            }
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
     @Test("An FCM message's picture over 1,048,576 bytes is too-large; the same file on iOS is attached")
     func androidPayloadLimit() async throws {
         try await Fixture.with { fixture in

@@ -41,6 +41,10 @@ struct TransferFailure: Error, Sendable, Hashable {
     /// the platform's rules would accept what the download refused.
     func judged(by rules: PlatformRules) -> TransferFailure {
         if media == nil, let androidDetail, rules.platform == .android { return TransferFailure(reason: reason, detail: androidDetail) }
+        // Larger than every limit before its type was known: on Android, than its picture limit.
+        if media == nil, reason == .tooLarge, rules.platform == .android, let atLeast, let limit = rules.limit(for: .image), atLeast > limit {
+            return .tooLarge(limit: limit, named: "the Android picture limit")
+        }
         guard let media, reason == .tooLarge || reason == .unsupportedType else { return self }
         switch rules.judge(media, bytes: atLeast ?? 0) {
         case .failure(let refusal) where reason == .tooLarge || refusal.reason == .unsupportedType: return refusal
