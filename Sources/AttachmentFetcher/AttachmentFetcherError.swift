@@ -1,7 +1,8 @@
 /// Why a `PushAttachmentFetcher` could not be created or used.
 ///
 /// Processing a payload never throws (its failures are an `Outcome` with a `FallbackReason`);
-/// this error is only for setting a fetcher up. Compare with the stable statics, e.g.
+/// this error is for setting a fetcher up, and for what throws around it (`AttachmentCache`'s
+/// tidying, `IPNetwork(parsing:)`). Compare with the stable statics, e.g.
 /// `error.code == AttachmentFetcherError.Code.outputDirectoryUnusable`.
 public struct AttachmentFetcherError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A stable, machine-readable kind of failure.
@@ -11,8 +12,15 @@ public struct AttachmentFetcherError: Error, Hashable, Sendable, CustomStringCon
         private init(_ rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
-        /// The output (or cache) directory could not be created or written.
+        /// The output directory could not be created or written.
         public static let outputDirectoryUnusable = Code("output-directory-unusable")
+        /// The cache's directory (`Configuration.Cache.directory`, or one inside it) could not be
+        /// created, opened or listed.
+        public static let cacheDirectoryUnusable = Code("cache-directory-unusable")
+        /// The cache's directory is refused as unsafe: it belongs to another user or others may
+        /// write it (unless `Configuration.Cache.allowsSharedDirectory`), or it, or a directory the
+        /// cache keeps in it, is a symbolic link, which the cache never follows.
+        public static let cacheDirectoryUnsafe = Code("cache-directory-unsafe")
         /// libmagic could not be opened or its database could not be loaded.
         public static let magicUnavailable = Code("magic-unavailable")
         /// libcurl could not be initialised.
@@ -35,6 +43,8 @@ public struct AttachmentFetcherError: Error, Hashable, Sendable, CustomStringCon
     public var description: String { "\(code): \(message)" }
 
     static func outputDirectoryUnusable(_ message: String) -> Self { .init(code: .outputDirectoryUnusable, message: message) }
+    static func cacheDirectoryUnusable(_ message: String) -> Self { .init(code: .cacheDirectoryUnusable, message: message) }
+    static func cacheDirectoryUnsafe(_ message: String) -> Self { .init(code: .cacheDirectoryUnsafe, message: message) }
     static func magicUnavailable(_ message: String) -> Self { .init(code: .magicUnavailable, message: message) }
     static func curlUnavailable(_ message: String) -> Self { .init(code: .curlUnavailable, message: message) }
     static func invalidConfiguration(_ message: String) -> Self { .init(code: .invalidConfiguration, message: message) }

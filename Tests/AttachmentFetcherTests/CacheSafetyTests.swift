@@ -478,6 +478,7 @@ struct CacheSafetyTests {
                 Issue.record("\(link) was followed")
             } catch {
                 #expect("\(error)".contains("is a symbolic link, which the cache does not follow"), "\(error)")
+                #expect(error.code == .cacheDirectoryUnsafe)
             }
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere).isEmpty)
@@ -534,16 +535,18 @@ struct CacheSafetyTests {
         var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(10) * TestTiming.scale)
         configuration.cache = .init(directory: cache)
 
+        // Refused as unsafe, a code of its own: not a directory that cannot be used.
+        let unsafe = AttachmentFetcherError.Code.cacheDirectoryUnsafe
         chmod(cache, 0o777)
-        #expect(throws: AttachmentFetcherError.self) { _ = try PushAttachmentFetcher(configuration: configuration) }
+        #expect { _ = try PushAttachmentFetcher(configuration: configuration) } throws: { ($0 as? AttachmentFetcherError)?.code == unsafe }
         chmod(cache, 0o775)
-        #expect(throws: AttachmentFetcherError.self) { _ = try PushAttachmentFetcher(configuration: configuration) }
+        #expect { _ = try PushAttachmentFetcher(configuration: configuration) } throws: { ($0 as? AttachmentFetcherError)?.code == unsafe }
         chmod(cache, 0o755)
         await (try PushAttachmentFetcher(configuration: configuration)).shutdown()
 
         // Another user's directory (as root, hand it to an unused uid).
         if geteuid() == 0, chown(cache, 54_321, 54_321) == 0 {
-            #expect(throws: AttachmentFetcherError.self) { _ = try PushAttachmentFetcher(configuration: configuration) }
+            #expect { _ = try PushAttachmentFetcher(configuration: configuration) } throws: { ($0 as? AttachmentFetcherError)?.code == unsafe }
         }
         chmod(cache, 0o777)
         configuration.cache?.allowsSharedDirectory = true

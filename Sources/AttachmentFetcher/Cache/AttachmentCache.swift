@@ -116,9 +116,9 @@ public struct AttachmentCache: Sendable {
             return nil
         } catch .tooManySymbolicLinkLevels, .notDirectory {
             let link = (try? Syscalls.status(of: FilePath(directory), followingLink: false))?.type == .symbolicLink
-            throw .outputDirectoryUnusable("\(directory) is \(link ? "a symbolic link" : "a file"), not a directory: left as it is")
+            throw link ? .cacheDirectoryUnsafe("\(directory) is a symbolic link, not a directory: left as it is") : .cacheDirectoryUnusable("\(directory) is a file, not a directory: left as it is")
         } catch {
-            throw .outputDirectoryUnusable("cannot open \(directory): \(error)")
+            throw .cacheDirectoryUnusable("cannot open \(directory): \(error)")
         }
         do {
             let files = try Syscalls.names(in: descriptor).compactMap { name -> (name: String, status: Stat)? in
@@ -129,7 +129,7 @@ public struct AttachmentCache: Sendable {
             return (descriptor, files)
         } catch {
             try? descriptor.close()
-            throw .outputDirectoryUnusable("cannot list \(directory): \(error)")
+            throw .cacheDirectoryUnusable("cannot list \(directory): \(error)")
         }
     }
 }

@@ -55,6 +55,7 @@ public struct CacheStatistics: Sendable, Codable, Hashable {
     /// copies being made, or a crash's leftovers until a later start-up removes them).
     public var temporaryFiles: Int
 
+    /// Statistics with these values.
     public init(directory: String, entries: Int, freshEntries: Int, bytes: Int, maximumBytes: Int, temporaryFiles: Int) {
         self.directory = directory
         self.entries = entries

@@ -117,7 +117,7 @@ final class CacheStore: Sendable {
         do {
             try Syscalls.makeDirectories(FilePath(directory))
         } catch {
-            throw .outputDirectoryUnusable("cannot create the cache directory \(directory): \(error)")
+            throw .cacheDirectoryUnusable("cannot create the cache directory \(directory): \(error)")
         }
         let shared = configuration.allowsSharedDirectory
         root = try Self.openDirectory(directory, in: nil, allowingShared: shared)
@@ -196,7 +196,7 @@ final class CacheStore: Sendable {
         do {
             return try Syscalls.open(".", in: temporary, flags: O_RDONLY | O_DIRECTORY)
         } catch {
-            throw .outputDirectoryUnusable("cannot open the cache directory \(temporaryDirectory): \(error)")
+            throw .cacheDirectoryUnusable("cannot open the cache directory \(temporaryDirectory): \(error)")
         }
     }
 
@@ -219,12 +219,12 @@ final class CacheStore: Sendable {
                 let permissions = status.permissions
                 if status.userID.rawValue != geteuid() {
                     try? descriptor.close()
-                    throw AttachmentFetcherError.outputDirectoryUnusable(
+                    throw AttachmentFetcherError.cacheDirectoryUnsafe(
                         "the cache directory \(path) belongs to another user (uid \(status.userID.rawValue)); allow a shared cache to use it anyway (Configuration.Cache.allowsSharedDirectory; fetch-attachment --allow-shared-cache-dir)")
                 }
                 if permissions.contains(.groupWrite) || permissions.contains(.otherWrite) {
                     try? descriptor.close()
-                    throw AttachmentFetcherError.outputDirectoryUnusable(
+                    throw AttachmentFetcherError.cacheDirectoryUnsafe(
                         "the cache directory \(path) is writable by other users (mode \(String(permissions.rawValue, radix: 8))); allow a shared cache to use it anyway (Configuration.Cache.allowsSharedDirectory; fetch-attachment --allow-shared-cache-dir)")
                 }
             }
@@ -237,9 +237,9 @@ final class CacheStore: Sendable {
                 (try? parent.map { try Syscalls.status(of: FilePath(name), in: $0) } ?? Syscalls.status(of: FilePath(name), followingLink: false))?.type
                     == .symbolicLink
             {
-                throw .outputDirectoryUnusable("the cache directory \(path) is a symbolic link, which the cache does not follow")
+                throw .cacheDirectoryUnsafe("the cache directory \(path) is a symbolic link, which the cache does not follow")
             }
-            throw .outputDirectoryUnusable("cannot open the cache directory \(path): \(error)")
+            throw .cacheDirectoryUnusable("cannot open the cache directory \(path): \(error)")
         }
     }
 

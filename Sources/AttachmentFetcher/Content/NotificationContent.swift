@@ -82,10 +82,14 @@ public struct NotificationContent: Sendable, Hashable {
     /// What a secure lock screen shows in place of a private notification
     /// (`NotificationCompat.Builder.setPublicVersion`): its own title, text and summary (subtext).
     public struct PublicVersion: Sendable, Hashable {
+        /// The locked screen's title.
         public var title: String?
+        /// The locked screen's text.
         public var text: String?
+        /// The locked screen's summary line (subtext).
         public var summary: String?
 
+        /// A public version with these texts.
         public init(title: String? = nil, text: String? = nil, summary: String? = nil) {
             self.title = title
             self.text = text
