@@ -37,8 +37,10 @@ struct TransferFailure: Error, Sendable, Hashable {
     /// This failure as `rules`' platform would see it: a body over the download limit, or of a
     /// type refused on the way, is judged again by that platform's own type rules and limit
     /// (Android shows images only, FCM's picture limit is 1 MiB), so that each platform's
-    /// verdict names its own reason and limit. Unchanged when the type is not known, or when
-    /// the platform's rules would accept what the download refused.
+    /// verdict names its own reason and limit. When the type is not known, Android says so in
+    /// its own words where it can (`androidDetail`; a body over every limit is over its picture
+    /// limit); otherwise unchanged, as when the platform's rules would accept what the download
+    /// refused.
     func judged(by rules: PlatformRules) -> TransferFailure {
         if media == nil, let androidDetail, rules.platform == .android { return TransferFailure(reason: reason, detail: androidDetail) }
         // Larger than every limit before its type was known: on Android, than its picture limit.
@@ -107,7 +109,8 @@ struct DownloadedFile: Sendable {
 }
 
 extension DownloadedFile {
-    /// Whether the file name URLSession would suggest for this body has no image extension.
+    /// Whether the file name URLSession would suggest for this body has no extension of a type
+    /// iOS attaches (`SuggestedFileName.lacksAcceptedExtension`).
     var hasUnsuffixedName: Bool {
         unsuffixedName ?? SuggestedFileName.lacksAcceptedExtension(url: effectiveURL, headers: HTTPHeader.parse(headerBlock))
     }
