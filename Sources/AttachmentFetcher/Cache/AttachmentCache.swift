@@ -116,7 +116,8 @@ public struct AttachmentCache: Sendable {
             return nil
         } catch .tooManySymbolicLinkLevels, .notDirectory {
             let link = (try? Syscalls.status(of: FilePath(directory), followingLink: false))?.type == .symbolicLink
-            throw link ? .cacheDirectoryUnsafe("\(directory) is a symbolic link, not a directory: left as it is") : .cacheDirectoryUnusable("\(directory) is a file, not a directory: left as it is")
+            if link { throw .cacheDirectoryUnsafe("\(directory) is a symbolic link, not a directory: left as it is") }
+            throw .cacheDirectoryUnusable("\(directory) is a file, not a directory: left as it is")
         } catch {
             throw .cacheDirectoryUnusable("cannot open \(directory): \(error)")
         }

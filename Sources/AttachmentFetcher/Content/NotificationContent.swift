@@ -2,9 +2,10 @@
 /// for both payload shapes (an APNs payload on iOS, an FCM data map on Android).
 ///
 /// `PushAttachmentFetcher.process(_:)` reads it once per payload whose vendor it recognises, or
-/// from a plain APNs payload's `aps` when it recognises none (`Outcome.notification`). The CLI's `--json` writes it as the `"notification"` object: every
-/// field of the contract below is always there (`null` when the payload has none), and the
-/// optional fields (localisation, interruption level, relevance score, channel, priority, summary,
+/// from a plain APNs payload's `aps` when it recognises none (`Outcome.notification`). The
+/// CLI's `--json` writes it as the `"notification"` object: every field of the contract below is
+/// always there (`null` when the payload has none), and the optional fields (localisation,
+/// interruption level, relevance score, channel, priority, summary,
 /// the expanded view's texts, icon and picture URLs, inline-image style, Airship's media options,
 /// Android's accent colour, small icon and lock-screen visibility) only when the payload has them.
 ///

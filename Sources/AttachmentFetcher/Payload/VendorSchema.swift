@@ -100,10 +100,8 @@ enum VendorSchemas {
     /// a message with a notification is shown by FCM's SDK, whatever its data says.
     static func devicePayload(of payload: JSONObject) -> (payload: JSONObject, note: String)? {
         guard payload["aps"] == nil, let (data, path) = ContentReader.firebaseHTTPv1DataMessage(payload) else { return nil }
-        for schema in AndroidSchemas.all where schema.vendor != .firebase && schema.recognize(data) != nil {
-            return (data, "an FCM HTTP v1 data message: read as the data map an Android device receives (\(path)), from which \(schema.vendor)'s SDK draws the notification")
-        }
-        return nil
+        guard let schema = AndroidSchemas.all.first(where: { $0.vendor != .firebase && $0.recognize(data) != nil }) else { return nil }
+        return (data, "an FCM HTTP v1 data message: read as the data map an Android device receives (\(path)), from which \(schema.vendor)'s SDK draws the notification")
     }
 
     /// iOS pushes whose vendor shows only in keys other than the attachment's: Braze's empty
