@@ -55,7 +55,7 @@ private func checkHeaders(_ block: String, status: Int) {
             precondition(!name.isEmpty && !name.contains("/") && !name.contains("\\"), "a suggested name with a path: \(name)")
         }
     }
-    _ = SuggestedFileName.lacksMediaExtension(url: "https://cdn.example/" + (headers.first?.value ?? ""), headers: headers)
+    _ = SuggestedFileName.lacksAcceptedExtension(url: "https://cdn.example/" + (headers.first?.value ?? ""), headers: headers)
 }
 
 private func checkBody(_ bytes: [UInt8], selector: Int) {
