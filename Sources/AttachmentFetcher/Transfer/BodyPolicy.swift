@@ -19,20 +19,13 @@ struct BodyPolicy: Sendable, Hashable {
     var ceiling: Int { limits.largest }
 
     /// libcurl's refusal of a body over `ceiling` (`CURLE_FILESIZE_EXCEEDED`).
-    var ceilingExceeded: TransferFailure {
-        var failure = TransferFailure.tooLarge(limit: ceiling, kind: nil)
-        failure.atLeast = ceiling + 1
-        return failure
-    }
+    var ceilingExceeded: TransferFailure { .tooLarge(limit: ceiling, kind: nil) }
 
     /// `nil` while `bytesReceived` is within the limit of `media`'s class (`nil`: not known yet).
     func check(received bytesReceived: Int, media: MediaType?) -> TransferFailure? {
         let limit = limit(for: media?.kind)
         guard bytesReceived > limit else { return nil }
-        if let media { return .tooLarge(limit: limit, media: media) }
-        var failure = TransferFailure.tooLarge(limit: limit, kind: nil)
-        failure.atLeast = limit + 1
-        return failure
+        return media.map { .tooLarge(limit: limit, media: $0) } ?? .tooLarge(limit: limit, kind: nil)
     }
 
     /// `nil` unless an announced `Content-Length` is over the limit of `media`'s class. An

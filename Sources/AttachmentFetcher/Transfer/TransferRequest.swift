@@ -65,13 +65,13 @@ struct TransferFailure: Error, Sendable, Hashable {
     static func tooLarge(limit: Int, media: MediaType) -> TransferFailure {
         var failure = tooLarge(limit: limit, kind: media.kind)
         failure.media = media
-        failure.atLeast = limit + 1
         return failure
     }
 
-    /// The same wording for a limit of another name ("the Android picture limit").
+    /// The same wording for a limit of another name ("the Android picture limit"). Every body
+    /// over a limit is known to be at least one byte over it (`atLeast`).
     static func tooLarge(limit: Int, named which: String) -> TransferFailure {
-        TransferFailure(reason: .tooLarge, detail: "the body is larger than \(which), \(limit) bytes")
+        TransferFailure(reason: .tooLarge, detail: "the body is larger than \(which), \(limit) bytes", atLeast: limit + 1)
     }
 }
 
