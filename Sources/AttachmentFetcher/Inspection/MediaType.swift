@@ -108,6 +108,23 @@ enum AttachmentTypes {
         return MediaType(mime: mime, kind: entry.kind, fileExtension: entry.fileExtension)
     }
 
+    /// Whether iOS surely refuses an attachment of the MIME type `mime` (lowercased): a type the
+    /// table above knows iOS does not show (WebP, HEIC, AVIF, BMP, ICO), or one of the formats
+    /// no platform here shows. Another spelling of an accepted type ("image/jpg") is not refused.
+    static func isRefusedOnIOS(_ mime: String) -> Bool {
+        if let entry = known[mime] { return !entry.ios }
+        return refusedEverywhere.contains(mime)
+    }
+
+    /// Media types no platform here shows, beyond the table's (UNNotificationAttachment takes
+    /// JPEG, GIF and PNG images; AIFF, WAV, MP3 and MPEG-4 sounds; MPEG, MPEG-2, MPEG-4 and AVI
+    /// videos; Android's picture is an image of the table's).
+    private static let refusedEverywhere: Set<String> = [
+        "image/heic-sequence", "image/heif-sequence", "image/svg+xml", "image/tiff",
+        "video/quicktime", "video/3gpp", "video/3gpp2", "video/webm", "video/x-matroska", "video/x-flv",
+        "audio/ogg", "audio/webm", "audio/flac", "audio/x-flac", "audio/x-caf", "audio/opus",
+    ]
+
     /// Whether `platform` shows `media`; for Android, since when.
     static func support(of media: MediaType, on platform: Platform) -> AndroidSupport? {
         guard let entry = known[media.mime.lowercased()] else { return nil }

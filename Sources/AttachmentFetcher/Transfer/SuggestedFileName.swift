@@ -10,28 +10,18 @@ enum SuggestedFileName {
     /// Whether the suggested name surely has no extension of a type iOS attaches: neither the
     /// `Content-Disposition` filename nor, without one, the URL's last path component has an
     /// extension, and the `Content-Type` is not an image's, a video's or a sound's (whose
-    /// extension would be appended), or is one of a type iOS refuses (`refusedTypes`: WebP,
-    /// HEIC, SVG, QuickTime…, whose extension iOS then reads). A name with some extension is not
-    /// judged: which extension URLSession would keep is not documented.
+    /// extension would be appended), or is one of a type iOS surely refuses
+    /// (`AttachmentTypes.isRefusedOnIOS`: WebP, HEIC, SVG, QuickTime…, whose extension iOS then
+    /// reads). A name with some extension is not judged: which extension URLSession would keep is
+    /// not documented.
     static func lacksAcceptedExtension(url: String, headers: [HTTPHeader]) -> Bool {
         let disposition = headers.last { $0.name == "content-disposition" }.flatMap { filename(in: $0.value) }
         let name = disposition ?? URLComponents(string: url)?.path.split(separator: "/").last.map(String.init) ?? ""
         if let dot = name.lastIndex(of: "."), name.index(after: dot) != name.endIndex { return false }
         let value = headers.last { $0.name == "content-type" }?.value.lowercased() ?? ""
         let type = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-        return !["image/", "video/", "audio/"].contains { type.hasPrefix($0) } || refusedTypes.contains(type)
+        return !["image/", "video/", "audio/"].contains { type.hasPrefix($0) } || AttachmentTypes.isRefusedOnIOS(type)
     }
-
-    /// Media types whose extension (the one URLSession appends) names a type iOS does not attach
-    /// (UNNotificationAttachment: JPEG, GIF and PNG images; AIFF, WAV, MP3 and MPEG-4 sounds;
-    /// MPEG, MPEG-2, MPEG-4 and AVI videos). Only types surely refused are listed: another
-    /// spelling of an accepted type is not judged.
-    static let refusedTypes: Set<String> = [
-        "image/webp", "image/heic", "image/heif", "image/heic-sequence", "image/heif-sequence", "image/avif",
-        "image/svg+xml", "image/tiff", "image/bmp", "image/x-ms-bmp", "image/x-icon", "image/vnd.microsoft.icon",
-        "video/quicktime", "video/3gpp", "video/3gpp2", "video/webm", "video/x-matroska", "video/x-flv",
-        "audio/ogg", "audio/webm", "audio/flac", "audio/x-flac", "audio/x-caf", "audio/opus",
-    ]
 
     /// The `filename` (or RFC 5987 `filename*`) parameter of a `Content-Disposition` value,
     /// unquoted, its path dropped; `nil` when it names none.
