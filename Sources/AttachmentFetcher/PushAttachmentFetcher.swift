@@ -287,12 +287,16 @@ public final class PushAttachmentFetcher: Sendable {
             return (outcome, [])
         case .download(let requests, let platforms):
             let results = await download(requests, deadline: deadline)
-            let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits, vendor: draft.vendor) }
-            return (
-                draft.finish(with: results, judgedBy: judges, reportingVerdicts: !configuration.platforms.isEmpty),
-                requests.map(\.url)
-            )
+            return (Self.finish(draft, with: results, on: platforms, configuration: configuration), requests.map(\.url))
         }
+    }
+
+    /// The outcome of `draft` once its `results` are in, each judged by `platforms`' rules.
+    private static func finish(
+        _ draft: OutcomeDraft, with results: [AttachmentResult], on platforms: [Platform], configuration: Configuration
+    ) -> Outcome {
+        let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits, vendor: draft.vendor) }
+        return draft.finish(with: results, judgedBy: judges, reportingVerdicts: !configuration.platforms.isEmpty)
     }
 
     /// The outcome of `payload` where no fetcher could be made (`error`: an output or cache
@@ -321,8 +325,7 @@ public final class PushAttachmentFetcher: Sendable {
                     AttachmentResult(request: request, url: nil, result: .failure(failure))
                 }
             }
-            let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits, vendor: draft.vendor) }
-            return draft.finish(with: results, judgedBy: judges, reportingVerdicts: !configuration.platforms.isEmpty)
+            return finish(draft, with: results, on: platforms, configuration: configuration)
         }
     }
 
