@@ -16,9 +16,15 @@ struct CleverTapSchema: VendorSchema {
         testPayloadKeys.first { payload[$0] != nil }.map { .internalPush("CleverTap test payload (\($0))") }
     }
 
+    /// The same on iOS, which shows an `aps.alert` whatever the SDK does: a test payload with
+    /// one is no internal push.
+    static func iOSTestPayload(_ payload: JSONObject) -> PayloadRecognition? {
+        payload.hasAPSAlert ? nil : testPayload(payload)
+    }
+
     func recognize(_ payload: JSONObject) -> PayloadRecognition? {
         guard payload["ct_mediaUrl"] != nil || payload["wzrk_pn"] != nil else { return nil }
-        if !payload.hasAPSAlert, let test = Self.testPayload(payload) { return test }
+        if let test = Self.iOSTestPayload(payload) { return test }
         let type = payload["ct_mediaType"]?.string.flatMap { $0.isEmpty ? nil : ClaimedType.kind($0) }
         let recognition = PayloadRecognition.attachment(payload["ct_mediaUrl"], at: "ct_mediaUrl", claimedType: type)
         // `CTNotificationServiceExtension` stops at `mediaUrl == nil || mediaType == nil`.

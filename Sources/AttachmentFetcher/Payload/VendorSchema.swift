@@ -122,9 +122,7 @@ enum VendorSchemas {
             return (.airship, .noAttachment)
         }
         if keys.contains(where: { $0.hasPrefix("wzrk_") || $0.hasPrefix("W$") }) {
-            // As `CleverTapSchema.recognize`: a test payload with an alert is shown all the same.
-            let test = payload.hasAPSAlert ? nil : CleverTapSchema.testPayload(payload)
-            return (.cleverTap, test ?? .noAttachment)
+            return (.cleverTap, CleverTapSchema.iOSTestPayload(payload) ?? .noAttachment)
         }
         if payload["gcm.message_id"] != nil || payload["google.c.sender.id"] != nil { return (.firebase, .noAttachment) }
         return nil
