@@ -127,11 +127,14 @@ public final class PushAttachmentFetcher: Sendable {
         public var coalesced: Int
         /// Body bytes received from origins.
         public var bytesDownloaded: Int
+        /// Cache entries evicted, whatever the budget, because the cache's file system ran out of
+        /// room for a body (only entries no output directory links, whose removal frees room).
+        public var evictedForRoom: Int
 
         /// Counters with these values: all zero, by default, as for a fetcher that did nothing.
         public init(
             originRequests: Int = 0, conditionalRequests: Int = 0, notModified: Int = 0, cacheHits: Int = 0, coalesced: Int = 0,
-            bytesDownloaded: Int = 0
+            bytesDownloaded: Int = 0, evictedForRoom: Int = 0
         ) {
             self.originRequests = originRequests
             self.conditionalRequests = conditionalRequests
@@ -139,6 +142,7 @@ public final class PushAttachmentFetcher: Sendable {
             self.cacheHits = cacheHits
             self.coalesced = coalesced
             self.bytesDownloaded = bytesDownloaded
+            self.evictedForRoom = evictedForRoom
         }
     }
 
@@ -149,7 +153,8 @@ public final class PushAttachmentFetcher: Sendable {
             notModified: cache?.notModified.load(ordering: .relaxed) ?? 0,
             cacheHits: cache?.hits.load(ordering: .relaxed) ?? 0,
             coalesced: cache?.coalesced.load(ordering: .relaxed) ?? 0,
-            bytesDownloaded: engine.counters.bytesReceived)
+            bytesDownloaded: engine.counters.bytesReceived,
+            evictedForRoom: cache?.evictedForRoom.load(ordering: .relaxed) ?? 0)
     }
 
     /// Fails transfers still running, stops the engine's thread and closes the files kept ready

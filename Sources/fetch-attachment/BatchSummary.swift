@@ -110,6 +110,11 @@ struct BatchSummary {
     /// Said once, after the payloads, when the cache could not take a body (a full disk, a
     /// cache directory removed, no extended attributes): those payloads were served all the same.
     static func writeCacheWriteNote(for fetcher: PushAttachmentFetcher) {
+        let evicted = fetcher.statistics.evictedForRoom
+        if evicted > 0 {
+            StandardStreams.error.writeWrapped(
+                "  note: the cache's file system ran out of room: \(evicted) least recently used \(evicted == 1 ? "entry" : "entries") that no output directory links went, whatever the budget, to make room")
+        }
         if let problem = fetcher.cacheWriteProblem {
             StandardStreams.error.writeWrapped(
                 "  note: \(TerminalText.escaped(problem)): the cache could not take every body; those payloads were served from the output directory all the same, and their bodies were not kept")

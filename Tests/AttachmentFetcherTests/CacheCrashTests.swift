@@ -166,6 +166,74 @@ struct CacheCrashTests {
     }
 
     @Test(
+        "A disk full of the cache's own old entries makes room: the least recently used entries no output links go, and every new body is attached and kept, saying so once",
+        .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
+    func fullDiskMakesRoom() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let place = fixture.directory + "/small"
+            try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
+            func batch(_ name: String, _ range: ClosedRange<Int>) throws -> String {
+                let lines = range.map { String(decoding: fixture.braze("/media/\(name)\($0).jpg?bytes=100000"), as: UTF8.self) }
+                return try Self.writeLine(Data((lines.joined(separator: "\n") + "\n").utf8), in: fixture.directory + "/\(name).jsonl")
+            }
+            // A 2 MiB tmpfs: the first campaign's 15 bodies (1.5 MB) fill most of it; their
+            // outputs go. The second campaign's 15 fit only if old entries go. Then a third, its
+            // outputs kept this time, and a fourth: the third's entries are linked from its
+            // outputs, so removing them would free nothing, and they stay.
+            let script = #"""
+                mount -t tmpfs -o size=2m tmpfs "$1" || exit 9
+                "$0" --batch "$2" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks >/dev/null; rm -rf "$1/out"
+                "$0" --batch "$3" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks; echo "status $?"
+                "$0" cache stats --json --cache-dir "$1/cache"
+                """#
+            let result = try await Self.inMountNamespace(script, [place, try batch("old", 1...15), try batch("new", 1...15)])
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            let failed = lines.filter { $0.hasPrefix("{\"attachments\"") && !$0.contains(#""status":"attached""#) }
+            #expect(lines.filter { $0.contains(#""status":"attached""#) }.count == 15, "\(failed.first ?? "")\n\(result.stderr)")
+            #expect(lines.contains("status 0"), "\(result.stderr)")
+            let stderr = result.stderr.unwrapped
+            #expect(!stderr.contains("could not take every body"), "\(result.stderr)")
+            #expect(stderr.contains("to make room"), "\(result.stderr)")
+            // Each new body downloaded once at most twice (a write that ran out of room is tried
+            // again once), and kept: the cache holds the 15 new entries.
+            let stats = fixture.server.stats()
+            let newRequests = (1...15).map { stats.requestsPerPath["/media/new\($0).jpg"] ?? 0 }
+            #expect(newRequests.allSatisfy { (1...2).contains($0) }, "\(newRequests)")
+            let cacheStats = try #require(lines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(result.stdout)")
+            #expect((cacheStats["entries"] as? Int).map { $0 >= 15 } == true, "\(cacheStats)")
+        }
+    }
+
+    @Test(
+        "A disk full of entries that outputs still link (removing them frees nothing) keeps them: the payloads that do not fit are storage, said of the disk",
+        .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
+    func fullDiskOfLinkedEntries() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let place = fixture.directory + "/small"
+            try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
+            func batch(_ name: String, _ range: ClosedRange<Int>) throws -> String {
+                let lines = range.map { String(decoding: fixture.braze("/media/\(name)\($0).jpg?bytes=100000"), as: UTF8.self) }
+                return try Self.writeLine(Data((lines.joined(separator: "\n") + "\n").utf8), in: fixture.directory + "/\(name).jsonl")
+            }
+            let script = #"""
+                mount -t tmpfs -o size=2m tmpfs "$1" || exit 9
+                "$0" --batch "$2" --json --cache-dir "$1/cache" --output-dir "$1/kept" --allow-private-networks >/dev/null
+                "$0" --batch "$3" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks; echo "status $?"
+                echo "kept $(ls "$1/kept" | wc -l)"
+                "$0" cache stats --json --cache-dir "$1/cache"
+                """#
+            let result = try await Self.inMountNamespace(script, [place, try batch("linked", 1...15), try batch("more", 1...15)])
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.contains("status 1"), "\(result.stdout)\(result.stderr)")
+            #expect(lines.contains { $0.contains(#""reason":"storage""#) && $0.contains("No space left on device") }, "\(result.stdout)")
+            let cacheStats = try #require(lines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(result.stdout)")
+            // The 15 linked entries are all still there.
+            #expect((cacheStats["entries"] as? Int).map { $0 >= 15 } == true, "\(cacheStats)")
+            #expect(lines.contains("kept 15"), "\(result.stdout)")
+        }
+    }
+
+    @Test(
         "cache clear on a read-only cache says what it could not remove, and exits 1",
         .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
     func clearReadOnly() async throws {

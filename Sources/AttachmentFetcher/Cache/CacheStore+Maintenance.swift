@@ -79,6 +79,22 @@ extension CacheStore {
     /// the pass. Returns how many went.
     @discardableResult
     func evict(toFit budget: Int) -> Int {
+        evict(freeingBlocks: false) { self.state.withLock { $0.bytes > budget } }
+    }
+
+    /// Makes `bytes` of room on the cache's file system, after a body's write there ran out of
+    /// it: evicts least recently used entries as `evict(toFit:)` does, the budget aside, but only
+    /// those whose removal frees their blocks (no output directory links them: one link), until
+    /// `bytes` are free (`fstatvfs`) or no such entry is left. Returns how many went, and the
+    /// bytes free then (room made here, or by another process or pass meanwhile).
+    func makeRoom(_ bytes: Int) -> (evicted: Int, available: Int) {
+        let available = { (try? Syscalls.availableBytes(onFileSystemOf: self.root)) ?? .max }
+        let evicted = evict(freeingBlocks: true) { available() < bytes }
+        return (evicted, available())
+    }
+
+    /// Evicts while `wanted()` holds; with `freeingBlocks`, only entries linked nowhere else.
+    private func evict(freeingBlocks: Bool, while wanted: () -> Bool) -> Int {
         var kept: Set<CacheKey> = []
         defer {
             state.withLock { state in
@@ -89,9 +105,9 @@ extension CacheStore {
             }
         }
         var removed = 0
-        while true {
+        while wanted() {
             let next = state.withLock { state -> (candidate: EvictionOrder.Candidate, pinned: Bool)? in
-                guard state.bytes > budget, let candidate = state.order.popOldest(in: state.index) else { return nil }
+                guard let candidate = state.order.popOldest(in: state.index) else { return nil }
                 return (candidate, state.pins[candidate.key] != nil)
             }
             guard let (candidate, pinned) = next else { break }
@@ -103,6 +119,10 @@ extension CacheStore {
             defer { lock.unlock() }
             guard let status = try? Syscalls.status(of: key.name, in: entries) else {
                 dropFromIndex(key)
+                continue
+            }
+            if freeingBlocks, status.linkCount > 1 {
+                kept.insert(key)
                 continue
             }
             let changed = Self.nanoseconds(status.st_ctim)

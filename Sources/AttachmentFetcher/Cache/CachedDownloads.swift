@@ -32,6 +32,8 @@ final class CachedDownloads: Sendable {
     /// Downloads made without the key's lock, not kept, because the process holding it had
     /// stopped showing it was alive (`HolderLiveness`).
     let stoppedHolders = Atomic<Int>(0)
+    /// Entries evicted, the budget aside, to make room on a file system that had run out of it.
+    let evictedForRoom = Atomic<Int>(0)
 
     /// What the keys are scoped by (`Configuration.cacheScope`).
     private let keyScope: String
@@ -61,6 +63,10 @@ final class CachedDownloads: Sendable {
     /// How long bodies skip the cache's `tmp` after a write there failed, before it is tried
     /// again (eviction, or another process, may have made room).
     static let writeProblemPause = Duration.seconds(10)
+
+    /// The least room made for a body that ran out of it (`download`): a body that had barely
+    /// begun says little of the next ones.
+    static let minimumRoom = 1 << 20
 
     /// What went wrong the first time the cache could not take a body, if it ever did.
     var writeProblemDetail: String? { writeProblem.withLock { $0.detail } }
@@ -230,7 +236,7 @@ final class CachedDownloads: Sendable {
     /// `keeping` (and without the key's lock) the body is served and not stored.
     private func download(
         key: CacheKey, url: AttachmentURL, revalidating found: (entry: CachedEntry, descriptor: FileDescriptor?)?,
-        deadline: ExtendableDeadline, keeping: Bool = true
+        deadline: ExtendableDeadline, keeping: Bool = true, afterMakingRoom: Bool = false
     ) async -> Result<SharedSource, TransferFailure> {
         let stale = found?.entry
         var staleDescriptor = found?.descriptor
@@ -254,6 +260,18 @@ final class CachedDownloads: Sendable {
             // lose nothing by it: downloaded again into the output directory, as without the
             // cache, and not kept; so are the next bodies for a while.
             if failure.reason == .storage, bodyDirectory != outputDirectory, !Task.isCancelled, ContinuousClock.now < deadline.current {
+                // Out of room: the least recently used entries that hold blocks of their own go
+                // (off the tasks' threads) until twice the body's room is free, and once the
+                // body's own room is, it is fetched again into the cache, once.
+                if let wanted = failure.roomWanted, !afterMakingRoom {
+                    let room = 2 * max(wanted, Self.minimumRoom)
+                    let (evicted, available) = await BlockingIO.run { store.makeRoom(room) }
+                    evictedForRoom.add(evicted, ordering: .relaxed)
+                    if available > wanted {
+                        return await download(
+                            key: key, url: url, revalidating: nil, deadline: deadline, keeping: keeping, afterMakingRoom: true)
+                    }
+                }
                 noteWriteProblem(failure.detail, skippingTemporaryDirectory: true)
                 return await downloadUnkept(url, deadline: deadline)
             }

@@ -201,6 +201,14 @@ enum Syscalls {
         return names
     }
 
+    /// `fstatvfs(2)`: the bytes an unprivileged process may still write on the file system of
+    /// `descriptor`.
+    static func availableBytes(onFileSystemOf descriptor: FileDescriptor) throws(Errno) -> Int {
+        var status = statvfs()
+        _ = try retrying { fstatvfs(descriptor.rawValue, &status) }
+        return Int(clamping: UInt64(status.f_bavail).multipliedReportingOverflow(by: UInt64(status.f_frsize)).partialValue)
+    }
+
     // MARK: Attributes
 
     /// `fchmod(2)`.

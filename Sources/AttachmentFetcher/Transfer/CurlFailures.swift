@@ -152,7 +152,10 @@ struct CurlFailures {
                 // A nameless file's path (/proc/self/fd/N) would say nothing: its directory does.
                 let file = TemporaryFiles.isAnonymous(transfer.temporaryPath)
                     ? "the body in \(transfer.owner.ticket.request.temporaryDirectory)" : transfer.temporaryPath
-                return TransferFailure(reason: .storage, detail: "cannot write \(file): \(error)")
+                let outOfRoom = error == .noSpace || error == .diskQuotaExceeded
+                return TransferFailure(
+                    reason: .storage, detail: "cannot write \(file): \(error)",
+                    roomWanted: outOfRoom ? max(easy.contentLength.map { Int(clamping: $0) } ?? 0, transfer.sink.bytesReceived) : nil)
             }
             return TransferFailure(reason: .network, detail: message)
         case .operationTimedOut:

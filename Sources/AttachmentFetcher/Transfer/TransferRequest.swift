@@ -16,13 +16,21 @@ struct TransferFailure: Error, Sendable, Hashable {
     /// The detail in Android's words, for a refusal worded for iOS whose type no platform has
     /// rules for (no `media` to judge again): a sound that is no MP3 is, to Android, no image.
     var androidDetail: String? = nil
+    /// For a body whose file system ran out of room (`ENOSPC`, `EDQUOT`): the room it wanted,
+    /// its announced length, else what had arrived when the write failed. A cache makes that
+    /// much room before the body is fetched again (`CacheStore.makeRoom`).
+    var roomWanted: Int? = nil
 
-    init(reason: FallbackReason, detail: String, media: MediaType? = nil, atLeast: Int? = nil, androidDetail: String? = nil) {
+    init(
+        reason: FallbackReason, detail: String, media: MediaType? = nil, atLeast: Int? = nil, androidDetail: String? = nil,
+        roomWanted: Int? = nil
+    ) {
         self.reason = reason
         self.detail = detail
         self.media = media
         self.atLeast = atLeast
         self.androidDetail = androidDetail
+        self.roomWanted = roomWanted
     }
 
     static func == (left: TransferFailure, right: TransferFailure) -> Bool {
