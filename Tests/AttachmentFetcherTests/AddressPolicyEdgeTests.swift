@@ -126,11 +126,12 @@ struct AddressPolicyEdgeTests {
     // MARK: Ports
 
     @Test(
-        "A port outside 1–65535 is invalid-url, said plainly, and never becomes the default port",
-        arguments: ["99999999999999999999", "65536", "0", "100000", "00000"])
-    func portOutOfRange(port: String) async throws {
+        "A port outside 1–65535 is invalid-url, said plainly, and never becomes the default port, whatever the path holds (a space, a bar, non-ASCII: a URL Foundation encodes first)",
+        arguments: ["99999999999999999999", "65536", "0", "100000", "00000"], ["/a.jpg", "/a b.jpg", "/a|b.jpg", "/ä.jpg?q=a b"])
+    func portOutOfRange(port: String, path: String) async throws {
         let failure: TransferFailure
-        switch AttachmentURL.parse("http://127.0.0.1:\(port)/a.jpg") {
+        let url = "http://127.0.0.1:\(port)\(path)"
+        switch AttachmentURL.parse(url) {
         case .success(let url):
             Issue.record("port \(port) parsed as \(url.string)")
             return
@@ -139,7 +140,7 @@ struct AddressPolicyEdgeTests {
         #expect(failure.reason == .invalidURL)
         #expect(failure.detail.hasPrefix("port \(port) is outside 1–65535"), "\(failure.detail)")
         try await Fixture.with { fixture in
-            let outcome = await fixture.fetcher.process(Payloads.braze(url: "http://127.0.0.1:\(port)/a.jpg"))
+            let outcome = await fixture.fetcher.process(Payloads.braze(url: url))
             #expect(outcome.reason == .invalidURL, "\(outcome.result) \(outcome.detail ?? "")")
             #expect(outcome.detail?.hasPrefix("port \(port) is outside 1–65535") == true, "\(outcome.detail ?? "")")
         }

@@ -101,7 +101,7 @@ struct AttachmentURL: Sendable, Hashable {
         // The port as written: `components.port` is `nil` for a number too large for an `Int`,
         // which would silently be the default port; libcurl takes 1 to 65535 only.
         var port = defaultPort
-        if let range = components.rangeOfPort, let written = components.string?[range], !written.isEmpty {
+        if let written = writtenPort(of: string) ?? components.rangeOfPort.flatMap({ components.string?[$0] }), !written.isEmpty {
             let shown = written.count > 30 ? written.prefix(30) + "…" : written
             guard written.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
                 return invalid("port \(shown) is not a number")
@@ -131,6 +131,18 @@ struct AttachmentURL: Sendable, Hashable {
 }
 
 extension AttachmentURL {
+    /// The port `string` spells, if its authority (after `scheme://`, up to the first `/`, `?`,
+    /// `#` or `\`, past any `user:password@` and IPv6 literal) has one. Read from the payload's
+    /// spelling: Foundation, which first encodes a URL with a space or non-ASCII in it, gives back
+    /// the port it understood (`00000` as `0`, a number too large for an `Int` not at all).
+    fileprivate static func writtenPort(of string: String) -> Substring? {
+        guard let schemeEnd = string.range(of: "://") else { return nil }
+        let authority = string[schemeEnd.upperBound...].prefix { !"/?#\\".contains($0) }
+        let hostAndPort = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+        let afterHost = hostAndPort.lastIndex(of: "]").map { hostAndPort[hostAndPort.index(after: $0)...] } ?? hostAndPort
+        return afterHost.lastIndex(of: ":").map { afterHost[afterHost.index(after: $0)...] }
+    }
+
     /// Whether `string`, a normalised URL, carries credentials (see `hasCredentials`).
     fileprivate static func hasCredentials(_ string: String) -> Bool {
         guard let schemeEnd = string.utf8.firstIndex(of: UInt8(ascii: ":")) else { return false }
