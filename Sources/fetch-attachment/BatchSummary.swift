@@ -108,7 +108,8 @@ struct BatchSummary {
     }
 
     /// Said once, after the payloads, when the cache could not take a body (a full disk, a
-    /// cache directory removed, no extended attributes): those payloads were served all the same.
+    /// cache directory removed, no extended attributes): those bodies were downloaded again into
+    /// the output directory (each payload's outcome says whether that worked).
     static func writeCacheWriteNote(for fetcher: PushAttachmentFetcher) {
         let evicted = fetcher.statistics.evictedForRoom
         if evicted > 0 {
@@ -117,7 +118,7 @@ struct BatchSummary {
         }
         if let problem = fetcher.cacheWriteProblem {
             StandardStreams.error.writeWrapped(
-                "  note: \(TerminalText.escaped(problem)): the cache could not take every body; those payloads were served from the output directory all the same, and their bodies were not kept")
+                "  note: \(TerminalText.escaped(problem)): the cache could not take every body; those were downloaded again into the output directory, as without the cache, and not kept")
         }
     }
 

@@ -704,6 +704,52 @@ struct CacheSafetyTests {
         }
     }
 
+    @Test("A body the cache's tmp/ cannot take streams into a nameless file in the output directory: a kill in the middle leaves nothing named there")
+    func fallbackBodyIsNameless() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let cache = try #require(fixture.fetcher.configuration.cache).directory
+            try FileManager.default.removeItem(atPath: cache + "/tmp")
+            try Data().write(to: URL(fileURLWithPath: cache + "/tmp"))
+            // More payloads than files made ahead: the last ones' bodies need a file in tmp/,
+            // fail there, and are downloaded again into the output directory, slowly.
+            let count = FileDescriptorBudget.preparedFiles(forConcurrency: 1024) + 4
+            async let outcomes = withTaskGroup(of: Outcome.self) { group in
+                for index in 0..<count {
+                    group.addTask { await fixture.fetch("/media/slow-\(index).jpg?bytes=120000&rate=100000") }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            var named: [String] = []
+            for _ in 0..<40 {
+                named += fixture.filesLeft().filter { $0.hasPrefix(TemporaryFiles.prefix) }
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            let finished = await outcomes
+            #expect(fixture.fetcher.cacheWriteProblem != nil)
+            #expect(finished.allSatisfy { $0.status == .attached }, "\(finished.map { $0.detail ?? "" })")
+            #expect(named.isEmpty, "\(Set(named))")
+        }
+    }
+
+    @Test("cache clear leaves a temporary file its living writer holds (a body streaming into attachments/), and removes it once let go")
+    func clearLeavesBodiesBeingWritten() async throws {
+        let home = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let cache = home + "/cache"
+        _ = try CacheStore(configuration: .init(directory: cache))
+        let attachments = cache + "/attachments"
+        try FileManager.default.createDirectory(atPath: attachments, withIntermediateDirectories: true)
+        let (file, path) = try TemporaryFiles.create(in: attachments).get()
+        _ = try file.writeAll(Data(repeating: 7, count: 1000))
+        let held = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache])
+        #expect(held.status == 0, "\(held.stderr)")
+        #expect(FileManager.default.fileExists(atPath: path), "\(held.stdout)")
+        try file.close()
+        let released = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache])
+        #expect(released.stdout.contains("1 attachment files"), "\(released.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     @Test("A cache directory swapped for a symbolic link while the fetcher runs: bodies still stream into the cache it opened and are kept there, and nothing is made where the link points")
     func swappedForSymbolicLink() async throws {
         try await Fixture.with(cached: true) { fixture in

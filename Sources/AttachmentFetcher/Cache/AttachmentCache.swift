@@ -95,6 +95,8 @@ public struct AttachmentCache: Sendable {
         var unlinked: [UInt64: Int] = [:]
         let changedBefore = CacheStore.nanoseconds(Date()) - Int64(minimumAge.wholeNanoseconds)
         for (name, status) in names where !unlinkedOnly || (status.linkCount == 1 && CacheStore.nanoseconds(status.st_ctim) < changedBefore) {
+            // A body another process is streaming here (its cache's tmp/ could not take it).
+            if TemporaryFiles.isTemporary(name), TemporaryFiles.isHeld(name, in: descriptor) { continue }
             guard (try? Syscalls.unlink(FilePath(name), in: descriptor)) != nil else { continue }
             removed.files += 1
             let inode = UInt64(status.inode.rawValue)

@@ -50,10 +50,15 @@ final class CachedDownloads: Sendable {
         self.outputDirectory = outputDirectory
         self.preparedFiles = preparedFiles
         bodyDirectory = store.storeProblem == nil ? store.temporaryDirectory : outputDirectory
+        unkeptFiles = PreparedFiles(directory: outputDirectory, capacity: 0, permissions: 0o644)
     }
 
     /// Where bodies stream: the store's `tmp`, or the output directory when no entry can be added.
     private let bodyDirectory: String
+
+    /// The files of bodies downloaded again into the output directory when the cache's `tmp`
+    /// could not take them (`downloadUnkept`): made when needed, none ahead.
+    private let unkeptFiles: PreparedFiles
 
     /// The first time a body could not be written in the cache's `tmp` (a full disk, no inodes
     /// left, a cache directory removed) or kept as an entry (no extended attributes), and until
@@ -331,13 +336,15 @@ final class CachedDownloads: Sendable {
         }
     }
 
-    /// `url` downloaded into the output directory and not kept, as without the cache.
+    /// `url` downloaded into the output directory and not kept, as without the cache: into a
+    /// nameless file there, which a kill leaves nothing of.
     private func downloadUnkept(_ url: AttachmentURL, deadline: ExtendableDeadline) async -> Result<SharedSource, TransferFailure> {
-        await engine.downloadFile(
+        let files = unkeptFiles
+        return await engine.downloadFile(
             UnconditionalRequest(
                 url: url.string, hostKey: url.hostKey, deadline: deadline.current, laterDeadline: deadline,
-                temporaryDirectory: outputDirectory, place: { .success($0) })
-        ).map { SharedSource(body: $0) }
+                temporaryDirectory: outputDirectory, place: { .success($0) }, preparedFiles: files)
+        ).map { SharedSource(body: $0, madeBy: files) }
     }
 
     // MARK: Each payload's own file

@@ -111,6 +111,14 @@ enum TemporaryFiles {
         return removed
     }
 
+    /// Whether the temporary file `name` in `directory` is being written: its writer, a living
+    /// process, holds its lock (see `create`).
+    static func isHeld(_ name: String, in directory: FileDescriptor) -> Bool {
+        guard let file = try? Syscalls.open(FilePath(name), in: directory, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else { return false }
+        defer { try? file.close() }
+        return (try? Syscalls.tryFileLock(file, exclusive: true)) == false
+    }
+
     /// The path of the nameless file open as `file`: its descriptor's, valid in this process.
     static func anonymousPath(of file: FileDescriptor) -> String { anonymousPrefix + String(file.rawValue) }
 
