@@ -74,7 +74,8 @@ struct BatchRunner {
         let readError = interruption.requested ? nil : source.readError
         let summary = BatchSummary(
             records: records, statistics: statistics, wall: wall, platforms: configuration.platforms, interruption: interruption.signal,
-            firstLineNotProcessed: handedOut ? nil : firstNotProcessed, inputFailed: readError != nil, proxy: configuration.proxy)
+            firstLineNotProcessed: handedOut ? nil : firstNotProcessed, inputFailed: readError != nil, proxy: configuration.proxy,
+            connectionPool: configuration.connectionPool)
         StandardStreams.error.writeWrapped(summary.text)
         if let error = readError {
             StandardStreams.error.write(

@@ -69,6 +69,8 @@ struct BatchSummary {
     var inputFailed = false
     /// The proxy every download went through (`--proxy`), if any: a refused address was its.
     var proxy: String? = nil
+    /// The engine's limits, which the hint for payloads that waited in its queue names.
+    var connectionPool = PushAttachmentFetcher.Configuration.ConnectionPool()
 
     /// Said once on standard error when an address was refused: the detail never gives the
     /// address (see `FallbackReason.addressRefused`), so it cannot say which rule refused.
@@ -127,9 +129,17 @@ struct BatchSummary {
     static let hiddenNetworkDetailHint =
         "  hint: network: while the address policy is in force, a network failure says only '\(FallbackReason.uniformNetworkDetail)', so that payloads cannot probe ports; to see libcurl's reason for a payload you trust, run it again with --allow-private-networks"
 
-    /// For `count` payloads that ran out of time partly in the queue for their host.
-    static func queueHint(_ count: Int) -> String {
-        "  hint: deadline: \(count) payload\(count == 1 ? "" : "s") ran out of time partly waiting for a connection to their host, which a phone fetching alone would not; that is this batch's queue, not the origin: --max-connections-per-host raises the limit (default 48), a lower --concurrency starts fewer payloads at once"
+    /// For `count` payloads that ran out of time partly in the engine's queue: for a connection
+    /// to their host, or, when `transfersInAll` are no more than `connectionsPerHost`, for one of
+    /// the transfers the open-file limit allows (`FileDescriptorBudget.concurrency`).
+    static func queueHint(_ count: Int, connectionsPerHost: Int, transfersInAll: Int) -> String {
+        let start = "  hint: deadline: \(count) payload\(count == 1 ? "" : "s") ran out of time partly waiting for a connection"
+        if transfersInAll <= connectionsPerHost {
+            return start
+                + ", which a phone fetching alone would not; that is this batch's queue, not the origin: this process runs at most \(transfersInAll) transfer\(transfersInAll == 1 ? "" : "s") at once, all hosts together, as its open-file limit allows (ulimit -n \(FileDescriptorBudget.softLimit): (limit − \(FileDescriptorBudget.reserve)) / \(FileDescriptorBudget.descriptorsPerTransfer)); a higher ulimit -n raises it, a lower --concurrency starts fewer payloads at once"
+        }
+        return start
+            + " to their host, which a phone fetching alone would not; that is this batch's queue, not the origin: --max-connections-per-host raises the limit (default 48), a lower --concurrency starts fewer payloads at once"
     }
 
     /// Whether `outcome` failed on the network with the detail the address policy leaves.
@@ -185,7 +195,9 @@ struct BatchSummary {
         if byReason[FallbackReason.addressRefused.code] != nil { lines.append(Self.addressRefusedHint(proxy: proxy)) }
         if records.contains(where: \.hidesNetworkDetail) { lines.append(Self.hiddenNetworkDetailHint) }
         let queued = records.filter(\.waitedForConnection).count
-        if queued > 0 { lines.append(Self.queueHint(queued)) }
+        if queued > 0 {
+            lines.append(Self.queueHint(queued, connectionsPerHost: connectionPool.maximumConnectionsPerHost, transfersInAll: connectionPool.maximumConcurrentTransfers))
+        }
         if records.contains(where: \.looksPrettyPrinted) { lines.append(Self.prettyPrintedHint) }
         if let interruption {
             lines.append(

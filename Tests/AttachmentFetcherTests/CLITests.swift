@@ -112,6 +112,29 @@ struct CLITests {
         }
     }
 
+    @Test("Under a low open-file limit, payloads that ran out of time in the queue are said to wait for the few transfers it allows, all hosts together, and the hint names ulimit -n, not the per-host limit")
+    func queueHintUnderLowFileLimit() async throws {
+        try await withServer { server, directory in
+            let unit = 1_000 * TestTiming.scale
+            let lines = (0..<3).map {
+                String(decoding: Payloads.braze(url: server.url("/media/f\($0).png?bytes=2000&delay_ms=\(unit * 5 / 2)")), as: UTF8.self)
+            }.joined(separator: "\n")
+            // 70 descriptors: (70 − 64) / 6 = 1 transfer at once, whatever the per-host limit; three
+            // payloads in flight (the batch's default would follow the engine's one).
+            let result = try await CommandRunner.run(
+                "/bin/sh",
+                ["-c", #"ulimit -n 70 && exec "$0" "$@""#, CommandRunner.fetchAttachmentPath,
+                 "--batch", "-", "--json", "--no-cache", "--timeout", "\(4 * TestTiming.scale)", "--max-connections-per-host", "10",
+                 "--concurrency", "3", "--output-dir", directory + "/out", "--allow-private-networks"],
+                stdin: Data((lines + "\n").utf8))
+            let details = result.stdout.split(separator: "\n").compactMap { try? jsonObject(String($0))["detail"] as? String }
+            #expect(details.count == 2 && details.allSatisfy { $0.contains("waiting for a connection (at most 1 transfer at once, all hosts together)") }, "\(details) \(result.stderr)")
+            let stderr = result.stderr.unwrapped
+            #expect(stderr.contains("this process runs at most 1 transfer at once") && stderr.contains("ulimit -n 70"), "\(result.stderr)")
+            #expect(!stderr.contains("--max-connections-per-host raises"), "\(result.stderr)")
+        }
+    }
+
     @Test("A batch's summary and report show the largest latency as the outcomes report it, and no percentile above it")
     func summaryLatencyIsRecorded() async throws {
         try await withServer { server, directory in

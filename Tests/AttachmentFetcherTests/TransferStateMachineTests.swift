@@ -233,6 +233,16 @@ struct TransferStateMachineTests {
         _ = stillQueued.submit(now: Self.start)
         #expect(stillQueued.deadlinePassed(bytesReceived: 0, connectionsPerHost: 48)
             == .fail(TransferFailure(reason: .deadline, detail: "the deadline passed while waiting for a connection (at most 48 per host at once)")))
+        // Fewer transfers in all than per host (a low open-file limit): those are what it waited for.
+        var fewTransfers = Self.machine()
+        _ = fewTransfers.submit(now: Self.start)
+        #expect(fewTransfers.deadlinePassed(bytesReceived: 0, connectionsPerHost: 48, transfersInAll: 1)
+            == .fail(TransferFailure(
+                reason: .deadline, detail: "the deadline passed while waiting for a connection (at most 1 transfer at once, all hosts together)")))
+        var manyTransfers = Self.machine()
+        _ = manyTransfers.submit(now: Self.start)
+        #expect(manyTransfers.deadlinePassed(bytesReceived: 0, connectionsPerHost: 48, transfersInAll: 160)
+            == .fail(TransferFailure(reason: .deadline, detail: "the deadline passed while waiting for a connection (at most 48 per host at once)")))
     }
 
     @Test("a body that ends, or gets its type, after the deadline is not placed")

@@ -165,7 +165,8 @@ final class EngineLoop: @unchecked Sendable {
         execute(
             transfer.machine.deadlinePassed(
                 bytesReceived: transfer.active?.sink.bytesReceived ?? 0, waited: transfer.waited,
-                connectionsPerHost: configuration.maximumConnectionsPerHost),
+                connectionsPerHost: configuration.maximumConnectionsPerHost,
+                transfersInAll: configuration.maximumConcurrentTransfers),
             for: transfer)
     }
 
