@@ -153,7 +153,9 @@ struct CacheCommand: AsyncParsableCommand {
             guard options.removesAttachments(cacheFound: cache != nil) else {
                 return try options.printNothingRemoved(fields: ["removed_entries", "removed_bytes", "removed_attachments", "removed_attachment_bytes"])
             }
-            let (entries, bytes) = await cache?.prune() ?? (0, 0)
+            let (entries, bytes, problem) = await cache?.pruneReporting() ?? (0, 0, nil)
+            // Entries that stayed for want of permission are an error, named, not a success.
+            defer { if let problem { StandardStreams.error.write("fetch-attachment: \(TerminalText.escaped(problem))\n") } }
             let attachments: (files: Int, bytes: Int)
             do {
                 attachments = try Attachments.remove(in: options.attachmentsDirectory, unlinkedOnly: true)
@@ -174,6 +176,7 @@ struct CacheCommand: AsyncParsableCommand {
             } else {
                 print("removed \(entries) entries, \(bytes) bytes; \(attachments.files) attachment files no entry holds, \(attachments.bytes) bytes")
             }
+            if problem != nil { throw ExitCode(1) }
         }
     }
 

@@ -40,6 +40,12 @@ public struct AttachmentCache: Sendable {
     /// Removes stale entries and evicts least recently used ones beyond the budget, now.
     /// Returns how many entries and bytes were removed.
     public func prune() async -> (entries: Int, bytes: Int) {
+        let (entries, bytes, _) = await pruneReporting()
+        return (entries, bytes)
+    }
+
+    /// `prune()`, with why the first entry that could not be removed stayed, if one did not.
+    package func pruneReporting() async -> (entries: Int, bytes: Int, problem: String?) {
         await BlockingIO.run { [store] in store.prune() }
     }
 

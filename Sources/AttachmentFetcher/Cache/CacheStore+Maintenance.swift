@@ -79,7 +79,7 @@ extension CacheStore {
     /// the pass. Returns how many went.
     @discardableResult
     func evict(toFit budget: Int) -> Int {
-        evict(freeingBlocks: false) { self.state.withLock { $0.bytes > budget } }
+        evict(freeingBlocks: false) { self.state.withLock { $0.bytes > budget } }.removed
     }
 
     /// Makes `bytes` of room on the cache's file system, after a body's write there ran out of
@@ -89,12 +89,14 @@ extension CacheStore {
     /// bytes free then (room made here, or by another process or pass meanwhile).
     func makeRoom(_ bytes: Int) -> (evicted: Int, available: Int) {
         let available = { (try? Syscalls.availableBytes(onFileSystemOf: self.root)) ?? .max }
-        let evicted = evict(freeingBlocks: true) { available() < bytes }
+        let evicted = evict(freeingBlocks: true) { available() < bytes }.removed
         return (evicted, available())
     }
 
     /// Evicts while `wanted()` holds; with `freeingBlocks`, only entries linked nowhere else.
-    private func evict(freeingBlocks: Bool, while wanted: () -> Bool) -> Int {
+    /// Returns how many went, and why the first that could not go stayed (a read-only file
+    /// system, a directory this user may not write), if one did not.
+    private func evict(freeingBlocks: Bool, while wanted: () -> Bool) -> (removed: Int, problem: String?) {
         var kept: Set<CacheKey> = []
         defer {
             state.withLock { state in
@@ -105,6 +107,7 @@ extension CacheStore {
             }
         }
         var removed = 0
+        var problem: String?
         while wanted() {
             let next = state.withLock { state -> (candidate: EvictionOrder.Candidate, pinned: Bool)? in
                 guard let candidate = state.order.popOldest(in: state.index) else { return nil }
@@ -140,10 +143,14 @@ extension CacheStore {
                 kept.insert(key)
                 continue
             }
-            remove(key)
-            removed += 1
+            switch remove(key) {
+            case .success: removed += 1
+            case .failure(let error) where error != .noSuchFileOrDirectory:
+                if problem == nil { problem = "cannot remove \(entriesDirectory)/\(key.hex): \(error)" }
+            case .failure: break
+            }
         }
-        return removed
+        return (removed, problem)
     }
 
     // MARK: Maintenance
@@ -180,20 +187,24 @@ extension CacheStore {
 
     /// Removes stale entries and evicts least recently used ones beyond the budget; returns how
     /// many entries and bytes went.
-    func prune() -> (entries: Int, bytes: Int) {
+    func prune() -> (entries: Int, bytes: Int, problem: String?) {
         let before = listEntries()
         let now = clock.date()
+        var problem: String?
         for entry in before where (entry.metadata?.freshUntil ?? .distantPast) <= now {
             guard let lock = tryLock(entry.key) else { continue }
-            remove(entry.key)
+            if case .failure(let error) = remove(entry.key), error != .noSuchFileOrDirectory, problem == nil {
+                problem = "cannot remove \(entriesDirectory)/\(entry.key.hex): \(error)"
+            }
             lock.unlock()
         }
         state.withLock { state in
             for entry in before where state.index[entry.key] == nil { state.setEntry(entry.key, size: entry.size, lastUsed: 0) }
         }
-        evict(toFit: configuration.maximumBytes)
+        let budget = configuration.maximumBytes
+        let evicted = evict(freeingBlocks: false) { self.state.withLock { $0.bytes > budget } }
         let after = listEntries()
-        return (before.count - after.count, before.reduce(0) { $0 + $1.size } - after.reduce(0) { $0 + $1.size })
+        return (before.count - after.count, before.reduce(0) { $0 + $1.size } - after.reduce(0) { $0 + $1.size }, problem ?? evicted.problem)
     }
 
     /// Removes every entry but those another process holds right now, every temporary file no
