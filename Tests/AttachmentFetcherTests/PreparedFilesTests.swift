@@ -169,9 +169,11 @@ struct PreparedFilesTests {
         #expect(names(in: directory).allSatisfy { !TemporaryFiles.isTemporary($0) })
         #expect(descriptors(in: directory) == 0)
 
-        // A directory gone before the body is named: `storage`, and the descriptor still closed.
+        // A directory that cannot be (a file in its path): `storage`, and the descriptor still
+        // closed. (A directory merely gone is made again: OutputDirectoryTests.)
+        try Data().write(to: URL(fileURLWithPath: directory + "/blocker"))
         let orphan = try body(anonymous: true)
-        guard case .failure(let failure) = AttachmentFiles.place(orphan, in: directory + "/gone", namedAfter: url) else {
+        guard case .failure(let failure) = AttachmentFiles.place(orphan, in: directory + "/blocker/gone", namedAfter: url) else {
             Issue.record("placed into a missing directory")
             return
         }

@@ -381,6 +381,9 @@ final class CacheStore: Sendable {
             case .failed(let error) where AttachmentFiles.needsCopy(error):
                 guard let copied = copyByName(current, at: path) else { break attempts }
                 return copied.map { placed }
+            case .failed(let error) where error == .noSuchFileOrDirectory && AttachmentFiles.restoreDirectory(of: path):
+                // The output directory was gone, not the entry: made again, linked again.
+                continue
             case .failed(let error) where error != .noSuchFileOrDirectory:
                 return .failure(TransferFailure(reason: .storage, detail: "cannot link \(entry.bodyPath) to \(path): \(error)"))
             case .failed, .notTheEntry:

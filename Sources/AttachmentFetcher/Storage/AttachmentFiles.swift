@@ -7,6 +7,21 @@ import Glibc
 
 /// Final names of attachment files in the output directory.
 enum AttachmentFiles {
+    /// Makes `directory` again when it is gone (removed while the fetcher lives: a tmp cleaner,
+    /// a user), as the fetcher made it at start (`mkdir -p`); whether it did. One that exists is
+    /// left as it is.
+    static func restoreDirectory(_ directory: String) -> Bool {
+        guard !directory.isEmpty, case .failure(.noSuchFileOrDirectory) = Result(catching: { () throws(Errno) in
+            try Syscalls.status(of: FilePath(directory), followingLink: false)
+        }) else { return false }
+        return (try? Syscalls.makeDirectories(FilePath(directory))) != nil
+    }
+
+    /// `restoreDirectory` of the directory `path` is in.
+    static func restoreDirectory(of path: String) -> Bool {
+        restoreDirectory(FilePath(path).removingLastComponent().string)
+    }
+
     /// Names a validated body `<name>-<random>.<suffix>` in `directory`, where `<name>` comes
     /// from the URL's last path component (letters, digits, `-` and `_` only, so neither the URL
     /// nor the payload's type hint can steer the file elsewhere) and `<suffix>` from the detected
@@ -23,7 +38,7 @@ enum AttachmentFiles {
         defer { try? body.descriptor?.close() }
         if let descriptor = body.descriptor, TemporaryFiles.isAnonymous(body.path) {
             do {
-                try Syscalls.link(descriptor, as: FilePath(path), in: nil)
+                try retryingInRestoredDirectory(of: path) { () throws(Errno) in try Syscalls.link(descriptor, as: FilePath(path), in: nil) }
             } catch {
                 return .failure(TransferFailure(reason: .storage, detail: "cannot name the body \(path): \(error)"))
             }
@@ -50,6 +65,7 @@ enum AttachmentFiles {
         var placed = source
         placed.path = path
         var error = hardLink(source.path, path)
+        if error == .noSuchFileOrDirectory, restoreDirectory(of: path) { error = hardLink(source.path, path) }
         guard let failed = error else { return .success(placed) }
         if failed == .tooManyLinks, let reseed {
             // While another thread renames a fresh copy over the source, link(2) can answer ENOENT
@@ -149,12 +165,22 @@ enum AttachmentFiles {
     /// other name of the file gone).
     static func link(_ descriptor: FileDescriptor, at path: String) -> Result<Void, TransferFailure> {
         do {
-            try Syscalls.link(descriptor, as: FilePath(path), in: nil)
+            try retryingInRestoredDirectory(of: path) { () throws(Errno) in try Syscalls.link(descriptor, as: FilePath(path), in: nil) }
             return .success(())
         } catch where needsCopy(error) || error == .noSuchFileOrDirectory {
             return copy(from: descriptor, to: path)
         } catch {
             return .failure(TransferFailure(reason: .storage, detail: "cannot link to \(path): \(error)"))
+        }
+    }
+
+    /// `work`, and once more if it failed with `ENOENT` for want of `path`'s directory, which
+    /// `restoreDirectory` made again.
+    private static func retryingInRestoredDirectory(of path: String, _ work: () throws(Errno) -> Void) throws(Errno) {
+        do {
+            try work()
+        } catch where error == .noSuchFileOrDirectory && restoreDirectory(of: path) {
+            try work()
         }
     }
 
