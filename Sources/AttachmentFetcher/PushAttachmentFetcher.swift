@@ -300,7 +300,10 @@ public final class PushAttachmentFetcher: Sendable {
     private static func finish(
         _ draft: OutcomeDraft, with results: [AttachmentResult], on platforms: [Platform], configuration: Configuration
     ) -> Outcome {
-        let judges = platforms.map { PlatformRules(platform: $0, limits: configuration.sizeLimits, vendor: draft.vendor) }
+        let judges = platforms.map { platform in
+            let drawer = platform == .android ? draft.notification(on: .android)?.androidPictureDrawer : nil
+            return PlatformRules(platform: platform, limits: configuration.sizeLimits, vendor: drawer ?? draft.vendor)
+        }
         return draft.finish(with: results, judgedBy: judges, reportingVerdicts: !configuration.platforms.isEmpty)
     }
 

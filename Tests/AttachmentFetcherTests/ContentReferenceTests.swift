@@ -132,7 +132,7 @@ struct ContentReferenceTests {
     @Test("Airship: the button group (Android interactive_type) or category (iOS aps.category) decides the buttons; interactive_actions gives them actions")
     func airshipButtonGroups() throws {
         func android(_ keys: String) throws -> ReadPayload {
-            try ReadPayload(#"{"com.urbanairship.push.ALERT":"B"\#(keys)}"#)
+            try ReadPayload(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.title":"T"\#(keys)}"#)
         }
         // A built-in group: all its buttons, titled, each with its actions when it has any.
         let builtIn = try android(#","com.urbanairship.interactive_type":"ua_shop_now_share","com.urbanairship.interactive_actions":"{\"share\":{\"^u\":\"https://example.com/s\"}}""#)

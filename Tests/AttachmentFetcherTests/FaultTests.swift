@@ -200,13 +200,17 @@ struct FaultTests {
         }
     }
 
-    @Test("An output directory that disappears is storage, not a crash")
+    @Test("An output directory that cannot be made again (a file in its place) is storage, not a crash; one merely gone is made again")
     func storage() async throws {
         try await Fixture.with { fixture in
             try FileManager.default.removeItem(atPath: fixture.directory)
+            try Data().write(to: URL(fileURLWithPath: fixture.directory))
             let outcome = await fixture.fetch("/media/x.jpg?bytes=3000")
             #expect(outcome.reason == .storage)
             #expect(fixture.server.stats().requests == 0)
+            try FileManager.default.removeItem(atPath: fixture.directory)
+            let again = await fixture.fetch("/media/x.jpg?bytes=3000")
+            #expect(again.status == .attached, "\(again.detail ?? "")")
         }
     }
 

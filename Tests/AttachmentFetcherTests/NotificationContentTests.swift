@@ -263,6 +263,22 @@ struct NotificationContentTests {
 
         let bare = try ReadPayload(#"{"notification":{"title":"T","image":"https://cdn.example.com/a.jpg"}}"#)
         #expect(bare.vendor == .firebase && bare.pictureURLs == ["https://cdn.example.com/a.jpg"])
+
+        // Airship's and Iterable's Android SDKs title a push without a title with the app's name.
+        for (payload, warning) in [
+            (#"{"com.urbanairship.push.ALERT":"B"}"#, "com.urbanairship.title is missing: Airship's SDK shows the app's name as the title"),
+            (#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.title":""}"#, "com.urbanairship.title is missing: Airship's SDK shows the app's name as the title"),
+            (#"{"body":"B","itbl":"{\"templateId\":1,\"messageId\":\"m\"}"}"#, "title is missing: Iterable's SDK shows the app's name as the title"),
+        ] {
+            let read = try ReadPayload(payload)
+            #expect(read.content?.title?.isEmpty != false && read.warnings.contains(warning), "\(payload): \(read.warnings)")
+        }
+        let titled = try ReadPayload(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.title":"T"}"#)
+        #expect(!titled.warnings.contains { $0.contains("app's name") }, "\(titled.warnings)")
+
+        // `android.data` replaces `data` on Android (AndroidConfig.data): the app gets its keys.
+        let androidData = try ReadPayload(#"{"message":{"notification":{"title":"T","body":"B"},"data":{"k":"common"},"android":{"data":{"k":"android","only":"a"}}}}"#)
+        #expect(androidData.content?.extras == ["k": .string("android"), "only": .string("a")], "\(androidData.content?.extras ?? [:])")
     }
 
     @Test("An FCM HTTP v1 data message carrying another vendor's Android keys is read as the data map the device gets: that vendor's notification and picture, with a note; with a notification it stays FCM's")

@@ -46,7 +46,7 @@ struct NotificationOutcomeTests {
             ("braze", #"{"_ab":"true","t":"T","a":"B","ab_iu":"URL"}"#),
             ("braze", #"{"_ab":"true","t":"T","a":"B","extra":"{\"appboy_image_url\":\"URL\"}"}"#),
             ("moengage", #"{"push_from":"moengage","gcm_notificationType":"gcm_webNotification","gcm_campaign_id":"c","gcm_title":"T","gcm_alert":"B","gcm_image_url":"URL"}"#),
-            ("airship", #"{"com.urbanairship.push.ALERT":"B","com.urbanairship.style":"{\"type\":\"big_picture\",\"big_picture\":\"URL\"}"}"#),
+            ("airship", #"{"com.urbanairship.push.ALERT":"B","com.urbanairship.title":"T","com.urbanairship.style":"{\"type\":\"big_picture\",\"big_picture\":\"URL\"}"}"#),
             ("onesignal", #"{"title":"T","alert":"B","bicon":"URL","custom":"{\"i\":\"n\"}"}"#),
             ("firebase", #"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B","gcm.n.image":"URL"}"#),
             ("firebase", #"{"message":{"notification":{"title":"T","body":"B","image":"URL"}}}"#),

@@ -542,6 +542,22 @@ struct AndroidPayloadPictureTests {
         }
     }
 
+    @Test("Customer.io: a data push's picture, which its own handler draws, has no 1 MiB limit; a notification message's, which FCM's display draws, has FCM's")
+    func customerIOPictureDrawer() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in
+            let url = fixture.server.url("/media/cio.jpg?bytes=1500000")
+            let delivery = #""CIO-Delivery-ID":"d","CIO-Delivery-Token":"t""#
+            let data = await fixture.fetcher.process(Data(#"{"title":"T","body":"B","image":"\#(url)",\#(delivery)}"#.utf8))
+            #expect(data.vendor == .customerIO && data.status == .attached, "\(data.detail ?? "")")
+            let message = await fixture.fetcher.process(Data(#"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B","gcm.n.image":"\#(url)",\#(delivery)}"#.utf8))
+            #expect(message.vendor == .customerIO && message.reason == .tooLarge, "\(message.detail ?? "")")
+            #expect(message.detail == "the body is larger than the Android picture limit, 1048576 bytes")
+        }
+        // And FCM's time: a notification message's picture is FCM's 5 s; a data push's has none.
+        #expect(PlatformRules.androidPictureTime(drawnBy: .customerIO) == nil)
+        #expect(PlatformRules.androidPictureTime(drawnBy: .firebase)?.time == .seconds(5))
+    }
+
     @Test("An FCM message's picture over 1,048,576 bytes is too-large; the same file on iOS is attached")
     func androidPayloadLimit() async throws {
         try await Fixture.with { fixture in

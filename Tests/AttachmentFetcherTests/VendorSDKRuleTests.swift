@@ -147,7 +147,7 @@ struct VendorSDKRuleTests {
         #expect(legacyAndroid.content?.openURL == "https://legacy.example.com")
     }
 
-    @Test("Customer.io Android asks whether a key is there, not whether it is empty: an empty image, title or body is no fallback to FCM's, a blank link no tap target, an empty delivery id still shows")
+    @Test("Customer.io Android asks whether a key is there, not whether it is empty: an empty image, title or body is no fallback to FCM's, a blank link no tap target, an empty delivery id still shows; without gcm.n.e FCM's keys are no fallback at all")
     func customerIOPresence() throws {
         let read = try ReadPayload(#"{"title":"","body":"B","gcm.n.title":"FCM","image":"","gcm.n.image":"https://cdn.example.com/f.jpg","link":"  ","CIO-Delivery-ID":"","CIO-Delivery-Token":"t"}"#)
         #expect(read.vendor == .customerIO && read.platform == .android)
@@ -155,8 +155,9 @@ struct VendorSDKRuleTests {
         #expect(read.pictureURLs.isEmpty && read.content?.imageURL == nil)
         #expect(read.content?.openURL == nil)
         #expect(read.content?.visible == true)
+        // FCM's notification (`gcm.n.*`) is no fallback without `gcm.n.e` "1": getNotification() is null then.
         let fallback = try ReadPayload(#"{"body":"B","gcm.n.title":"FCM","gcm.n.image":"https://cdn.example.com/f.jpg","CIO-Delivery-ID":"d","CIO-Delivery-Token":"t"}"#)
-        #expect(fallback.content?.title == "FCM" && fallback.pictureURLs == ["https://cdn.example.com/f.jpg"])
+        #expect(fallback.content?.title == nil && fallback.pictureURLs.isEmpty, "\(fallback.content?.title ?? "") \(fallback.pictureURLs)")
     }
 
     @Test("Iterable's ghost-push flag as each SDK reads it: iOS as? Bool (true, 1), Android optBoolean (true, \"true\")", arguments: [

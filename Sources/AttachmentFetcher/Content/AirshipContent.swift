@@ -112,6 +112,11 @@ extension ContentReader {
         content.body = text("com.urbanairship.push.ALERT")
         content.visible = content.body != nil
         content.title = text("com.urbanairship.title")
+        // `AirshipNotificationProvider` titles a push without one (or with an empty one) with the
+        // app's name.
+        if content.visible, content.title?.isEmpty != false {
+            warnings.append("com.urbanairship.title is missing: Airship's SDK shows the app's name as the title")
+        }
         content.summary = text("com.urbanairship.summary")
         // The SDK applies a style of a type it knows: its title, and as the expanded text the big
         // picture's summary, the big text or the inbox's lines (their summary is the summary line).

@@ -2,9 +2,10 @@
 /// as the SDK handles the tap); delivery id `CIO-Delivery-ID`; extras are the top-level keys but
 /// `aps`, `CIO` and the delivery keys.
 ///
-/// Android: title `title`, body `body` (else FCM's `gcm.n.title` / `gcm.n.body`), tap target
-/// `link` (not blank), picture `image` (else FCM's `gcm.n.image`), each key winning when it is
-/// there, empty or not; always the default sound. Shown only with both `CIO-Delivery-ID` and
+/// Android: title `title`, body `body`, tap target `link` (not blank), picture `image`, each key
+/// winning when it is there, empty or not (the handler falls back to FCM's notification, which
+/// only a notification message has); always the default sound. Its picture has no size or time
+/// limit of its own; a notification message's is FCM's (`NotificationContent.androidPictureDrawer`). Shown only with both `CIO-Delivery-ID` and
 /// `CIO-Delivery-Token` there. An FCM notification message (`gcm.n.e` "1") is read as FCM's SDK
 /// draws it in the background (the app's usual state for a push), with a warning: Customer.io's
 /// handler shows it only in the foreground. On iOS the alert shows without them, but the SDK's
@@ -32,13 +33,14 @@ extension ContentReader {
         content.campaignID = text("CIO-Delivery-ID")
     }
 
-    /// Customer.io Android's picture: `image`, else FCM's notification image (`gcm.n.image`). The
-    /// SDK asks whether a key is there (`bundle.getString(IMAGE_KEY) ?: notification.imageUrl`),
-    /// not whether it is empty: an empty `image` is no picture, and no fallback either.
+    /// Customer.io Android's picture: `image`, else FCM's notification image. The SDK asks
+    /// whether a key is there (`bundle.getString(IMAGE_KEY) ?: notification.imageUrl`), not
+    /// whether it is empty: an empty `image` is no picture, and no fallback either. FCM's
+    /// `RemoteMessage.getNotification()` is `null` unless `gcm.n.e` is "1", so the fallback to
+    /// `gcm.n.image` is only that of a notification message (read there as FCM shows it).
     static func customerIOAndroidPicture(_ payload: JSONObject) -> String? {
         if isCustomerIONotificationMessage(payload) { return firstText([payload["gcm.n.image"], payload["gcm.notification.image"]]) }
-        if let image = payload["image"] { return image.string.flatMap { $0.isEmpty ? nil : $0 } }
-        return firstText([payload["gcm.n.image"], payload["gcm.notification.image"]])
+        return payload["image"]?.string.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// Whether a push has both delivery keys, without which Customer.io's SDKs leave it alone.
@@ -57,15 +59,17 @@ extension ContentReader {
             // `FirebaseMessagingService` hands it to `DisplayNotification` unless the app is in
             // the foreground, and only there to Customer.io's `onMessageReceived`.
             readFirebaseAndroid()
+            content.androidPictureDrawer = .firebase
             content.campaignID = text("CIO-Delivery-ID")
             setCustomerIOAndroidExtras()
             warnings.append(
                 "gcm.n.e is 1: an FCM notification message, which FCM's SDK shows itself while the app is in the background (shown here: gcm.n.*); only in the foreground does Customer.io's SDK show title, body, image and link")
             return
         }
-        // As the picture: a key that is there wins, empty or not.
-        content.title = payload["title"] != nil ? text("title") : text("gcm.n.title")
-        content.body = payload["body"] != nil ? text("body") : text("gcm.n.body")
+        // Without `gcm.n.e` "1" FCM hands over no notification (`getNotification()` is `null`),
+        // so its `gcm.n.*` texts are no fallback here.
+        content.title = text("title")
+        content.body = text("body")
         // `payload.deepLink?.takeIf { it.isNotBlank() }`.
         content.openURL = nonBlankText("link")
         // Its SDK reads no sound key: every push plays the default sound.

@@ -198,7 +198,9 @@ extension ContentReader {
         content.visible = content.hasText || content.imageURL != nil
         let (_, titlePath) = value("title"), (_, bodyPath) = value("body")
         warnIfPictureWithoutText(title: titlePath, body: bodyPath)
-        setExtras(from: object(message["data"], at: "\(prefix)data") ?? [:]) { _ in false }
+        // `android.data` replaces `data` for Android (`AndroidConfig.data`).
+        let androidData = object(android["data"], at: "\(prefix)android.data")
+        setExtras(from: androidData ?? object(message["data"], at: "\(prefix)data") ?? [:]) { _ in false }
         // iPhones attach `apns.fcm_options.image`, else the common `notification.image`: when
         // that is another image than Android's, say so (iOS's verdict is on it when iOS is judged).
         if let apns = object(message["apns"], at: "\(prefix)apns") { _ = object(apns["fcm_options"], at: "\(prefix)apns.fcm_options") }

@@ -37,6 +37,10 @@ extension ContentReader {
         content.channel = sound.flatMap { Self.iterableChannel(sound: $0) }
         let ghost = readIterableMetadata(legacyURLKey: "uri")
         content.visible = content.body != nil && !ghost
+        // `IterableNotificationHelper` reads the title with the app's name as its default.
+        if content.visible, payload["title"] == nil {
+            warnings.append("title is missing: Iterable's SDK shows the app's name as the title")
+        }
         // Its silent pushes are ghost pushes: any other push without a body is a mistake.
         if content.body == nil, !ghost {
             warnNothingShown(without: ["body"], sdk: "Iterable's SDK", rule: "with a non-empty body (its silent pushes are ghost pushes, itbl.isGhostPush)")

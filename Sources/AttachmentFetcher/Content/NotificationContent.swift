@@ -171,6 +171,7 @@ public struct NotificationContent: Sendable, Hashable {
         var staysAfterTap: Bool?
         var ongoing: Bool?
         var dismissAfterSeconds: Double?
+        var androidPictureDrawer: Vendor?
     }
 
     /// The texts a push shows before its service extension changes them.
@@ -516,6 +517,14 @@ public struct NotificationContent: Sendable, Hashable {
     }
 
     /// An empty notification of `platform`: nothing to show, no badge, no buttons.
+    /// Whose code draws the Android picture when it is not the vendor's own SDK: FCM's display
+    /// (`.firebase`) for a Customer.io push that is an FCM notification message. Its size and
+    /// time limits are then FCM's (`PlatformRules`). Not in the outcome's JSON.
+    var androidPictureDrawer: Vendor? {
+        get { fields.androidPictureDrawer }
+        set { fields.androidPictureDrawer = newValue }
+    }
+
     public init(platform: Platform, visible: Bool = false) {
         storage = Storage(Fields(platform: platform, visible: visible))
     }

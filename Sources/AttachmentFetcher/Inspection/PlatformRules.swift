@@ -2,7 +2,8 @@
 struct PlatformRules: Sendable {
     var platform: Platform
     var limits: PushAttachmentFetcher.Configuration.SizeLimits
-    /// The vendor whose SDK draws the Android picture, when known.
+    /// The vendor whose SDK draws the Android picture, when known (`.firebase` for a push FCM's
+    /// display draws, whoever sent it: `NotificationContent.androidPictureDrawer`).
     var vendor: Vendor? = nil
 
     /// The largest file of `kind` the platform shows; `nil` when it shows no such file.
@@ -13,15 +14,16 @@ struct PlatformRules: Sendable {
         }
     }
 
-    /// The largest picture the vendor's Android SDK shows. Airship's, OneSignal's, CleverTap's
-    /// and Iterable's read the whole body and set no byte limit (`ImageUtils.fetchScaledBitmap`
-    /// downsamples; `getBitmapFromURL`, `getNotificationBitmap` and `IterableNotificationBuilder`
-    /// decode it as it is): the image limit applies. Braze documents a largest image of 5 MB.
-    /// FCM's own display, which draws Firebase's and Customer.io's pictures (and MoEngage's,
-    /// whose SDK's code is not public), stops at `SizeLimits.androidPicture`.
+    /// The largest picture the vendor's Android SDK shows. Airship's, OneSignal's, CleverTap's,
+    /// Iterable's and Customer.io's read the whole body and set no byte limit
+    /// (`ImageUtils.fetchScaledBitmap` downsamples; `getBitmapFromURL`, `getNotificationBitmap`,
+    /// `IterableNotificationBuilder` and `CustomerIOPushNotificationHandler.addImage` decode it
+    /// as it is): the image limit applies. Braze documents a largest image of 5 MB. FCM's own
+    /// display, which draws Firebase's pictures, a Customer.io notification message's, and
+    /// MoEngage's (whose SDK's code is not public), stops at `SizeLimits.androidPicture`.
     static func androidPictureLimit(drawnBy vendor: Vendor?, _ limits: PushAttachmentFetcher.Configuration.SizeLimits) -> Int {
         switch vendor {
-        case .airship?, .oneSignal?, .cleverTap?, .iterable?: limits.image
+        case .airship?, .oneSignal?, .cleverTap?, .iterable?, .customerIO?: limits.image
         case .braze?: min(limits.image, 5_000_000)
         default: limits.androidPicture
         }
@@ -29,8 +31,8 @@ struct PlatformRules: Sendable {
 
     /// How long the vendor's Android SDK waits for the picture before it shows the notification
     /// without it, with the SDK's name; `nil` where it sets no time of its own. FCM's display
-    /// (`DisplayNotification`, 5 s), which draws Firebase's pictures (and MoEngage's, whose
-    /// SDK's code is not public); Airship's `StyleNotificationExtender` (`BIG_PICTURE_TIMEOUT_SECONDS
+    /// (`DisplayNotification`, 5 s), which draws Firebase's pictures, a Customer.io notification
+    /// message's, and MoEngage's (whose SDK's code is not public); Airship's `StyleNotificationExtender` (`BIG_PICTURE_TIMEOUT_SECONDS
     /// = 7`); CleverTap's time-limited bitmap download (5 s). Braze's downloader is not public;
     /// OneSignal's, Iterable's and Customer.io's handlers wait for the download as long as it takes.
     static func androidPictureTime(drawnBy vendor: Vendor?) -> (sdk: String, time: Duration)? {
