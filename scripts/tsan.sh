@@ -13,8 +13,9 @@
 #   child processes run in a network namespace (TSan's builds of mock-cdn and fetch-attachment);
 # - CLITests/demo: the demo's examples run against a 2 s deadline, one of them expected to miss it
 #   and every other expected to make it;
-# - CLITests/queueHint: three payloads of 2.5 s each against a 4 s timeout, one connection at a
-#   time, whose details depend on which ran out where;
+# - CLITests/queueHint (and queueHintUnderLowFileLimit, which the pattern matches too): three
+#   payloads of 2.5 s each against a 4 s timeout, one connection at a time, whose details depend
+#   on which ran out where;
 # - CLIRobustnessTests/payloadAtTheLimit: ten runs of the CLI that only parse their input, a
 #   minute of CPU under TSan beside the suites with one-minute limits;
 # - ResourceTests: campaigns of 3,000 payloads under `ulimit -n 1024`, sized for uninstrumented
