@@ -6,9 +6,13 @@ extension PushAttachmentFetcher {
     /// How a fetcher downloads, checks and stores attachments. Every field has a documented
     /// default; only the output directory must be given.
     public struct Configuration: Sendable {
-        /// Where attachment files are written (created if missing). Without a cache, bodies are
-        /// also made here (as nameless files where the file system allows), so that each appears
-        /// whole under its name or not at all; with one, in the cache's `tmp/`.
+        /// Where attachment files are written (created if missing, and made again if it goes
+        /// while the fetcher lives). Without a cache, bodies are also made here (as nameless
+        /// files where the file system allows), so that each appears whole under its name or not
+        /// at all; with one, in the cache's `tmp/`. Each outcome's files are the caller's: the
+        /// fetcher never removes one it handed out (remove each once shown, as iOS moves an
+        /// attachment's file into its own store; `AttachmentCache.removeOutputFiles(in:unlinkedOnly:minimumAge:)`
+        /// tidies a directory of them).
         public var outputDirectory: String
 
         /// How long a payload may take, measured from the moment it is handed in. Default 30 s,
