@@ -146,6 +146,15 @@ struct AddressPolicyEdgeTests {
         }
     }
 
+    @Test("A port is read where Foundation reads the host: past credentials with a backslash or an empty password, never the default port instead")
+    func portPastCredentials() throws {
+        // Foundation does not end the authority at a backslash: the host and port are after the last '@'.
+        #expect(try AttachmentURL.parse(#"http://x:81\@127.0.0.1:8443/a.jpg"#).get().hostKey == "http://127.0.0.1:8443")
+        #expect(try AttachmentURL.parse(#"http://u:\@127.0.0.1:8443/a.jpg"#).get().hostKey == "http://127.0.0.1:8443")
+        #expect(try AttachmentURL.parse(#"http://u:p\@h.test:82/a.jpg"#).get().hostKey == "http://h.test:82")
+        #expect(try AttachmentURL.parse("http://u:p@h.test:82/a b.jpg").get().hostKey == "http://h.test:82")
+    }
+
     @Test("Ports 1 and 65535, a default port and an empty port are kept as URLs are")
     func portsInRange() throws {
         #expect(try AttachmentURL.parse("http://127.0.0.1:1/a.jpg").get().string == "http://127.0.0.1:1/a.jpg")

@@ -79,24 +79,28 @@ extension CacheStore {
     /// the pass. Returns how many went.
     @discardableResult
     func evict(toFit budget: Int) -> Int {
-        evict(freeingBlocks: false) { self.state.withLock { $0.bytes > budget } }.removed
+        evict(freeingBlocks: false) { _ in self.state.withLock { $0.bytes > budget } }.removed
     }
 
     /// Makes `bytes` of room on the cache's file system, after a body's write there ran out of
     /// it: evicts least recently used entries as `evict(toFit:)` does, the budget aside, but only
     /// those whose removal frees their blocks (no output directory links them: one link), until
-    /// `bytes` are free (`fstatvfs`) or no such entry is left. Returns how many went, and the
-    /// bytes free then (room made here, or by another process or pass meanwhile).
-    func makeRoom(_ bytes: Int) -> (evicted: Int, available: Int) {
-        let available = { (try? Syscalls.availableBytes(onFileSystemOf: self.root)) ?? .max }
-        let evicted = evict(freeingBlocks: true) { available() < bytes }.removed
-        return (evicted, available())
+    /// their sizes add up to `bytes`, the file system has `bytes` free (`fstatvfs`: room another
+    /// process made counts too), or no such entry is left. The bytes freed are counted, not
+    /// only read from the file system, which knows nothing of a user's quota: for `quota`
+    /// (`EDQUOT`) only they count. Returns how many went, the bytes they held, and the bytes
+    /// free then (0 for `quota`).
+    func makeRoom(_ bytes: Int, quota: Bool = false) -> (evicted: Int, freed: Int, available: Int) {
+        let available = { quota ? 0 : (try? Syscalls.availableBytes(onFileSystemOf: self.root)) ?? 0 }
+        let (evicted, freed, _) = evict(freeingBlocks: true) { freed in freed < bytes && available() < bytes }
+        return (evicted, freed, available())
     }
 
-    /// Evicts while `wanted()` holds; with `freeingBlocks`, only entries linked nowhere else.
-    /// Returns how many went, and why the first that could not go stayed (a read-only file
-    /// system, a directory this user may not write), if one did not.
-    private func evict(freeingBlocks: Bool, while wanted: () -> Bool) -> (removed: Int, problem: String?) {
+    /// Evicts while `wanted(bytes freed so far)` holds; with `freeingBlocks`, only entries
+    /// linked nowhere else. Returns how many went, the bytes they held, and why the first that
+    /// could not go stayed (a read-only file system, a directory this user may not write), if
+    /// one did not.
+    private func evict(freeingBlocks: Bool, while wanted: (Int) -> Bool) -> (removed: Int, freed: Int, problem: String?) {
         var kept: Set<CacheKey> = []
         defer {
             state.withLock { state in
@@ -107,8 +111,9 @@ extension CacheStore {
             }
         }
         var removed = 0
+        var freed = 0
         var problem: String?
-        while wanted() {
+        while wanted(freed) {
             let next = state.withLock { state -> (candidate: EvictionOrder.Candidate, pinned: Bool)? in
                 guard let candidate = state.order.popOldest(in: state.index) else { return nil }
                 return (candidate, state.pins[candidate.key] != nil)
@@ -144,13 +149,15 @@ extension CacheStore {
                 continue
             }
             switch remove(key) {
-            case .success: removed += 1
+            case .success:
+                removed += 1
+                freed += Int(status.size)
             case .failure(let error) where error != .noSuchFileOrDirectory:
                 if problem == nil { problem = "cannot remove \(entriesDirectory)/\(key.hex): \(error)" }
             case .failure: break
             }
         }
-        return (removed, problem)
+        return (removed, freed, problem)
     }
 
     // MARK: Maintenance
@@ -202,7 +209,7 @@ extension CacheStore {
             for entry in before where state.index[entry.key] == nil { state.setEntry(entry.key, size: entry.size, lastUsed: 0) }
         }
         let budget = configuration.maximumBytes
-        let evicted = evict(freeingBlocks: false) { self.state.withLock { $0.bytes > budget } }
+        let evicted = evict(freeingBlocks: false) { _ in self.state.withLock { $0.bytes > budget } }
         let after = listEntries()
         return (before.count - after.count, before.reduce(0) { $0 + $1.size } - after.reduce(0) { $0 + $1.size }, problem ?? evicted.problem)
     }

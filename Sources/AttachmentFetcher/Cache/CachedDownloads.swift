@@ -69,9 +69,9 @@ final class CachedDownloads: Sendable {
     /// again (eviction, or another process, may have made room).
     static let writeProblemPause = Duration.seconds(10)
 
-    /// The least room made for a body that ran out of it (`download`): a body that had barely
-    /// begun says little of the next ones.
-    static let minimumRoom = 1 << 20
+    /// The least room made for a body that ran out of it (`download`): one that had barely
+    /// begun, without a `Content-Length`, says little of its size.
+    static let minimumRoom = 256 << 10
 
     /// What went wrong the first time the cache could not take a body, if it ever did.
     var writeProblemDetail: String? { writeProblem.withLock { $0.detail } }
@@ -266,13 +266,14 @@ final class CachedDownloads: Sendable {
             // cache, and not kept; so are the next bodies for a while.
             if failure.reason == .storage, bodyDirectory != outputDirectory, !Task.isCancelled, ContinuousClock.now < deadline.current {
                 // Out of room: the least recently used entries that hold blocks of their own go
-                // (off the tasks' threads) until twice the body's room is free, and once the
-                // body's own room is, it is fetched again into the cache, once.
+                // (off the tasks' threads) until they held twice the body's size, or that much
+                // is free; once the body's own size is, it is fetched again into the cache, once.
                 if let wanted = failure.roomWanted, !afterMakingRoom {
                     let room = 2 * max(wanted, Self.minimumRoom)
-                    let (evicted, available) = await BlockingIO.run { store.makeRoom(room) }
+                    let quota = failure.roomIsQuota
+                    let (evicted, freed, available) = await BlockingIO.run { store.makeRoom(room, quota: quota) }
                     evictedForRoom.add(evicted, ordering: .relaxed)
-                    if available > wanted {
+                    if freed >= wanted || available > wanted {
                         return await download(
                             key: key, url: url, revalidating: nil, deadline: deadline, keeping: keeping, afterMakingRoom: true)
                     }

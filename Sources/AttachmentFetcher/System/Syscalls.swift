@@ -201,12 +201,14 @@ enum Syscalls {
         return names
     }
 
-    /// `fstatvfs(2)`: the bytes an unprivileged process may still write on the file system of
-    /// `descriptor`.
+    /// `fstatvfs(2)`: the bytes this process may still write on the file system of `descriptor`:
+    /// the free blocks, those reserved for the superuser included when it is root (ext4 keeps
+    /// 5 % for it), the blocks available to anyone otherwise.
     static func availableBytes(onFileSystemOf descriptor: FileDescriptor) throws(Errno) -> Int {
         var status = statvfs()
         _ = try retrying { fstatvfs(descriptor.rawValue, &status) }
-        return Int(clamping: UInt64(status.f_bavail).multipliedReportingOverflow(by: UInt64(status.f_frsize)).partialValue)
+        let blocks = geteuid() == 0 ? UInt64(status.f_bfree) : UInt64(status.f_bavail)
+        return Int(clamping: blocks.multipliedReportingOverflow(by: UInt64(status.f_frsize)).partialValue)
     }
 
     // MARK: Attributes

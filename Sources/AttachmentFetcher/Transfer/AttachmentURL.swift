@@ -101,7 +101,14 @@ struct AttachmentURL: Sendable, Hashable {
         // The port as written: `components.port` is `nil` for a number too large for an `Int`,
         // which would silently be the default port; libcurl takes 1 to 65535 only.
         var port = defaultPort
-        if let written = writtenPort(of: string) ?? components.rangeOfPort.flatMap({ components.string?[$0] }), !written.isEmpty {
+        let understood = components.rangeOfPort.flatMap { components.string?[$0] }.flatMap { $0.isEmpty ? nil : $0 }
+        let spelled = writtenPort(of: string)
+        // Where the spelling and Foundation's reading (the host the fetch goes to) disagree on
+        // the port, the URL is read two ways: refused rather than fetched from either.
+        if let spelled, let understood, spelled != understood, Int(spelled) == nil || Int(spelled) != Int(understood) {
+            return invalid("the URL's port reads two ways, \(spelled.prefix(30)) or \(understood.prefix(30))")
+        }
+        if let written = spelled ?? understood {
             let shown = written.count > 30 ? written.prefix(30) + "…" : written
             guard written.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
                 return invalid("port \(shown) is not a number")
@@ -131,16 +138,17 @@ struct AttachmentURL: Sendable, Hashable {
 }
 
 extension AttachmentURL {
-    /// The port `string` spells, if its authority (after `scheme://`, up to the first `/`, `?`,
-    /// `#` or `\`, past any `user:password@` and IPv6 literal) has one. Read from the payload's
-    /// spelling: Foundation, which first encodes a URL with a space or non-ASCII in it, gives back
-    /// the port it understood (`00000` as `0`, a number too large for an `Int` not at all).
+    /// The port `string` spells, if its authority (after `scheme://`, up to the first `/`, `?`
+    /// or `#`, as Foundation ends it, past any `user:password@` and IPv6 literal) has one that is
+    /// not empty. Read from the payload's spelling: Foundation, which first encodes a URL with a
+    /// space or non-ASCII in it, gives back the port it understood (`00000` as `0`, a number too
+    /// large for an `Int` not at all).
     fileprivate static func writtenPort(of string: String) -> Substring? {
         guard let schemeEnd = string.range(of: "://") else { return nil }
-        let authority = string[schemeEnd.upperBound...].prefix { !"/?#\\".contains($0) }
+        let authority = string[schemeEnd.upperBound...].prefix { !"/?#".contains($0) }
         let hostAndPort = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
         let afterHost = hostAndPort.lastIndex(of: "]").map { hostAndPort[hostAndPort.index(after: $0)...] } ?? hostAndPort
-        return afterHost.lastIndex(of: ":").map { afterHost[afterHost.index(after: $0)...] }
+        return afterHost.lastIndex(of: ":").map { afterHost[afterHost.index(after: $0)...] }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// Whether `string`, a normalised URL, carries credentials (see `hasCredentials`).

@@ -155,7 +155,8 @@ struct CurlFailures {
                 let outOfRoom = error == .noSpace || error == .diskQuotaExceeded
                 return TransferFailure(
                     reason: .storage, detail: "cannot write \(file): \(error)",
-                    roomWanted: outOfRoom ? max(easy.contentLength.map { Int(clamping: $0) } ?? 0, transfer.sink.bytesReceived) : nil)
+                    roomWanted: outOfRoom ? max(easy.contentLength.map { Int(clamping: $0) } ?? 0, transfer.sink.bytesReceived) : nil,
+                    roomIsQuota: error == .diskQuotaExceeded)
             }
             return TransferFailure(reason: .network, detail: message)
         case .operationTimedOut:

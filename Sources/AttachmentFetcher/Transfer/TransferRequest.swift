@@ -20,10 +20,13 @@ struct TransferFailure: Error, Sendable, Hashable {
     /// its announced length, else what had arrived when the write failed. A cache makes that
     /// much room before the body is fetched again (`CacheStore.makeRoom`).
     var roomWanted: Int? = nil
+    /// Whether that room is the user's quota (`EDQUOT`), of which the file system's free space
+    /// says nothing.
+    var roomIsQuota = false
 
     init(
         reason: FallbackReason, detail: String, media: MediaType? = nil, atLeast: Int? = nil, androidDetail: String? = nil,
-        roomWanted: Int? = nil
+        roomWanted: Int? = nil, roomIsQuota: Bool = false
     ) {
         self.reason = reason
         self.detail = detail
@@ -31,6 +34,7 @@ struct TransferFailure: Error, Sendable, Hashable {
         self.atLeast = atLeast
         self.androidDetail = androidDetail
         self.roomWanted = roomWanted
+        self.roomIsQuota = roomIsQuota
     }
 
     static func == (left: TransferFailure, right: TransferFailure) -> Bool {
