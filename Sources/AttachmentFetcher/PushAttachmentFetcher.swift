@@ -411,6 +411,8 @@ public final class PushAttachmentFetcher: Sendable {
         } catch {
             throw .outputDirectoryUnusable("\(absolute) is not writable: \(error)")
         }
+        // Made again, as it is now, if it goes while the fetcher lives.
+        AttachmentFiles.keep(absolute)
         return absolute
     }
 }

@@ -7,14 +7,37 @@ import Glibc
 
 /// Final names of attachment files in the output directory.
 enum AttachmentFiles {
-    /// Makes `directory` again when it is gone (removed while the fetcher lives: a tmp cleaner,
-    /// a user), as the fetcher made it at start (`mkdir -p`); whether it did. One that exists is
-    /// left as it is.
+    /// The output directories fetchers opened, with their permissions: the only directories
+    /// `restoreDirectory` makes again.
+    private static let keptDirectories = Locked<[String: mode_t]>([:])
+
+    /// Remembers `directory`, an output directory a fetcher made or found, with its permissions
+    /// now, for `restoreDirectory`.
+    static func keep(_ directory: String) {
+        guard let status = try? Syscalls.status(of: FilePath(directory)) else { return }
+        keptDirectories.withLock { $0[directory] = status.permissions.rawValue }
+    }
+
+    /// Makes `directory`, an output directory a fetcher opened (`keep`), again when it is gone
+    /// (removed while the fetcher lives: a tmp cleaner, a user), with the permissions it had;
+    /// whether it did. Only the directory itself: a parent gone too is not made again. One that
+    /// exists, of whatever type, is left as it is.
     static func restoreDirectory(_ directory: String) -> Bool {
-        guard !directory.isEmpty, case .failure(.noSuchFileOrDirectory) = Result(catching: { () throws(Errno) in
-            try Syscalls.status(of: FilePath(directory), followingLink: false)
-        }) else { return false }
-        return (try? Syscalls.makeDirectories(FilePath(directory))) != nil
+        guard let permissions = keptDirectories.withLock({ $0[directory] }),
+            case .failure(.noSuchFileOrDirectory) = Result(catching: { () throws(Errno) in
+                try Syscalls.status(of: FilePath(directory), followingLink: false)
+            })
+        else { return false }
+        do {
+            try Syscalls.makeDirectory(FilePath(directory), permissions: permissions)
+            let made = try Syscalls.open(FilePath(directory), flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            defer { try? made.close() }
+            // As it was, whatever the umask.
+            try Syscalls.setPermissions(of: made, permissions)
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// `restoreDirectory` of the directory `path` is in.
