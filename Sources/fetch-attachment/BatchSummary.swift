@@ -17,6 +17,9 @@ struct BatchRecord: Sendable {
     /// Whether the payload ran out of time while, or after, waiting in the engine's queue for a
     /// connection to its host: time a phone, fetching alone, would not have lost.
     var waitedForConnection: Bool
+    /// Whether what it waited for was one of the transfers of all hosts together (see
+    /// `TransferStateMachine.QueueLimit`), not a connection to its own host.
+    var waitedForAnyHost: Bool
     /// A preflight's verdicts, a bit per platform (`Platform.allCases` order): which platforms
     /// judged the payload, and which of them show a file. Two bytes, not an array: a batch keeps
     /// a record per payload, millions of them.
@@ -41,9 +44,9 @@ struct BatchRecord: Sendable {
             judgedBy |= bit
             if verdict.status == .attached { shownBy |= bit }
         }
-        waitedForConnection = ([outcome.detail] + outcome.failures.map(\.detail)).contains {
-            $0?.contains("waiting for a connection") == true
-        }
+        let details = ([outcome.detail] + outcome.failures.map(\.detail)).compactMap { $0 }
+        waitedForConnection = details.contains { $0.contains("waiting for a connection") }
+        waitedForAnyHost = details.contains { $0.contains("waiting for a connection") && $0.contains("all hosts together") }
         looksPrettyPrinted =
             outcome.reason == .invalidPayload
             && ["{", "[", "}", "]", "},", "],"].contains(
@@ -129,17 +132,23 @@ struct BatchSummary {
     static let hiddenNetworkDetailHint =
         "  hint: network: while the address policy is in force, a network failure says only '\(FallbackReason.uniformNetworkDetail)', so that payloads cannot probe ports; to see libcurl's reason for a payload you trust, run it again with --allow-private-networks"
 
-    /// For `count` payloads that ran out of time partly in the engine's queue: for a connection
-    /// to their host, or, when `transfersInAll` are no more than `connectionsPerHost`, for one of
-    /// the transfers the open-file limit allows (`FileDescriptorBudget.concurrency`).
-    static func queueHint(_ count: Int, connectionsPerHost: Int, transfersInAll: Int) -> String {
-        let start = "  hint: deadline: \(count) payload\(count == 1 ? "" : "s") ran out of time partly waiting for a connection"
-        if transfersInAll <= connectionsPerHost {
-            return start
-                + ", which a phone fetching alone would not; that is this batch's queue, not the origin: this process runs at most \(transfersInAll) transfer\(transfersInAll == 1 ? "" : "s") at once, all hosts together, as its open-file limit allows (ulimit -n \(FileDescriptorBudget.softLimit): (limit − \(FileDescriptorBudget.reserve)) / \(FileDescriptorBudget.descriptorsPerTransfer)); a higher ulimit -n raises it, a lower --concurrency starts fewer payloads at once"
-        }
-        return start
-            + " to their host, which a phone fetching alone would not; that is this batch's queue, not the origin: --max-connections-per-host raises the limit (default 48), a lower --concurrency starts fewer payloads at once"
+    /// For `count` payloads that ran out of time partly in the engine's queue for a connection
+    /// to their host.
+    static func queueHint(_ count: Int) -> String {
+        "  hint: deadline: \(count) payload\(count == 1 ? "" : "s") ran out of time partly waiting for a connection to their host, which a phone fetching alone would not; that is this batch's queue, not the origin: --max-connections-per-host raises the limit (default 48), a lower --concurrency starts fewer payloads at once"
+    }
+
+    /// For `count` payloads that ran out of time partly waiting for one of the `transfersInAll`
+    /// the engine runs at once, all hosts together: as many as the open-file limit allows
+    /// (`FileDescriptorBudget.concurrency`), or at most `FileDescriptorBudget.maximumConcurrency`.
+    static func transferLimitHint(_ count: Int, transfersInAll: Int) -> String {
+        let limit =
+            if transfersInAll >= FileDescriptorBudget.maximumConcurrency {
+                "the most it runs"
+            } else {
+                "as its open-file limit allows (ulimit -n \(FileDescriptorBudget.softLimit): (limit − \(FileDescriptorBudget.reserve)) / \(FileDescriptorBudget.descriptorsPerTransfer)); a higher ulimit -n raises it"
+            }
+        return "  hint: deadline: \(count) payload\(count == 1 ? "" : "s") ran out of time partly waiting for a connection, which a phone fetching alone would not; that is this batch's queue, not the origin: this process runs at most \(transfersInAll) transfer\(transfersInAll == 1 ? "" : "s") at once, all hosts together, \(limit); a lower --concurrency starts fewer payloads at once"
     }
 
     /// Whether `outcome` failed on the network with the detail the address policy leaves.
@@ -194,10 +203,10 @@ struct BatchSummary {
         }
         if byReason[FallbackReason.addressRefused.code] != nil { lines.append(Self.addressRefusedHint(proxy: proxy)) }
         if records.contains(where: \.hidesNetworkDetail) { lines.append(Self.hiddenNetworkDetailHint) }
-        let queued = records.filter(\.waitedForConnection).count
-        if queued > 0 {
-            lines.append(Self.queueHint(queued, connectionsPerHost: connectionPool.maximumConnectionsPerHost, transfersInAll: connectionPool.maximumConcurrentTransfers))
-        }
+        let waitedForAll = records.filter(\.waitedForAnyHost).count
+        let waitedForHost = records.filter(\.waitedForConnection).count - waitedForAll
+        if waitedForHost > 0 { lines.append(Self.queueHint(waitedForHost)) }
+        if waitedForAll > 0 { lines.append(Self.transferLimitHint(waitedForAll, transfersInAll: connectionPool.maximumConcurrentTransfers)) }
         if records.contains(where: \.looksPrettyPrinted) { lines.append(Self.prettyPrintedHint) }
         if let interruption {
             lines.append(

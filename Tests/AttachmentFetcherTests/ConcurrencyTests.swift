@@ -215,4 +215,25 @@ struct ConcurrencyTests {
             #expect(fixture.filesLeft().isEmpty)
         }
     }
+
+    @Test(
+        "A payload that ran out of time in the engine's queue names what held it: its host's connections, or the transfers of all hosts together",
+        arguments: [(1, 10, "(at most 1 per host at once)"), (10, 1, "(at most 1 transfer at once, all hosts together)")])
+    func queueLimitNamed(perHost: Int, inAll: Int, said: String) async throws {
+        let unit = Duration.seconds(1) * TestTiming.scale
+        try await Fixture.with(timeout: unit * 2, configure: {
+            $0.connectionPool.maximumConnectionsPerHost = perHost
+            $0.connectionPool.maximumConcurrentTransfers = inAll
+        }) { fixture in
+            // Each answer takes 1.5 units against a 2-unit deadline: the second waits for the first.
+            let outcomes = await withTaskGroup(of: Outcome.self) { group in
+                for index in 0..<2 {
+                    group.addTask { await fixture.fetch("/media/held\(index).jpg?bytes=2000&delay_ms=\(Int(unit.timeInterval * 1_500))") }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let late = outcomes.filter { $0.reason == .deadline }
+            #expect(late.count == 1 && late.allSatisfy { $0.detail?.contains("waiting for a connection \(said)") == true }, "\(outcomes.map { $0.detail ?? "attached" })")
+        }
+    }
 }

@@ -222,27 +222,28 @@ struct TransferStateMachineTests {
 
         // Time spent in the engine's queue is named: it ran out there, not at the origin.
         var queuedLong = Self.running()
-        #expect(queuedLong.deadlinePassed(bytesReceived: 42, waited: .milliseconds(1_250), connectionsPerHost: 48)
+        #expect(queuedLong.deadlinePassed(bytesReceived: 42, waited: .milliseconds(1_250), queueLimit: .perHost(48))
             == .fail(TransferFailure(
                 reason: .deadline,
                 detail: "the deadline passed after 42 bytes were received, after 1.2 s of waiting for a connection (at most 48 per host at once)")))
         var queuedBriefly = Self.running()
-        #expect(queuedBriefly.deadlinePassed(bytesReceived: 42, waited: .milliseconds(99), connectionsPerHost: 48)
+        #expect(queuedBriefly.deadlinePassed(bytesReceived: 42, waited: .milliseconds(99), queueLimit: .perHost(48))
             == .fail(TransferFailure(reason: .deadline, detail: "the deadline passed after 42 bytes were received")))
         var stillQueued = Self.machine()
         _ = stillQueued.submit(now: Self.start)
-        #expect(stillQueued.deadlinePassed(bytesReceived: 0, connectionsPerHost: 48)
+        #expect(stillQueued.deadlinePassed(bytesReceived: 0, queueLimit: .perHost(48))
             == .fail(TransferFailure(reason: .deadline, detail: "the deadline passed while waiting for a connection (at most 48 per host at once)")))
-        // Fewer transfers in all than per host (a low open-file limit): those are what it waited for.
+        // Held by the transfers of all hosts together (a low open-file limit, or many hosts at once).
         var fewTransfers = Self.machine()
         _ = fewTransfers.submit(now: Self.start)
-        #expect(fewTransfers.deadlinePassed(bytesReceived: 0, connectionsPerHost: 48, transfersInAll: 1)
+        #expect(fewTransfers.deadlinePassed(bytesReceived: 0, queueLimit: .inAll(1))
             == .fail(TransferFailure(
                 reason: .deadline, detail: "the deadline passed while waiting for a connection (at most 1 transfer at once, all hosts together)")))
         var manyTransfers = Self.machine()
         _ = manyTransfers.submit(now: Self.start)
-        #expect(manyTransfers.deadlinePassed(bytesReceived: 0, connectionsPerHost: 48, transfersInAll: 160)
-            == .fail(TransferFailure(reason: .deadline, detail: "the deadline passed while waiting for a connection (at most 48 per host at once)")))
+        #expect(manyTransfers.deadlinePassed(bytesReceived: 0, queueLimit: .inAll(160))
+            == .fail(TransferFailure(
+                reason: .deadline, detail: "the deadline passed while waiting for a connection (at most 160 transfers at once, all hosts together)")))
     }
 
     @Test("a body that ends, or gets its type, after the deadline is not placed")

@@ -11,6 +11,8 @@ final class LiveTransfer {
     let submitted = ContinuousClock.now
     /// How long it waited in its host's queue before its first attempt started.
     var waited: Duration = .zero
+    /// What it waited for there (see `TransferStateMachine.QueueLimit`).
+    var waitedFor: TransferStateMachine.QueueLimit?
 
     init(ticket: TransferTicket, policy: BodyPolicy) {
         self.ticket = ticket

@@ -13,6 +13,13 @@ struct DeadlineEntry: Comparable {
 extension EngineLoop {
     private var hasFreeSlot: Bool { running.count < configuration.maximumConcurrentTransfers }
 
+    /// What holds a transfer for `host` in the queue now: its host's connections when they are
+    /// all taken, else the transfers of all hosts.
+    func queueLimit(holding host: String) -> TransferStateMachine.QueueLimit {
+        runningPerHost[host, default: 0] >= configuration.maximumConnectionsPerHost
+            ? .perHost(configuration.maximumConnectionsPerHost) : .inAll(configuration.maximumConcurrentTransfers)
+    }
+
     func startQueuedTransfers() {
         guard queuesMayAdvance else { return }
         queuesMayAdvance = false
@@ -23,7 +30,13 @@ extension EngineLoop {
             {
                 // Cancelled or expired while queued.
                 guard let attempt = transfer.machine.queuedAttempt else { continue }
-                if attempt == 1 { transfer.waited = transfer.submitted.duration(to: .now) }
+                if attempt == 1 {
+                    transfer.waited = transfer.submitted.duration(to: .now)
+                    // A host one short of its limit had been at it: its connection was what this
+                    // transfer waited for; otherwise one of all.
+                    transfer.waitedFor = runningPerHost[host, default: 0] + 1 >= configuration.maximumConnectionsPerHost
+                        ? .perHost(configuration.maximumConnectionsPerHost) : .inAll(configuration.maximumConcurrentTransfers)
+                }
                 start(transfer)
             }
             if queues[host]?.isEmpty == true { queues[host] = nil }

@@ -165,8 +165,7 @@ final class EngineLoop: @unchecked Sendable {
         execute(
             transfer.machine.deadlinePassed(
                 bytesReceived: transfer.active?.sink.bytesReceived ?? 0, waited: transfer.waited,
-                connectionsPerHost: configuration.maximumConnectionsPerHost,
-                transfersInAll: configuration.maximumConcurrentTransfers),
+                queueLimit: transfer.active == nil ? queueLimit(holding: transfer.ticket.request.hostKey) : transfer.waitedFor),
             for: transfer)
     }
 

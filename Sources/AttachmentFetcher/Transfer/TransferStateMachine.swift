@@ -176,20 +176,27 @@ struct TransferStateMachine: Sendable {
         }
     }
 
-    /// Its deadline passed (the loop keeps the deadlines in order); `bytesReceived` of its
-    /// body so far, after it `waited` in the engine's queue for one of the
-    /// `connectionsPerHost` connections (transfers) its host may have at once, when given, or of
-    /// the `transfersInAll` the engine runs at once, when those are no more (a low open-file
-    /// limit): a payload that ran out of time in the queue ran out of it here, not at the origin.
-    mutating func deadlinePassed(
-        bytesReceived: Int, waited: Duration = .zero, connectionsPerHost: Int? = nil, transfersInAll: Int? = nil
-    ) -> Action {
-        let limit =
-            if let transfersInAll, transfersInAll <= connectionsPerHost ?? .max {
-                " (at most \(transfersInAll) transfer\(transfersInAll == 1 ? "" : "s") at once, all hosts together)"
-            } else {
-                connectionsPerHost.map { " (at most \($0) per host at once)" } ?? ""
+    /// What a transfer waits for in the engine's queue: one of the connections (transfers) its
+    /// host may have at once, or one of the transfers the engine runs at once, all hosts
+    /// together (as many as the open-file limit allows, `FileDescriptorBudget.concurrency`).
+    enum QueueLimit: Equatable {
+        case perHost(Int)
+        case inAll(Int)
+
+        /// As a deadline's detail says it: " (at most 48 per host at once)".
+        var said: String {
+            switch self {
+            case .perHost(let count): " (at most \(count) per host at once)"
+            case .inAll(let count): " (at most \(count) transfer\(count == 1 ? "" : "s") at once, all hosts together)"
             }
+        }
+    }
+
+    /// Its deadline passed (the loop keeps the deadlines in order); `bytesReceived` of its
+    /// body so far, after it `waited` in the engine's queue for what `queueLimit` names, when
+    /// given: a payload that ran out of time in the queue ran out of it here, not at the origin.
+    mutating func deadlinePassed(bytesReceived: Int, waited: Duration = .zero, queueLimit: QueueLimit? = nil) -> Action {
+        let limit = queueLimit?.said ?? ""
         switch state {
         case .queued:
             return finish(.fail(TransferFailure(reason: .deadline, detail: "the deadline passed while waiting for a connection\(limit)")))
