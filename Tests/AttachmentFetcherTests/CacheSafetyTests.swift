@@ -731,7 +731,7 @@ struct CacheSafetyTests {
         }
     }
 
-    @Test("cache clear leaves a temporary file its living writer holds (a body streaming into attachments/), and removes it once let go")
+    @Test("cache clear leaves a temporary file its living writer holds (a body streaming into attachments/), or one changed in the last minute, and removes it once let go")
     func clearLeavesBodiesBeingWritten() async throws {
         let home = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: home) }
@@ -741,7 +741,13 @@ struct CacheSafetyTests {
         try FileManager.default.createDirectory(atPath: attachments, withIntermediateDirectories: true)
         let (file, path) = try TemporaryFiles.create(in: attachments).get()
         _ = try file.writeAll(Data(repeating: 7, count: 1000))
+        // A file changed in the last minute stays whatever its lock (its writer may not hold it
+        // yet); one older stays while its writer holds the lock.
+        let young = attachments + "/" + TemporaryFiles.name()
+        try Data(repeating: 1, count: 10).write(to: URL(fileURLWithPath: young))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -120)], ofItemAtPath: path)
         let held = try await CommandRunner.run("fetch-attachment", ["cache", "clear", "--cache-dir", cache])
+        #expect(FileManager.default.fileExists(atPath: young), "\(held.stdout)")
         #expect(held.status == 0, "\(held.stderr)")
         #expect(FileManager.default.fileExists(atPath: path), "\(held.stdout)")
         try file.close()

@@ -126,11 +126,15 @@ enum TemporaryFiles {
         return removed
     }
 
-    /// Whether the temporary file `name` in `directory` is being written: its writer, a living
-    /// process, holds its lock (see `create`).
+    /// Whether the temporary file `name` in `directory` may be being written: changed within
+    /// `orphanAge` seconds (a writer that has just made it may not hold its lock yet, and trying
+    /// the lock then would take it from the writer), or locked by its writer, a living process
+    /// (see `create`).
     static func isHeld(_ name: String, in directory: FileDescriptor) -> Bool {
         guard let file = try? Syscalls.open(FilePath(name), in: directory, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else { return false }
         defer { try? file.close() }
+        guard let status = try? Syscalls.status(of: file) else { return false }
+        if time(nil) - status.st_mtim.tv_sec < orphanAge { return true }
         return (try? Syscalls.tryFileLock(file, exclusive: true)) == false
     }
 
