@@ -85,15 +85,21 @@ extension CacheStore {
     /// Makes `bytes` of room on the cache's file system, after a body's write there ran out of
     /// it: evicts least recently used entries as `evict(toFit:)` does, the budget aside, but only
     /// those whose removal frees their blocks (no output directory links them: one link), until
-    /// their sizes add up to `bytes`, the file system has `bytes` free (`fstatvfs`: room another
-    /// process made counts too), or no such entry is left. The bytes freed are counted, not
-    /// only read from the file system, which knows nothing of a user's quota: for `quota`
-    /// (`EDQUOT`) only they count. Returns how many went, the bytes they held, and the bytes
-    /// free then (0 for `quota`).
-    func makeRoom(_ bytes: Int, quota: Bool = false) -> (evicted: Int, freed: Int, available: Int) {
-        let available = { quota ? 0 : (try? Syscalls.availableBytes(onFileSystemOf: self.root)) ?? 0 }
-        let (evicted, freed, _) = evict(freeingBlocks: true) { freed in freed < bytes && available() < bytes }
-        return (evicted, freed, available())
+    /// their sizes add up to `bytes` or no such entry is left. The bytes freed are counted, not
+    /// read from the file system: its free space knows nothing of a user's quota, and bodies
+    /// that ran out of room together each make their own (the free space one pass made would
+    /// stop the others, and their bodies would not fit in it together). Returns how many went,
+    /// the bytes they held, and the bytes free then (`fstatvfs`, room another process made
+    /// included; 0 for `quota`, `EDQUOT`).
+    ///
+    /// The entries a process found when it opened the cache are indexed on the eviction thread
+    /// while the first payloads run: a body that runs out of room before then waits for that
+    /// index, up to `indexWait`, or finds nothing to evict.
+    func makeRoom(_ bytes: Int, quota: Bool = false, indexWait: Duration = .zero) -> (evicted: Int, freed: Int, available: Int) {
+        if indexWait > .zero { _ = waitUntilIndexed(timeout: indexWait) }
+        let (evicted, freed, _) = evict(freeingBlocks: true) { freed in freed < bytes }
+        let available = quota ? 0 : (try? Syscalls.availableBytes(onFileSystemOf: root)) ?? 0
+        return (evicted, freed, available)
     }
 
     /// Evicts while `wanted(bytes freed so far)` holds; with `freeingBlocks`, only entries

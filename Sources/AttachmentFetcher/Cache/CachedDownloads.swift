@@ -266,12 +266,13 @@ final class CachedDownloads: Sendable {
             // cache, and not kept; so are the next bodies for a while.
             if failure.reason == .storage, bodyDirectory != outputDirectory, !Task.isCancelled, ContinuousClock.now < deadline.current {
                 // Out of room: the least recently used entries that hold blocks of their own go
-                // (off the tasks' threads) until they held twice the body's size, or that much
-                // is free; once the body's own size is, it is fetched again into the cache, once.
+                // (off the tasks' threads) until they held twice the body's size; once the body's
+                // own size is free, it is fetched again into the cache, once.
                 if let wanted = failure.roomWanted, !afterMakingRoom {
                     let room = 2 * max(wanted, Self.minimumRoom)
                     let quota = failure.roomIsQuota
-                    let (evicted, freed, available) = await BlockingIO.run { store.makeRoom(room, quota: quota) }
+                    let indexWait = ContinuousClock.now.duration(to: deadline.current)
+                    let (evicted, freed, available) = await BlockingIO.run { store.makeRoom(room, quota: quota, indexWait: indexWait) }
                     evictedForRoom.add(evicted, ordering: .relaxed)
                     if freed >= wanted || available > wanted {
                         return await download(
