@@ -84,14 +84,18 @@ struct CLITests {
         }
     }
 
+    /// Three payloads, a line each, whose answers take 2.5 units against the 4-unit timeout the
+    /// queue tests give: 1.5 units of room for a loaded machine.
+    private static func slowPayloads(_ server: MockCDNServer, _ name: String) -> String {
+        (0..<3).map {
+            String(decoding: Payloads.braze(url: server.url("/media/\(name)\($0).png?bytes=2000&delay_ms=\(1_000 * TestTiming.scale * 5 / 2)")), as: UTF8.self)
+        }.joined(separator: "\n")
+    }
+
     @Test("Payloads that ran out of time in the queue for their host are named in the summary, with the flag that raises the limit")
     func queueHint() async throws {
         try await withServer { server, directory in
-            // Each answer takes 2.5 units, the deadline is 4: 1.5 units of room for a loaded machine.
-            let unit = 1_000 * TestTiming.scale
-            let lines = (0..<3).map {
-                String(decoding: Payloads.braze(url: server.url("/media/q\($0).png?bytes=2000&delay_ms=\(unit * 5 / 2)")), as: UTF8.self)
-            }.joined(separator: "\n")
+            let lines = Self.slowPayloads(server, "q")
             func run(connections: Int) async throws -> CommandRunner.Result {
                 try await CommandRunner.run(
                     "fetch-attachment",
@@ -115,10 +119,7 @@ struct CLITests {
     @Test("Under a low open-file limit, payloads that ran out of time in the queue are said to wait for the few transfers it allows, all hosts together, and the hint names ulimit -n, not the per-host limit")
     func queueHintUnderLowFileLimit() async throws {
         try await withServer { server, directory in
-            let unit = 1_000 * TestTiming.scale
-            let lines = (0..<3).map {
-                String(decoding: Payloads.braze(url: server.url("/media/f\($0).png?bytes=2000&delay_ms=\(unit * 5 / 2)")), as: UTF8.self)
-            }.joined(separator: "\n")
+            let lines = Self.slowPayloads(server, "f")
             // 70 descriptors: (70 − 64) / 6 = 1 transfer at once, whatever the per-host limit; three
             // payloads in flight (the batch's default would follow the engine's one).
             let result = try await CommandRunner.run(

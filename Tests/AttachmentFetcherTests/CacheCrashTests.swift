@@ -172,21 +172,15 @@ struct CacheCrashTests {
         try await Fixture.with(cached: true) { fixture in
             let place = fixture.directory + "/small"
             try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
-            func batch(_ name: String, _ range: ClosedRange<Int>) throws -> String {
-                let lines = range.map { String(decoding: fixture.braze("/media/\(name)\($0).jpg?bytes=100000"), as: UTF8.self) }
-                return try Self.writeLine(Data((lines.joined(separator: "\n") + "\n").utf8), in: fixture.directory + "/\(name).jsonl")
-            }
             // A 2 MiB tmpfs: the first campaign's 15 bodies (1.5 MB) fill most of it; their
-            // outputs go. The second campaign's 15 fit only if old entries go. Then a third, its
-            // outputs kept this time, and a fourth: the third's entries are linked from its
-            // outputs, so removing them would free nothing, and they stay.
+            // outputs go. The second campaign's 15 fit only if old entries go.
             let script = #"""
                 mount -t tmpfs -o size=2m tmpfs "$1" || exit 9
                 "$0" --batch "$2" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks >/dev/null; rm -rf "$1/out"
                 "$0" --batch "$3" --json --cache-dir "$1/cache" --output-dir "$1/out" --allow-private-networks; echo "status $?"
                 "$0" cache stats --json --cache-dir "$1/cache"
                 """#
-            let result = try await Self.inMountNamespace(script, [place, try batch("old", 1...15), try batch("new", 1...15)])
+            let result = try await Self.inMountNamespace(script, [place, try Self.campaign(fixture, "old", 1...15), try Self.campaign(fixture, "new", 1...15)])
             let lines = result.stdout.split(separator: "\n").map(String.init)
             let failed = lines.filter { $0.hasPrefix("{\"attachments\"") && !$0.contains(#""status":"attached""#) }
             #expect(lines.filter { $0.contains(#""status":"attached""#) }.count == 15, "\(failed.first ?? "")\n\(result.stderr)")
@@ -199,7 +193,7 @@ struct CacheCrashTests {
             let stats = fixture.server.stats()
             let newRequests = (1...15).map { stats.requestsPerPath["/media/new\($0).jpg"] ?? 0 }
             #expect(newRequests.allSatisfy { (1...2).contains($0) }, "\(newRequests)")
-            let cacheStats = try #require(lines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(result.stdout)")
+            let cacheStats = try #require(Self.cacheStats(lines), "\(result.stdout)")
             #expect((cacheStats["entries"] as? Int).map { $0 >= 15 } == true, "\(cacheStats)")
         }
     }
@@ -211,8 +205,7 @@ struct CacheCrashTests {
         try await Fixture.with(cached: true) { fixture in
             let place = fixture.directory + "/small"
             try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
-            let lines = (1...20).map { String(decoding: fixture.braze("/media/kept\($0).jpg?bytes=100000"), as: UTF8.self) }
-            let kept = try Self.writeLine(Data((lines.joined(separator: "\n") + "\n").utf8), in: fixture.directory + "/kept.jsonl")
+            let kept = try Self.campaign(fixture, "kept", 1...20)
             let big = try Self.writeLine(fixture.braze("/media/big.jpg?bytes=400000"), in: fixture.directory + "/big.json")
             // 4 MiB: 2 MB of somebody's data, 20 entries of 100 KB (their outputs gone), about
             // 0.19 MB free; a 400 KB body runs out of room and wants 800 KB freed.
@@ -224,9 +217,9 @@ struct CacheCrashTests {
                 "$0" cache stats --json --cache-dir "$1/cache"
                 """#
             let result = try await Self.inMountNamespace(script, [place, kept, big])
-            let lines_ = result.stdout.split(separator: "\n").map(String.init)
-            #expect(lines_.contains("status 0"), "\(result.stdout)\(result.stderr)")
-            let cacheStats = try #require(lines_.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(result.stdout)")
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.contains("status 0"), "\(result.stdout)\(result.stderr)")
+            let cacheStats = try #require(Self.cacheStats(lines), "\(result.stdout)")
             // 8 or so of the 20 went (a few more if the retry met a short disk again), and the new one came.
             let entries = try #require(cacheStats["entries"] as? Int)
             #expect((11...15).contains(entries), "\(cacheStats) \(result.stderr)")
@@ -240,10 +233,8 @@ struct CacheCrashTests {
         try await Fixture.with(cached: true) { fixture in
             let place = fixture.directory + "/small"
             try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
-            func batch(_ name: String, _ range: ClosedRange<Int>) throws -> String {
-                let lines = range.map { String(decoding: fixture.braze("/media/\(name)\($0).jpg?bytes=100000"), as: UTF8.self) }
-                return try Self.writeLine(Data((lines.joined(separator: "\n") + "\n").utf8), in: fixture.directory + "/\(name).jsonl")
-            }
+            // The first campaign's 15 entries are linked from its outputs, kept: removing them
+            // would free nothing, and they stay.
             let script = #"""
                 mount -t tmpfs -o size=2m tmpfs "$1" || exit 9
                 "$0" --batch "$2" --json --cache-dir "$1/cache" --output-dir "$1/kept" --allow-private-networks >/dev/null
@@ -251,11 +242,11 @@ struct CacheCrashTests {
                 echo "kept $(ls "$1/kept" | wc -l)"
                 "$0" cache stats --json --cache-dir "$1/cache"
                 """#
-            let result = try await Self.inMountNamespace(script, [place, try batch("linked", 1...15), try batch("more", 1...15)])
+            let result = try await Self.inMountNamespace(script, [place, try Self.campaign(fixture, "linked", 1...15), try Self.campaign(fixture, "more", 1...15)])
             let lines = result.stdout.split(separator: "\n").map(String.init)
             #expect(lines.contains("status 1"), "\(result.stdout)\(result.stderr)")
             #expect(lines.contains { $0.contains(#""reason":"storage""#) && $0.contains("No space left on device") }, "\(result.stdout)")
-            let cacheStats = try #require(lines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(result.stdout)")
+            let cacheStats = try #require(Self.cacheStats(lines), "\(result.stdout)")
             // The 15 linked entries are all still there.
             #expect((cacheStats["entries"] as? Int).map { $0 >= 15 } == true, "\(cacheStats)")
             #expect(lines.contains("kept 15"), "\(result.stdout)")
@@ -360,7 +351,7 @@ struct CacheCrashTests {
             #expect(!stderr.contains("cannot store"), "\(result.stderr)")
             // Nothing kept: each run downloads; `cache stats` says why.
             #expect(fixture.server.stats().requestsPerPath["/media/plain.jpg"] == 2)
-            let stats = try #require(lines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(result.stdout)")
+            let stats = try #require(Self.cacheStats(lines), "\(result.stdout)")
             #expect(stats["entries"] as? Int == 0)
             #expect((stats["store_problem"] as? String)?.contains("keeps no extended attributes") == true, "\(stats)")
         }
@@ -377,6 +368,17 @@ struct CacheCrashTests {
     private static func writeLine(_ payload: Data, in path: String) throws -> String {
         try payload.write(to: URL(fileURLWithPath: path))
         return path
+    }
+
+    /// A batch file of Braze payloads for `/media/<name><n>.jpg`, 100 KB each, for each `n`.
+    private static func campaign(_ fixture: Fixture, _ name: String, _ range: ClosedRange<Int>) throws -> String {
+        let lines = range.map { String(decoding: fixture.braze("/media/\(name)\($0).jpg?bytes=100000"), as: UTF8.self) }
+        return try writeLine(Data((lines.joined(separator: "\n") + "\n").utf8), in: fixture.directory + "/\(name).jsonl")
+    }
+
+    /// The object of `cache stats --json`, the last line of `lines`.
+    private static func cacheStats(_ lines: [String]) -> [String: Any]? {
+        lines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
     @Test(

@@ -13,11 +13,23 @@ struct DeadlineEntry: Comparable {
 extension EngineLoop {
     private var hasFreeSlot: Bool { running.count < configuration.maximumConcurrentTransfers }
 
-    /// What holds a transfer for `host` in the queue now: its host's connections when they are
-    /// all taken, else the transfers of all hosts.
+    /// What held `host`'s queue the last time it could not advance (`queueHeldBy`), else what
+    /// would hold it now: every transfer slot taken, or its host's connections.
     func queueLimit(holding host: String) -> TransferStateMachine.QueueLimit {
-        runningPerHost[host, default: 0] >= configuration.maximumConnectionsPerHost
-            ? .perHost(configuration.maximumConnectionsPerHost) : .inAll(configuration.maximumConcurrentTransfers)
+        queueHeldBy[host] ?? (hasFreeSlot ? perHostLimit : inAllLimit)
+    }
+
+    private var perHostLimit: TransferStateMachine.QueueLimit { .perHost(configuration.maximumConnectionsPerHost) }
+    private var inAllLimit: TransferStateMachine.QueueLimit { .inAll(configuration.maximumConcurrentTransfers) }
+
+    /// Notes what holds `host`'s queue, which has transfers waiting, now: the transfers of all
+    /// hosts when none is free, else its host's connections (see `queueHeldBy`).
+    func noteQueueHeld(_ host: String) {
+        if !hasFreeSlot {
+            queueHeldBy[host] = inAllLimit
+        } else if runningPerHost[host, default: 0] >= configuration.maximumConnectionsPerHost {
+            queueHeldBy[host] = perHostLimit
+        }
     }
 
     func startQueuedTransfers() {
@@ -32,14 +44,16 @@ extension EngineLoop {
                 guard let attempt = transfer.machine.queuedAttempt else { continue }
                 if attempt == 1 {
                     transfer.waited = transfer.submitted.duration(to: .now)
-                    // A host one short of its limit had been at it: its connection was what this
-                    // transfer waited for; otherwise one of all.
-                    transfer.waitedFor = runningPerHost[host, default: 0] + 1 >= configuration.maximumConnectionsPerHost
-                        ? .perHost(configuration.maximumConnectionsPerHost) : .inAll(configuration.maximumConcurrentTransfers)
+                    transfer.waitedFor = queueHeldBy[host]
                 }
                 start(transfer)
             }
-            if queues[host]?.isEmpty == true { queues[host] = nil }
+            if queues[host]?.isEmpty == true {
+                queues[host] = nil
+                queueHeldBy[host] = nil
+            } else {
+                noteQueueHeld(host)
+            }
         }
     }
 

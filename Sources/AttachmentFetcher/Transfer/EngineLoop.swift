@@ -27,6 +27,11 @@ final class EngineLoop: @unchecked Sendable {
     var live: [UInt64: LiveTransfer] = [:]
     var queues: [String: Deque<LiveTransfer>] = [:]
     var runningPerHost: [String: Int] = [:]
+    /// What held each host's queue the last time the loop found transfers waiting there and
+    /// could not start them (`noteQueueHeld`): what a payload that runs out of time there, or
+    /// starts late, waited for. The state when its deadline comes may no longer show it (the
+    /// transfer ahead of it may have ended at its own deadline a moment before).
+    var queueHeldBy: [String: TransferStateMachine.QueueLimit] = [:]
     /// The attempts in libcurl, by handle.
     var running: [UInt: ActiveTransfer] = [:]
     /// Easy handles whose transfers ended, reset and ready for the next (see `recycle`).
@@ -178,6 +183,7 @@ final class EngineLoop: @unchecked Sendable {
             break
         case .enqueue:
             queues[transfer.ticket.request.hostKey, default: []].append(transfer)
+            noteQueueHeld(transfer.ticket.request.hostKey)
             queuesMayAdvance = true
             deadlines.insert(DeadlineEntry(deadline: transfer.machine.deadline, id: transfer.id))
         case .requestClassification(let attempt):
