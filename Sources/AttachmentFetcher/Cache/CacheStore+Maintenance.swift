@@ -78,8 +78,11 @@ extension CacheStore {
     /// use; either, and one used here meanwhile, goes back into the order at its last use after
     /// the pass. Returns how many went.
     @discardableResult
-    func evict(toFit budget: Int) -> Int {
-        evict(freeingBlocks: false) { _ in self.state.withLock { $0.bytes > budget } }.removed
+    func evict(toFit budget: Int) -> Int { evictReporting(toFit: budget).removed }
+
+    /// `evict(toFit:)`, with the bytes freed and why the first entry that could not go stayed.
+    private func evictReporting(toFit budget: Int) -> (removed: Int, freed: Int, problem: String?) {
+        evict(freeingBlocks: false) { _ in self.state.withLock { $0.bytes > budget } }
     }
 
     /// Makes `bytes` of room on the cache's file system, after a body's write there ran out of
@@ -154,13 +157,9 @@ extension CacheStore {
                 kept.insert(key)
                 continue
             }
-            switch remove(key) {
-            case .success:
+            if remove(key, notingProblemIn: &problem) {
                 removed += 1
                 freed += Int(status.size)
-            case .failure(let error) where error != .noSuchFileOrDirectory:
-                if problem == nil { problem = "cannot remove \(entriesDirectory)/\(key.hex): \(error)" }
-            case .failure: break
             }
         }
         return (removed, freed, problem)
@@ -206,16 +205,13 @@ extension CacheStore {
         var problem: String?
         for entry in before where (entry.metadata?.freshUntil ?? .distantPast) <= now {
             guard let lock = tryLock(entry.key) else { continue }
-            if case .failure(let error) = remove(entry.key), error != .noSuchFileOrDirectory, problem == nil {
-                problem = "cannot remove \(entriesDirectory)/\(entry.key.hex): \(error)"
-            }
+            remove(entry.key, notingProblemIn: &problem)
             lock.unlock()
         }
         state.withLock { state in
             for entry in before where state.index[entry.key] == nil { state.setEntry(entry.key, size: entry.size, lastUsed: 0) }
         }
-        let budget = configuration.maximumBytes
-        let evicted = evict(freeingBlocks: false) { _ in self.state.withLock { $0.bytes > budget } }
+        let evicted = evictReporting(toFit: configuration.maximumBytes)
         let after = listEntries()
         return (before.count - after.count, before.reduce(0) { $0 + $1.size } - after.reduce(0) { $0 + $1.size }, problem ?? evicted.problem)
     }
@@ -237,13 +233,9 @@ extension CacheStore {
             let key = CacheKey(hex: name)
             guard let lock = tryLock(key) else { continue }
             let size = (try? Syscalls.status(of: key.name, in: entries)).map { Int($0.size) } ?? 0
-            switch remove(key) {
-            case .success:
+            if remove(key, notingProblemIn: &problem) {
                 removed += 1
                 bytes += size
-            case .failure(let error) where error != .noSuchFileOrDirectory:
-                if problem == nil { problem = "cannot remove \(entriesDirectory)/\(name): \(error)" }
-            case .failure: break
             }
             lock.unlock()
         }

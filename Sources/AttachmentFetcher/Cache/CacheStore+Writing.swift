@@ -125,6 +125,19 @@ extension CacheStore {
         return Result { () throws(Errno) in try Syscalls.unlink(key.name, in: entries) }
     }
 
+    /// `remove(_:)`, saying whether the entry went; the first failure other than an entry
+    /// already gone goes into `problem`, unless one is there.
+    @discardableResult
+    func remove(_ key: CacheKey, notingProblemIn problem: inout String?) -> Bool {
+        switch remove(key) {
+        case .success:
+            return true
+        case .failure(let error):
+            if error != .noSuchFileOrDirectory, problem == nil { problem = "cannot remove \(entriesDirectory)/\(key.hex): \(error)" }
+            return false
+        }
+    }
+
     func dropFromIndex(_ key: CacheKey) {
         state.withLock { state in
             state.verified[key] = nil

@@ -197,14 +197,19 @@ enum AttachmentFiles {
         }
     }
 
-    /// `work`, and once more if it failed with `ENOENT` for want of `path`'s directory, which
+    /// `work`, and once more if it failed with `ENOENT` for want of `directory`, which
     /// `restoreDirectory` made again.
-    private static func retryingInRestoredDirectory(of path: String, _ work: () throws(Errno) -> Void) throws(Errno) {
+    static func retryingInRestored<Value>(_ directory: String, _ work: () throws(Errno) -> Value) throws(Errno) -> Value {
         do {
-            try work()
-        } catch where error == .noSuchFileOrDirectory && restoreDirectory(of: path) {
-            try work()
+            return try work()
+        } catch where error == .noSuchFileOrDirectory && restoreDirectory(directory) {
+            return try work()
         }
+    }
+
+    /// `retryingInRestored(_:_:)` for `work` that makes `path` in its directory.
+    private static func retryingInRestoredDirectory(of path: String, _ work: () throws(Errno) -> Void) throws(Errno) {
+        try retryingInRestored(FilePath(path).removingLastComponent().string, work)
     }
 
     static func finalPath(for body: DownloadedFile, in directory: String, namedAfter url: AttachmentURL) -> String {

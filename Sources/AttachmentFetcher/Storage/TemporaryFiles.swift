@@ -38,19 +38,16 @@ enum TemporaryFiles {
     /// `permissions` (less the umask), and its receiver names or closes it. With `handle`, an
     /// open descriptor of `directory`, the file is made through it (`openat`), whatever `directory`
     /// names by then (a symbolic link put in its place, say): the path only names it. Running
-    /// out of descriptors is `resources`, any other error `storage`. A `directory` given by path
-    /// alone that is gone (an output directory removed while the fetcher lives) is made again
-    /// (`AttachmentFiles.restoreDirectory`).
+    /// out of descriptors is `resources`, any other error `storage`. An output directory removed
+    /// while the fetcher lives is made again (`AttachmentFiles.restoreDirectory`, which makes no
+    /// other directory again: not the cache's `tmp/`, made through its descriptor).
     static func create(
         in directory: String, relativeTo handle: FileDescriptor? = nil, anonymous: Bool = false, permissions: mode_t = 0o600
     ) -> Result<(file: FileDescriptor, path: String), TransferFailure> {
         if anonymous {
             do {
-                let file: FileDescriptor
-                do {
-                    file = try openAnonymous(in: directory, relativeTo: handle, permissions: permissions)
-                } catch where error == .noSuchFileOrDirectory && handle == nil && AttachmentFiles.restoreDirectory(directory) {
-                    file = try openAnonymous(in: directory, relativeTo: handle, permissions: permissions)
+                let file = try AttachmentFiles.retryingInRestored(directory) { () throws(Errno) in
+                    try openAnonymous(in: directory, relativeTo: handle, permissions: permissions)
                 }
                 return .success((file, anonymousPath(of: file)))
             } catch where Syscalls.lacksAnonymousFiles(error) {
@@ -62,16 +59,10 @@ enum TemporaryFiles {
         let temporaryName = name()
         let temporaryPath = directory + "/" + temporaryName
         do {
-            let open = { () throws(Errno) -> FileDescriptor in
+            let file = try AttachmentFiles.retryingInRestored(directory) { () throws(Errno) in
                 try Syscalls.open(
                     FilePath(handle == nil ? temporaryPath : temporaryName), in: handle, flags: O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW,
                     permissions: 0o644)
-            }
-            let file: FileDescriptor
-            do {
-                file = try open()
-            } catch where error == .noSuchFileOrDirectory && handle == nil && AttachmentFiles.restoreDirectory(directory) {
-                file = try open()
             }
             // Held until the file is closed: proof that its writer lives.
             _ = try? Syscalls.tryFileLock(file, exclusive: true)
