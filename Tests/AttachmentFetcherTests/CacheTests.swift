@@ -339,8 +339,8 @@ struct CacheTests {
                 fixture.server.stats().currentConnections == 0
             }
             #expect(fixture.server.stats().currentConnections == 0)
-            // A new URL gets a transfer at once.
-            let next = await fixture.fetcher.process(fixture.braze("/media/after-abandoned.jpg?bytes=2000"), timeout: .seconds(3) * TestTiming.scale)
+            // A new URL gets a transfer: well before the 30 s a held transfer would make it wait.
+            let next = await fixture.fetcher.process(fixture.braze("/media/after-abandoned.jpg?bytes=2000"), timeout: .seconds(10) * TestTiming.scale)
             #expect(next.status == .attached, "\(next.reason?.code ?? "") \(next.detail ?? "")")
             // A payload for an abandoned URL starts a transfer of its own rather than joining the cancelled one.
             let again = await fixture.fetcher.process(stalls[0], timeout: short)

@@ -221,14 +221,15 @@ struct ConcurrencyTests {
         arguments: [(1, 10, "(at most 1 per host at once)"), (10, 1, "(at most 1 transfer at once, all hosts together)")])
     func queueLimitNamed(perHost: Int, inAll: Int, said: String) async throws {
         let unit = Duration.seconds(1) * TestTiming.scale
-        try await Fixture.with(timeout: unit * 2, configure: {
+        try await Fixture.with(timeout: unit * 4, configure: {
             $0.connectionPool.maximumConnectionsPerHost = perHost
             $0.connectionPool.maximumConcurrentTransfers = inAll
         }) { fixture in
-            // Each answer takes 1.5 units against a 2-unit deadline: the second waits for the first.
+            // Each answer takes 2.5 units against a 4-unit deadline: the second waits for the
+            // first, and then cannot finish in time. A unit of room either way for a loaded machine.
             let outcomes = await withTaskGroup(of: Outcome.self) { group in
                 for index in 0..<2 {
-                    group.addTask { await fixture.fetch("/media/held\(index).jpg?bytes=2000&delay_ms=\(Int(unit.timeInterval * 1_500))") }
+                    group.addTask { await fixture.fetch("/media/held\(index).jpg?bytes=2000&delay_ms=\(Int(unit.timeInterval * 2_500))") }
                 }
                 return await group.reduce(into: []) { $0.append($1) }
             }

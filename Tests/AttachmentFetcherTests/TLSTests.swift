@@ -167,7 +167,10 @@ struct TLSTests {
 
     @Test("Faults on HTTP/2 streams give the same reasons as on HTTP/1.1, and spare the other streams")
     func streamFaults() async throws {
-        try await Self.withTLSServer(trusted: true, timeout: .seconds(2) * TestTiming.scale) { server, fetcher, _ in
+        // The stalled stream ends at the payload's deadline; every other stream must end before it,
+        // whatever it ends as. A deadline of 10 s leaves a loaded machine room for the others
+        // (2 s was once too short for three redirects in a busy run of the suite).
+        try await Self.withTLSServer(trusted: true) { server, fetcher, _ in
             let cases: [(path: String, expected: String)] = [
                 ("/media/ok.png?bytes=30000", "attached"),
                 ("/media/lies.png?bytes=30000&content_type=image/jpeg", "attached"),
@@ -183,13 +186,16 @@ struct TLSTests {
                     let payload = Payloads.braze(url: server.url(item.path))
                     group.addTask { (index, await fetcher.process(payload)) }
                 }
-                return await group.reduce(into: [Int: Outcome]()) { $0[$1.0] = $1.1 }
+                // In the order they end.
+                return await group.reduce(into: [(Int, Outcome)]()) { $0.append($1) }
             }
+            #expect(outcomes.map(\.0).last == cases.count - 1, "the stalled stream ends last: \(outcomes.map(\.0))")
+            let byIndex = Dictionary(uniqueKeysWithValues: outcomes)
             for (index, item) in cases.enumerated() {
-                let outcome = try #require(outcomes[index])
+                let outcome = try #require(byIndex[index])
                 #expect(outcome.result == item.expected, "\(item.path): \(outcome.detail ?? "")")
             }
-            #expect(outcomes[1]?.attachments.first?.mime == "image/png")
+            #expect(byIndex[1]?.attachments.first?.mime == "image/png")
             let stats = server.stats()
             #expect(stats.http2Requests == stats.requests)
         }
@@ -197,7 +203,9 @@ struct TLSTests {
 
     @Test("Over 300 KiB of HTTP/2 trailers end the payload by its deadline (network where libcurl hands them on; libcurl 7.88 waits on the connection), and another origin's download goes on")
     func stalledTrailers() async throws {
-        try await Self.withTLSServer(trusted: true, timeout: .seconds(3) * TestTiming.scale) { server, fetcher, _ in
+        // Both payloads have the same deadline: a download held up by the hostile stream would
+        // end at it too. 8 s leaves a loaded machine room for the one that is not held up.
+        try await Self.withTLSServer(trusted: true, timeout: .seconds(8) * TestTiming.scale) { server, fetcher, _ in
             let other = try await MockCDNServer.start(eventLoopThreads: 1)
             try await other.shuttingDown {
                 async let hostile = fetcher.process(Payloads.braze(url: server.url("/media/endless-trailers.png?bytes=3000&trailer_bytes=400000")))

@@ -198,11 +198,14 @@ enum AttachmentFiles {
     }
 
     /// `work`, and once more if it failed with `ENOENT` for want of `directory`, which
-    /// `restoreDirectory` made again.
-    static func retryingInRestored<Value>(_ directory: String, _ work: () throws(Errno) -> Value) throws(Errno) -> Value {
+    /// `restoreDirectory` made again. `directory` is worked out only then: every file placed
+    /// comes through here, and a `FilePath`'s components cost a debug build a lock in Swift's
+    /// runtime per character (engine threads of several fetchers in one process contended for
+    /// it, so much that a test suite under ThreadSanitizer spent most of its time in `futex`).
+    static func retryingInRestored<Value>(_ directory: @autoclosure () -> String, _ work: () throws(Errno) -> Value) throws(Errno) -> Value {
         do {
             return try work()
-        } catch where error == .noSuchFileOrDirectory && restoreDirectory(directory) {
+        } catch where error == .noSuchFileOrDirectory && restoreDirectory(directory()) {
             return try work()
         }
     }
