@@ -11,7 +11,7 @@
 #   scenarios sized for uninstrumented binaries;
 # - HostileNameServerTests: a payload's deadline against a lookup that never ends, checked in
 #   child processes run in a network namespace (TSan's builds of mock-cdn and fetch-attachment);
-# - CLITests/demo: the demo's examples run against a 2 s deadline, one of them expected to miss it
+# - CLITests/demo: the demo's examples run against one deadline (6 s), one of them expected to miss it
 #   and every other expected to make it;
 # - CLITests/queueHint (and queueHintUnderLowFileLimit, which the pattern matches too): three
 #   payloads of 2.5 s each against a 4 s timeout, one connection at a time, whose details depend
