@@ -83,6 +83,8 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
+                // The report's Content-Security-Policy names its one script by its SHA-256.
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .executableTarget(

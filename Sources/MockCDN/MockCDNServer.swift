@@ -7,7 +7,7 @@ import NIOConcurrencyHelpers
 /// Given a certificate (``TLS``) it serves HTTPS instead and offers HTTP/2 by ALPN, as CDNs do: each HTTP/2
 /// stream is served like one HTTP/1.1 request, faults included (a reset then resets the stream).
 ///
-/// Routes: `GET|HEAD /media/NAME.EXT?bytes=N` (or `/media/NAME?media=EXT`) with the optional query parameters `delay_ms`, `rate`,
+/// Routes: `GET|HEAD /media/NAME.EXT?bytes=N` (or `/media/NAME?media=EXT`) with the optional query parameters `first_bytes` (the size on the first request for the exact URL), `delay_ms`, `rate`,
 /// `stall_after`, `stall_ms`, `reset_after`, `truncate_after`, `fault_once`, `status`, `content_type`, `chunked`,
 /// `no_length` (neither Content-Length nor chunked: on HTTP/1.1 the body ends with the connection), `rst_no_error`
 /// (on HTTP/2 a truncation resets the stream with `NO_ERROR`, which libcurl takes for the body's end), `redirects`, `redirect_to`, `then_redirect_to`, `cache_control`, `no_cache_headers`, `expires`, `no_validators`, `etag`, `header_bytes`, `set_cookie`, `require_cookie`, `require_user_agent` and `reject_header`;

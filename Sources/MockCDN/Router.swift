@@ -201,7 +201,9 @@ enum Router {
             return v
         }
 
-        let size = try int("bytes") ?? 1024
+        // `first_bytes`: the body's size on the first request for this exact URL, `bytes` after
+        // it (an origin whose file changed between two fetches).
+        let size = try (request.earlierRequests == 0 ? int("first_bytes") : nil) ?? int("bytes") ?? 1024
         let delayMs = try int("delay_ms") ?? 0
         let rate = try int("rate")
         let stallAfter = try int("stall_after")

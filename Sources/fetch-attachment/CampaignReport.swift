@@ -1,4 +1,5 @@
 import AttachmentFetcher
+import Crypto
 import Foundation
 import Histogram
 
@@ -51,6 +52,16 @@ final class CampaignReport: Sendable {
         /// What the first payload that uses the URL shows, on each platform it says (an FCM
         /// HTTP v1 message judged on iOS says what Android and iPhones show).
         var samples: [NotificationContent] = []
+
+        /// The type, size and thumbnail of the row are those of the first file the URL gave, all
+        /// three: an origin may serve another file to a later fetch (`no-store`, `--no-cache`),
+        /// and a thumbnail is embedded only within limits its own size is checked against.
+        mutating func keepFirstFile(_ file: Attachment) {
+            guard path == nil else { return }
+            path = file.path
+            mime = file.mime
+            bytes = file.bytes
+        }
 
         /// Counts the `index`th payload's use of the URL.
         mutating func record(_ outcome: Outcome, at index: Int, single: Bool) {
@@ -179,9 +190,7 @@ final class CampaignReport: Sendable {
             for attachment in outcome.attachments {
                 touch(attachment.url, verdict: "attached") { row in
                     row.verdicts["attached", default: 0] += 1
-                    row.mime = attachment.mime
-                    row.bytes = attachment.bytes
-                    if row.path == nil { row.path = attachment.path }
+                    row.keepFirstFile(attachment)
                 }
             }
             for failure in outcome.failures {
@@ -189,11 +198,7 @@ final class CampaignReport: Sendable {
                     row.verdicts[failure.reason.code, default: 0] += 1
                     if row.details[failure.reason.code] == nil { row.details[failure.reason.code] = failure.detail }
                     // A file another judged platform shows: its type, size and thumbnail.
-                    if let file = failure.file {
-                        row.mime = file.mime
-                        row.bytes = file.bytes
-                        if row.path == nil { row.path = file.path }
-                    }
+                    if let file = failure.file { row.keepFirstFile(file) }
                 }
             }
             // Payloads that name nothing to fetch: a row per vendor (an FCM push that shows
@@ -215,7 +220,9 @@ final class CampaignReport: Sendable {
         let state = state.withLock { $0 }
         var page = """
             <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8"><title>Campaign report</title>
+            <html lang="en"><head><meta charset="utf-8">
+            <meta http-equiv="Content-Security-Policy" content="\(Self.contentSecurityPolicy)">
+            <title>Campaign report</title>
             <style>
             body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
             h1{font-size:22px}h2{font-size:17px;margin-top:28px}
@@ -274,19 +281,31 @@ final class CampaignReport: Sendable {
             page += "<td>\(verdicts)</td><td>-</td><td class=\"num\">-</td><td class=\"num\">-</td><td>\(state.otherURLPayloads.text)</td><td></td></tr>\n"
         }
         page += "</table>\n"
-        page += """
-            <script>
-            window.addEventListener('load', () => {
-              const rendered = [...document.images].filter(i => i.complete && i.naturalWidth > 0).length;
-              document.body.dataset.imagesRendered = rendered;
-              document.body.dataset.rows = document.querySelectorAll('#urls tr.url-row').length;
-            });
-            </script>
-            </body></html>
-
-            """
+        page += "<script>\(Self.script)</script>\n</body></html>\n"
         return page
     }
+
+    /// The page's one script: once loaded, it sets `data-images-rendered` and `data-rows` on the
+    /// body (the pictures the browser decoded, and the URLs' rows), for whoever checks the page
+    /// in a browser.
+    static let script = """
+
+        window.addEventListener('load', () => {
+          const rendered = [...document.images].filter(i => i.complete && i.naturalWidth > 0).length;
+          document.body.dataset.imagesRendered = rendered;
+          document.body.dataset.rows = document.querySelectorAll('#urls tr.url-row').length;
+        });
+
+        """
+
+    /// What the page may load and run, so that a text that escaped its escaping could do nothing:
+    /// nothing from anywhere (no fetch, no font, no frame, no form), pictures from `data:` URIs
+    /// alone, its own styles (an accent colour's swatch is an inline style), and `script` alone,
+    /// named by its SHA-256.
+    static let contentSecurityPolicy: String = {
+        let digest = Data(SHA256.hash(data: Data(script.utf8))).base64EncodedString()
+        return "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-\(digest)'; base-uri 'none'; form-action 'none'"
+    }()
 
     private static func row(_ row: URLRow, thumbnailBytes: inout Int) -> String {
         var cells: [String] = []
@@ -299,7 +318,7 @@ final class CampaignReport: Sendable {
         let platforms = row.platformVerdicts.map { platform in
             let codes = platform.counts.sorted { $0.key < $1.key }.map { code, count in
                 "<span class=\"\(code == "attached" ? "ok" : "bad")\">\(escape(code))</span> \(count)"
-                    + (platform.details[code].map { " (\(escape($0)))" } ?? "")
+                    + (platform.details[code].map { " (\(isolated($0)))" } ?? "")
             }
             return "<div class=\"detail\">\(escape(platform.platform.rawValue)): " + codes.joined(separator: "; ") + "</div>"
         }.joined()
@@ -343,7 +362,7 @@ final class CampaignReport: Sendable {
         }
         html += details.map { "<div class=\"detail\">\($0)</div>" }.joined()
         if !notification.buttons.isEmpty {
-            html += "<div>" + notification.buttons.map { "<span class=\"button\">\(escape(OutcomePrinter.label(of: $0)))</span>" }.joined(separator: " ") + "</div>"
+            html += "<div>" + notification.buttons.map { "<span class=\"button\">\(isolated(OutcomePrinter.label(of: $0)))</span>" }.joined(separator: " ") + "</div>"
         }
         if let url = notification.openURL { html += "<div class=\"detail\">tap: \(escape(url))</div>" }
         return html
@@ -369,7 +388,14 @@ final class CampaignReport: Sendable {
         guard thumbnailBytes + bytes <= thumbnailBudget else {
             return "<span class=\"detail\">not embedded: the page holds \(thumbnailBudget) bytes of pictures at most</span>"
         }
-        guard let data = FileManager.default.contents(atPath: path) else { return "" }
+        // The file as it is now (its receiver may have replaced it): read no more than a
+        // thumbnail may hold, and counted by what was read.
+        guard let file = FileHandle(forReadingAtPath: path) else { return "" }
+        defer { try? file.close() }
+        guard let data = try? file.read(upToCount: largestThumbnail + 1) ?? Data() else { return "" }
+        guard data.count <= largestThumbnail, thumbnailBytes + data.count <= thumbnailBudget else {
+            return "<span class=\"detail\">not embedded: the file changed since it was fetched</span>"
+        }
         thumbnailBytes += data.count
         // The text stands in where this browser cannot decode the picture (HEIC, AVIF…).
         return "<img class=\"thumb\" alt=\"\(escape(mime)), not shown by this browser\" src=\"data:\(mime);base64,\(data.base64EncodedString())\">"
@@ -428,6 +454,12 @@ final class CampaignReport: Sendable {
         case ..<10_000_000: String(format: "%.1f s", Double(microseconds) / 1e6)
         default: "\(Int((Double(microseconds) / 1e6).rounded())) s"
         }
+    }
+
+    /// `escape(text)` in a `<bdi>`: text set among others on one line (a platform's verdicts, a
+    /// row of buttons), whose bidirectional controls (U+202E, say) then reorder nothing outside it.
+    static func isolated(_ text: String) -> String {
+        "<bdi>\(escape(text))</bdi>"
     }
 
     /// Text made safe for HTML content and attribute values.

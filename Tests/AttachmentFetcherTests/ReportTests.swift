@@ -157,7 +157,7 @@ struct ReportTests {
         #expect(result.stderr.contains("by platform: ios 2 attached, "), "\(result.stderr)")
         #expect(result.stderr.contains("; android 1 attached, "), "\(result.stderr)")
         // Braze's 5 MB Android limit takes the picture; FCM's 1 MiB does not.
-        #expect(html.contains(#"android: <span class="ok">attached</span> 1; <span class="bad">too-large</span> 1 (the body is larger than the Android picture limit, 1048576 bytes)"#), "\(html)")
+        #expect(html.contains(#"android: <span class="ok">attached</span> 1; <span class="bad">too-large</span> 1 (<bdi>the body is larger than the Android picture limit, 1048576 bytes</bdi>)"#), "\(html)")
         #expect(html.contains(#"ios: <span class="ok">attached</span> 2"#), "\(html)")
         // The row of payloads without a URL gives each reason its own detail.
         #expect(html.contains(#"invalid-payload</span> 1<div class="detail">line 3: the payload is not JSON"#), "\(html)")
@@ -267,6 +267,23 @@ struct ReportTests {
         }
     }
 
+    @Test("A URL whose file changed between fetches shows its first file's type and size beside that file's thumbnail, which is embedded only within the limits its own size meets")
+    func thumbnailMatchesItsRow() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        // The first fetch gets 3,000,000 bytes, over the 2,000,000 a thumbnail may have; the
+        // second (no cache) 2,000.
+        let url = server.url("/media/changed.png?bytes=2000&first_bytes=3000000")
+        let line = #"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"\#(url)"}}}"#
+        let (result, _, html) = try await Self.runBatch([line, line], in: directory, ["--concurrency", "1"] + Nginx.loopbackFlags)
+        try await server.shutdown()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!html.contains("src=\"data:image/png"))
+        #expect(html.contains("not embedded: over 2000000 bytes"), "\(html)")
+        #expect(html.contains("<td class=\"num\">3000000</td>"), "\(html)")
+    }
+
     @Test("A headless Chromium renders the report's rows and images", .enabled(if: chromium != nil, "Chromium is not installed"))
     func rendersInABrowser() async throws {
         let directory = try makeTemporaryDirectory()
@@ -276,6 +293,17 @@ struct ReportTests {
         let dom = try await CommandRunner.run(Self.chromium!, browser + ["--dump-dom", "file://" + path], timeout: .seconds(90))
         #expect(dom.stdout.contains(#"data-images-rendered="4""#), "\(dom.stdout.prefix(300)) \(dom.stderr.suffix(500))")
         #expect(dom.stdout.contains(#"data-rows="8""#))
+        // The page's policy lets its own script run (above) and nothing else: a script that got
+        // into the page, inline or in an attribute, does not.
+        let html = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(html.contains(#"<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; "#))
+        let injected = directory + "/injected.html"
+        try Data(html.replacingOccurrences(
+            of: "</body>", with: #"<script>document.body.dataset.injected = 1</script><img src="data:," onerror="document.body.dataset.handler = 1"></body>"#
+        ).utf8).write(to: URL(fileURLWithPath: injected))
+        let blocked = try await CommandRunner.run(Self.chromium!, browser + ["--dump-dom", "file://" + injected], timeout: .seconds(90))
+        #expect(blocked.stdout.contains(#"data-images-rendered=""#), "\(blocked.stdout.prefix(300))")
+        #expect(!blocked.stdout.contains("data-injected") && !blocked.stdout.contains("data-handler"), "\(blocked.stdout.prefix(300))")
         let screenshot = directory + "/report.png"
         let shot = try await CommandRunner.run(
             Self.chromium!, browser + ["--screenshot=" + screenshot, "--window-size=1200,1600", "file://" + path], timeout: .seconds(90))
