@@ -352,6 +352,27 @@ struct PlatformRulesTests {
         }
     }
 
+    @Test("OneSignal's legacy minified form is shown by its SDK in the app, as a local notification with the attachments it downloads there: attached without a service extension, with a warning that the app must be woken, and none of aps's other keys")
+    func oneSignalMinifiedAttachedByTheApp() async throws {
+        try await Fixture.with { fixture in
+            let jpeg = fixture.server.url("/files/photo.jpg")
+            let outcome = await fixture.fetcher.process(Data(
+                #"{"aps":{"content-available":1,"category":"cat","thread-id":"t","interruption-level":"time-sensitive","relevance-score":0.5},"m":{"title":"T","body":"B"},"o":[{"n":"OK"}],"at":{"x":"\#(jpeg)"},"custom":{"i":"n"}}"#.utf8))
+            #expect(outcome.status == .attached, "\(outcome.result): \(outcome.detail ?? "")")
+            #expect(!outcome.warnings.contains(PreparedPayload.noExtensionWarning), "\(outcome.warnings)")
+            #expect(outcome.warnings.contains(ContentReader.oneSignalShownByTheAppWarning), "\(outcome.warnings)")
+            let notification = try #require(outcome.notification)
+            // Not an extension's to run: the app makes the notification.
+            #expect(notification.serviceExtension == nil)
+            #expect(notification.category == nil && notification.threadID == nil)
+            #expect(notification.interruptionLevel == nil && notification.relevanceScore == nil)
+            #expect(notification.title == "T" && notification.buttons.map(\.id) == ["OK"])
+            // The original format, with aps.alert, still needs the extension for its picture.
+            let alerted = await fixture.fetcher.process(Data(#"{"aps":{"alert":"B"},"att":{"x":"\#(jpeg)"},"custom":{"i":"n"}}"#.utf8))
+            #expect(alerted.status == .original && alerted.reason == .noAttachment && alerted.notification?.serviceExtension == false)
+        }
+    }
+
     @Test("HEIF and AVIF are shown on Android with a warning naming the first version that decodes them")
     func androidVersionWarnings() async throws {
         try await Fixture.with(configure: { $0.platforms = [.android] }) { fixture in

@@ -1,6 +1,7 @@
 /// The APNs layer every iOS vendor inherits: `aps.alert` (a string, or title / subtitle / body
 /// and their localisation keys), `aps.badge` (absolute), `aps.sound` (a name, or a critical
-/// sound's dictionary), `category`, `thread-id`, `interruption-level`, `relevance-score`.
+/// sound's dictionary), `category`, `thread-id`, `interruption-level`, `relevance-score`, and a
+/// warning for `filter-criteria` (a Focus filter the app sets may hold the push back).
 /// Every top-level key but `aps` is an extra until the vendor removes its own.
 ///
 /// An iOS push is visible when its alert has something to show.
@@ -24,6 +25,12 @@ extension ContentReader {
             warnings.append("aps.interruption-level is '\(level)': iOS knows passive, active, time-sensitive and critical")
         }
         content.relevanceScore = fraction(aps["relevance-score"], at: "aps.relevance-score")
+        // A Focus filter the app sets (SetFocusFilterIntent) decides whether the push comes
+        // through while that Focus is on: nothing here can tell, so it is said.
+        if let criteria = text(aps["filter-criteria"], at: "aps.filter-criteria"), content.visible {
+            warnings.append(
+                "aps.filter-criteria is '\(criteria)': while a Focus is on for which the app set a filter, iOS shows the push only if the filter admits these criteria")
+        }
     }
 
     /// A number meant to be from 0 to 1 (a relevance score, a volume): one outside is kept as

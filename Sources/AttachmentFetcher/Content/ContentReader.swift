@@ -12,6 +12,10 @@ struct ContentReader {
     /// each such warning (`warnWrongType`). An FCM HTTP v1 message sets it, since its API refuses
     /// the whole message then.
     var wrongTypeConsequence: String?
+    /// Set when the vendor's SDK shows the push itself, as a local notification the app makes
+    /// (OneSignal's minified form): no service extension is involved, and the app attaches the
+    /// files it downloads (`NotificationContent.serviceExtension` is then `nil`).
+    var shownByTheApp = false
 
     init(_ payload: JSONObject, platform: Platform) {
         self.payload = payload
@@ -55,7 +59,7 @@ struct ContentReader {
 
     private func finished() -> (NotificationContent, [String]) {
         var reader = self
-        if reader.content.platform == .ios { reader.content.serviceExtension = reader.serviceExtensionRuns }
+        if reader.content.platform == .ios { reader.content.serviceExtension = reader.shownByTheApp ? nil : reader.serviceExtensionRuns }
         // The pictures' URLs are fetched, so they are shown as outcomes show fetched URLs: with
         // any credentials redacted; so are URLs among the extras, which hold the attachment's
         // key on CleverTap iOS (`ct_mediaUrl`) and every data key on Android. Tap targets are

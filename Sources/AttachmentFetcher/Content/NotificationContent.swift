@@ -329,7 +329,9 @@ public struct NotificationContent: Sendable, Hashable {
     /// iOS: whether iOS runs the app's notification service extension for this push
     /// (`aps.mutable-content` is 1). Without it iOS shows no attachment, and what the vendor's
     /// extension would change (OneSignal's `badge_inc` and buttons, Iterable's buttons, Airship's
-    /// `content`) is not in this notification. `nil` on Android, which shows a push without one.
+    /// `content`) is not in this notification. `nil` on Android, which shows a push without one,
+    /// and for a push the vendor's SDK shows itself as a local notification the app makes, with
+    /// the attachments the app downloads (OneSignal's minified form, without `aps.alert`).
     public var serviceExtension: Bool? {
         get { fields.serviceExtension }
         set { fields.serviceExtension = newValue }

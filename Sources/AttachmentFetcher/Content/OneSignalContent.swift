@@ -50,10 +50,23 @@ extension ContentReader {
             // only with rich data (`receiveRemoteNotification`): buttons `o` or attachments `at`
             // in the original format, `os_data.buttons` as an object in the `os_data` one. It
             // plays the default sound without `s`, and sets no badge for `b` 0.
+            // Its content is the SDK's: the alert, sound, badge, buttons and attachments, and the
+            // payload as its user info; nothing else `aps` says (a thread, an interruption level,
+            // a relevance score, a critical sound, a category: the SDK makes its own for the
+            // buttons) reaches it. The app downloads the attachments (`addAttachments`), without
+            // a service extension.
+            content.category = nil
+            content.threadID = nil
+            content.interruptionLevel = nil
+            content.relevanceScore = nil
+            content.criticalSound = nil
+            content.soundVolume = nil
             readAlert(fields["m"], at: prefix + "m")
             if let badge = integer(fields["b"], at: prefix + "b"), badge != 0 { content.badge = .set(badge) }
             if fields["s"] != nil { readSound(fields["s"], at: prefix + "s") } else { content.sound = "default" }
             content.visible = content.hasText && (osData != nil || fields["o"] != nil || fields["at"] != nil)
+            shownByTheApp = true
+            if content.visible { warnings.append(Self.oneSignalShownByTheAppWarning) }
         }
         content.openURL = text(data?["u"], at: "\(path).u")
         content.campaignID = identifier(data?["i"], at: "\(path).i")
@@ -109,6 +122,11 @@ extension ContentReader {
                 "OneSignal's SDK shows exactly two buttons in reverse order: iOS shows '\(buttons[1].title ?? buttons[1].id)' before '\(buttons[0].title ?? buttons[0].id)' (\(buttonsPath))")
         }
     }
+
+    /// The minified form's notification is made by the app, in the background, when iOS wakes it
+    /// for the push (`content-available`).
+    static let oneSignalShownByTheAppWarning =
+        "OneSignal's SDK shows this push itself (aps has no alert): the app makes the notification, with its attachments, when iOS wakes it for a background push, which iOS never does after the user force-quits the app and does not guarantee otherwise (it may delay or drop background pushes)"
 
     /// iOS's `[{i: id, n: text}]`, the id defaulting to the text (OneSignal has no per-button
     /// URL); the SDK skips a button without its text.
