@@ -34,8 +34,18 @@ final class CampaignReport: Sendable {
     }
 
     /// What the page shows of one URL.
+    /// A row's identity: a URL as the outcomes name it, or the payloads of a vendor (or none) that
+    /// name no URL, whose label no payload's URL can take.
+    enum RowKey: Hashable {
+        case url(String)
+        case noURL(vendor: String?)
+    }
+
     struct URLRow {
+        /// The URL, or for `RowKey.noURL` the row's label.
         var url: String
+        /// Whether `url` is a URL rather than a label.
+        var isURL = true
         var verdicts: [String: Int] = [:]
         var mime: String?
         var bytes: Int?
@@ -85,8 +95,8 @@ final class CampaignReport: Sendable {
     }
 
     private struct State {
-        var rows: [String: URLRow] = [:]
-        var order: [String] = []
+        var rows: [RowKey: URLRow] = [:]
+        var order: [RowKey] = []
         var byStatus: [String: Int] = [:]
         var byReason: [String: Int] = [:]
         var byPlatform: [String: [String: Int]] = [:]
@@ -174,18 +184,23 @@ final class CampaignReport: Sendable {
             let single = outcome.attachments.count + outcome.failures.count == 1
             var usesOtherURL = false
             func touch(_ url: String, verdict: String, _ update: (inout URLRow) -> Void) {
-                if state.rows[url] == nil {
+                touch(.url(url), label: url, verdict: verdict, update)
+            }
+            func touch(_ key: RowKey, label: String, verdict: String, _ update: (inout URLRow) -> Void) {
+                if state.rows[key] == nil {
                     let limit = verdict == "attached" ? Self.listedURLs : 2 * Self.listedURLs
                     guard state.rows.count < limit else {
                         usesOtherURL = true
                         state.otherURLVerdicts[verdict, default: 0] += 1
                         return
                     }
-                    state.rows[url] = URLRow(url: url)
-                    state.order.append(url)
+                    var row = URLRow(url: label)
+                    if case .noURL = key { row.isURL = false }
+                    state.rows[key] = row
+                    state.order.append(key)
                 }
-                update(&state.rows[url]!)
-                state.rows[url]!.record(outcome, at: index, single: single)
+                update(&state.rows[key]!)
+                state.rows[key]!.record(outcome, at: index, single: single)
             }
             for attachment in outcome.attachments {
                 touch(attachment.url, verdict: "attached") { row in
@@ -205,7 +220,8 @@ final class CampaignReport: Sendable {
             // nothing is no Iterable ghost push), each reason's detail the first payload's, with
             // its line (the others' may differ: a malformed payload's offset).
             if outcome.attachments.isEmpty, outcome.failures.isEmpty, let reason = outcome.reason {
-                touch("(no attachment URL\(outcome.vendor.map { ": \($0)" } ?? ""))", verdict: reason.code) { row in
+                let label = "(no attachment URL\(outcome.vendor.map { ": \($0)" } ?? ""))"
+                touch(.noURL(vendor: outcome.vendor.map { "\($0)" }), label: label, verdict: reason.code) { row in
                     row.verdicts[reason.code, default: 0] += 1
                     if row.details[reason.code] == nil { row.details[reason.code] = outcome.detail.map { "line \(index + 1): \($0)" } }
                 }
@@ -310,7 +326,7 @@ final class CampaignReport: Sendable {
     private static func row(_ row: URLRow, thumbnailBytes: inout Int) -> String {
         var cells: [String] = []
         cells.append(thumbnail(row, thumbnailBytes: &thumbnailBytes))
-        cells.append("<span class=\"url\">\(escape(row.url))</span>")
+        cells.append(row.isURL ? "<span class=\"url\">\(escape(row.url))</span>" : "<i>\(escape(row.url))</i>")
         let verdicts = row.verdicts.sorted { $0.key < $1.key }.map { key, count in
             "<span class=\"\(key == "attached" ? "ok" : "bad")\">\(escape(key))</span> \(count)"
                 + (row.details[key].map { "<div class=\"detail\">\(escape($0))</div>" } ?? "")

@@ -246,23 +246,27 @@ struct ReportTests {
             "not json",
             #"{"aps":{"alert":"B","mutable-content":1},"ab":{}}"#,
             #"{"aps":{"content-available":1},"ab":{"att":{"url":"\#(server.url("/media/b.jpg?bytes=900"))"}}}"#,
+            // A URL spelled as that row's label is a URL of its own, not counted in it.
+            #"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"(no attachment URL: braze)"}}}"#,
         ]
         let (result, _, html) = try await Self.runBatch(lines, in: directory, ["--json", "--platform", "ios,android"] + Nginx.loopbackFlags)
         try await server.shutdown()
-        // Payloads without a URL: a row per vendor, each detail with the line it came from.
-        #expect(html.contains("<span class=\"url\">(no attachment URL: braze)</span>"), "\(html)")
-        #expect(html.contains("<span class=\"url\">(no attachment URL)</span>"))
+        // Payloads without a URL: a row per vendor, each detail with the line it came from,
+        // their label in italics where URLs are not.
+        #expect(html.contains("<td><i>(no attachment URL: braze)</i></td><td><span class=\"bad\">internal-push</span> 1"), "\(html)")
+        #expect(html.contains("<td><i>(no attachment URL)</i></td>"))
+        #expect(html.contains("<td><span class=\"url\">(no attachment URL: braze)</span></td><td><span class=\"bad\">invalid-url</span> 1"), "\(html)")
         #expect(html.contains("<div class=\"detail\">line 2: "), "\(html)")
         // The histogram's caption has room, however few its bars.
         #expect(html.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"420\""))
         // The terminal's summary counts the same payloads as the report's tables.
-        #expect(result.stderr.contains("  by platform: ios 1 attached, 3 original; android 1 attached, 3 original\n"), "\(result.stderr)")
+        #expect(result.stderr.contains("  by platform: ios 1 attached, 4 original; android 1 attached, 4 original\n"), "\(result.stderr)")
         for platform in ["ios", "android"] {
             let section = try #require(html.components(separatedBy: "<h2>On \(platform)</h2>").last?.components(separatedBy: "</table>").first)
             let counts = section.components(separatedBy: "<tr><td>").dropFirst().compactMap { row in
                 row.components(separatedBy: "</td><td>").dropFirst().first.flatMap { Int($0.prefix { $0.isNumber }) }
             }
-            #expect(counts.reduce(0, +) == 4, "\(platform): \(section)")
+            #expect(counts.reduce(0, +) == 5, "\(platform): \(section)")
             #expect(section.contains("<td>invalid-payload</td>"), "\(section)")
         }
     }
