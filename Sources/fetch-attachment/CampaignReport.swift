@@ -145,11 +145,13 @@ final class CampaignReport: Sendable {
     }
 
     /// A warning with the payload's attachment URLs written `<URL>`: one row for "<URL> is plain
-    /// http: …" however many URLs a campaign has (the URLs table lists each URL).
+    /// http: …" however many URLs a campaign has (the URLs table lists each URL). Only what has
+    /// a scheme's `://`: an invalid "URL" may be any text (`a`, `ios`), which would turn every
+    /// occurrence of it in the payload's warnings into `<URL>`.
     static func withoutURLs(_ warning: String, of outcome: Outcome) -> String {
         let urls: [String?] = outcome.attachments.flatMap { [$0.url, $0.payloadURL] } + outcome.failures.flatMap { [$0.url, $0.payloadURL] }
         // The longest first: a URL may be a prefix of another.
-        return Set(urls.compactMap { $0 }).sorted { $0.count > $1.count }
+        return Set(urls.compactMap { $0 }.filter { $0.contains("://") }).sorted { $0.count > $1.count }
             .reduce(warning) { $0.replacingOccurrences(of: $1, with: "<URL>") }
     }
 

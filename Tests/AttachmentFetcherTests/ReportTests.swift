@@ -198,6 +198,18 @@ struct ReportTests {
         #expect(bounded.contains("<td>4001, 4002, 4003, 4004, 4005, 4006, 4007, 4008, 4009, 4010</td>"))
     }
 
+    @Test("Only a payload's URLs are written <URL> in its warnings: an invalid 'URL' that is a word, or empty, leaves the text alone")
+    func invalidURLsLeaveWarningsAlone() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let lines = ["a", "", "ios"].map { url in
+            #"{"aps":{"alert":"B","mutable-content":1,"interruption-level":"zz"},"ab":{"att":{"url":"\#(url)"}}}"#
+        }
+        let html = try await Self.reportOfBatch(lines, in: directory)
+        #expect(html.contains("<td>aps.interruption-level is &#39;zz&#39;: iOS knows passive, active, time-sensitive and critical</td><td class=\"num\">3</td>"), "\(html)")
+        #expect(!html.contains("&lt;URL&gt;"), "\(html)")
+    }
+
     @Test("The report lists at most 200 distinct warnings, the most common first, and counts the rest in one row")
     func warningsBounded() async throws {
         let directory = try makeTemporaryDirectory()
