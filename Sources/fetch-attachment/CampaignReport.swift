@@ -33,19 +33,16 @@ final class CampaignReport: Sendable {
         }
     }
 
-    /// What the page shows of one URL.
-    /// A row's identity: a URL as the outcomes name it, or the payloads of a vendor (or none) that
-    /// name no URL, whose label no payload's URL can take.
+    /// A row's identity: a URL as the outcomes name it, or the label of the payloads of a vendor
+    /// (or none) that name no URL, which no payload's URL can take.
     enum RowKey: Hashable {
         case url(String)
-        case noURL(vendor: String?)
+        case noURL(label: String)
     }
 
+    /// What the page shows of one URL.
     struct URLRow {
-        /// The URL, or for `RowKey.noURL` the row's label.
-        var url: String
-        /// Whether `url` is a URL rather than a label.
-        var isURL = true
+        var key: RowKey
         var verdicts: [String: Int] = [:]
         var mime: String?
         var bytes: Int?
@@ -185,10 +182,7 @@ final class CampaignReport: Sendable {
             }
             let single = outcome.attachments.count + outcome.failures.count == 1
             var usesOtherURL = false
-            func touch(_ url: String, verdict: String, _ update: (inout URLRow) -> Void) {
-                touch(.url(url), label: url, verdict: verdict, update)
-            }
-            func touch(_ key: RowKey, label: String, verdict: String, _ update: (inout URLRow) -> Void) {
+            func touch(_ key: RowKey, verdict: String, _ update: (inout URLRow) -> Void) {
                 if state.rows[key] == nil {
                     let limit = verdict == "attached" ? Self.listedURLs : 2 * Self.listedURLs
                     guard state.rows.count < limit else {
@@ -196,22 +190,20 @@ final class CampaignReport: Sendable {
                         state.otherURLVerdicts[verdict, default: 0] += 1
                         return
                     }
-                    var row = URLRow(url: label)
-                    if case .noURL = key { row.isURL = false }
-                    state.rows[key] = row
+                    state.rows[key] = URLRow(key: key)
                     state.order.append(key)
                 }
                 update(&state.rows[key]!)
                 state.rows[key]!.record(outcome, at: index, single: single)
             }
             for attachment in outcome.attachments {
-                touch(attachment.url, verdict: "attached") { row in
+                touch(.url(attachment.url), verdict: "attached") { row in
                     row.verdicts["attached", default: 0] += 1
                     row.keepFirstFile(attachment)
                 }
             }
             for failure in outcome.failures {
-                touch(failure.url, verdict: failure.reason.code) { row in
+                touch(.url(failure.url), verdict: failure.reason.code) { row in
                     row.verdicts[failure.reason.code, default: 0] += 1
                     if row.details[failure.reason.code] == nil { row.details[failure.reason.code] = failure.detail }
                     // A file another judged platform shows: its type, size and thumbnail.
@@ -222,8 +214,7 @@ final class CampaignReport: Sendable {
             // nothing is no Iterable ghost push), each reason's detail the first payload's, with
             // its line (the others' may differ: a malformed payload's offset).
             if outcome.attachments.isEmpty, outcome.failures.isEmpty, let reason = outcome.reason {
-                let label = "(no attachment URL\(outcome.vendor.map { ": \($0)" } ?? ""))"
-                touch(.noURL(vendor: outcome.vendor.map { "\($0)" }), label: label, verdict: reason.code) { row in
+                touch(.noURL(label: "(no attachment URL\(outcome.vendor.map { ": \($0)" } ?? ""))"), verdict: reason.code) { row in
                     row.verdicts[reason.code, default: 0] += 1
                     if row.details[reason.code] == nil { row.details[reason.code] = outcome.detail.map { "line \(index + 1): \($0)" } }
                 }
@@ -328,7 +319,10 @@ final class CampaignReport: Sendable {
     private static func row(_ row: URLRow, thumbnailBytes: inout Int) -> String {
         var cells: [String] = []
         cells.append(thumbnail(row, thumbnailBytes: &thumbnailBytes))
-        cells.append(row.isURL ? "<span class=\"url\">\(escape(row.url))</span>" : "<i>\(escape(row.url))</i>")
+        switch row.key {
+        case .url(let url): cells.append("<span class=\"url\">\(escape(url))</span>")
+        case .noURL(let label): cells.append("<i>\(escape(label))</i>")
+        }
         let verdicts = row.verdicts.sorted { $0.key < $1.key }.map { key, count in
             "<span class=\"\(key == "attached" ? "ok" : "bad")\">\(escape(key))</span> \(count)"
                 + (row.details[key].map { "<div class=\"detail\">\(escape($0))</div>" } ?? "")
