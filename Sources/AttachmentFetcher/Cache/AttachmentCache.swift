@@ -71,8 +71,8 @@ public struct AttachmentCache: Sendable {
     }
 
     /// The regular files directly in `directory` (the command line's default output directory,
-    /// which holds each payload's hard link of a cache body): how many, and the bytes they hold,
-    /// each file (inode) once however many links it has here. Nothing is followed: a
+    /// which holds each payload's hard link of a cache body): how many names, and the bytes they
+    /// hold, each file (inode) counted once however many links it has here. Nothing is followed: a
     /// `directory` that is a symbolic link is an error, and links and directories in it are
     /// not counted. A missing directory holds nothing.
     public static func outputFiles(in directory: String) throws(AttachmentFetcherError) -> (files: Int, bytes: Int) {
