@@ -61,6 +61,26 @@ struct NotificationWarningTests {
         #expect(read.warnings.contains { $0.hasPrefix("\(field) is not valid JSON") }, "\(read.warnings)")
     }
 
+    @Test(
+        "A JSON-in-string field that starts with a line break or a tab is read, as Android's JSONTokener skips them, not dropped as 'not JSON'",
+        arguments: ["\\n", "\\r\\n", "\\t", " \\n "])
+    func jsonInStringAfterWhitespace(lead: String) throws {
+        let style = try ReadPayload(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.style":"\#(lead){\"type\":\"big_picture\",\"big_picture\":\"https://cdn.example.com/a.jpg\"}"}"#)
+        #expect(style.pictureURLs == ["https://cdn.example.com/a.jpg"], "\(style.warnings)")
+        #expect(!style.warnings.contains { $0.hasPrefix("com.urbanairship.style") }, "\(style.warnings)")
+        let itbl = try ReadPayload(#"{"title":"T","body":"B","itbl":"\#(lead){\"campaignId\":1,\"templateId\":2,\"messageId\":\"m\",\"defaultAction\":{\"type\":\"openUrl\",\"data\":\"https://x.example.com/\"}}"}"#)
+        #expect(itbl.content?.openURL == "https://x.example.com/", "\(itbl.warnings)")
+        let oneSignal = try ReadPayload(#"{"alert":"B","custom":"\#(lead){\"i\":\"n1\"}","o":"\#(lead)[{\"i\":\"a\",\"n\":\"A\"}]"}"#)
+        #expect(oneSignal.content?.buttons.map(\.title) == ["A"], "\(oneSignal.warnings)")
+        let cleverTap = try ReadPayload(#"{"wzrk_pn":"true","nm":"B","wzrk_acts":"\#(lead)[{\"l\":\"OK\",\"id\":\"ok\"}]"}"#)
+        #expect(cleverTap.content?.buttons.map(\.title) == ["OK"], "\(cleverTap.warnings)")
+        let braze = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","extra":"\#(lead){\"k\":\"v\"}"}"#)
+        #expect(braze.content?.extras == ["k": .string("v")], "\(braze.warnings)")
+        // Other control characters are no whitespace to JSONTokener: still not JSON.
+        let formFeed = try ReadPayload(#"{"_ab":"true","t":"T","a":"B","extra":"\f{\"k\":\"v\"}"}"#)
+        #expect(formFeed.content?.extras == [:] && formFeed.warnings == ["extra is not JSON"], "\(formFeed.warnings)")
+    }
+
     @Test("Android colours parse as Android's Color.parseColor, Braze's decimal Long and OneSignal's hexadecimal BigInteger parse them")
     func androidColours() {
         #expect(AndroidColor.parse("#FF0000") == 0xFFFF_0000)

@@ -265,11 +265,14 @@ struct ContentReader {
     }
 
     /// `value`, with (on Android) a string that starts like a JSON object or array decoded; `nil`
-    /// and a warning when such a string does not parse.
+    /// and a warning when such a string does not parse. What comes before the `{` or `[` may be
+    /// JSON's whitespace (space, tab, line feed, carriage return), which Android's `JSONTokener`
+    /// skips too: a field written from a template often starts with a line break.
     private mutating func decoded(_ value: JSONValue?, at path: String) -> JSONValue? {
         guard let value else { return nil }
         guard case .string(let text) = value, readsStringsAsValues else { return value == .null ? nil : value }
-        guard let first = text.utf8.first(where: { $0 != UInt8(ascii: " ") }),
+        let whitespace: [UInt8] = [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r")]
+        guard let first = text.utf8.first(where: { !whitespace.contains($0) }),
             first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
         else {
             if text.isEmpty { return nil }
