@@ -438,6 +438,23 @@ struct CacheSafetyTests {
         }
     }
 
+
+    @Test("A payload whose deadline passes before its download starts, with no other process on the cache, does not blame one")
+    func deadlineBeforeTheLock() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            // Deadlines that pass before the leader's first try of the lock, or just after.
+            let outcomes = await withTaskGroup(of: Outcome.self) { group in
+                for index in 0..<40 {
+                    group.addTask { await fixture.fetcher.process(fixture.braze("/media/early\(index).png?bytes=3000"), timeout: .microseconds(index * 50)) }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            for outcome in outcomes where outcome.status == .original {
+                #expect(outcome.reason == .deadline, "\(outcome.reason?.code ?? "")")
+                #expect(!(outcome.detail ?? "").contains("another process"), "\(outcome.detail ?? "")")
+            }
+        }
+    }
     @Test("A lock that fails for a reason other than contention is a storage failure at once, not a wait")
     func failingLock() async throws {
         try await Fixture.with(cached: true) { fixture in

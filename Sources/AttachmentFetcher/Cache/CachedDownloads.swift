@@ -233,7 +233,13 @@ final class CachedDownloads: Sendable {
             pause = min(pause * 2, .milliseconds(50))
         }
         if Task.isCancelled { return .failure(TransferStateMachine.cancellation) }
-        return .failure(TransferFailure(reason: .deadline, detail: "the deadline passed while another process held this URL's download"))
+        // Another process is named only when one held the lock: the deadline may have passed
+        // before the first try (a payload that waited its whole time in line).
+        return .failure(
+            TransferFailure(
+                reason: .deadline,
+                detail: waitedForAnother
+                    ? "the deadline passed while another process held this URL's download" : "the deadline passed before the download started"))
     }
 
     /// Downloads `url` for `key`, conditionally when a `stale` entry (open, when its descriptor
