@@ -220,10 +220,13 @@ public struct Outcome: Sendable {
         self.notification = notification
     }
 
-    /// `elapsed` in milliseconds, as a number with microsecond precision.
+    /// `elapsed` in milliseconds, as a number with microsecond precision: whole microseconds
+    /// divided once, so that it prints as `1903.43`, never `1903.4299999999998`.
     public var elapsedMilliseconds: Double {
         let (seconds, attoseconds) = elapsed.components
-        return (Double(seconds) * 1_000 + Double(attoseconds / 1_000_000_000_000) / 1_000)
+        let (microseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        guard !overflow else { return Double(seconds) * 1_000 }
+        return Double(microseconds.addingReportingOverflow(attoseconds / 1_000_000_000_000).partialValue) / 1_000
     }
 }
 

@@ -84,4 +84,15 @@ struct OutcomeJSONTests {
         #expect(direct == expected as NSDictionary)
         #expect(!outcome.jsonLine(index: index).contains("\n"))
     }
+
+    @Test("elapsed_ms is the whole microseconds in milliseconds, written short: 1903.43, never 1903.4299999999998")
+    func elapsedMillisecondsWrittenShort() {
+        for (elapsed, written) in [
+            (Duration.seconds(1) + .microseconds(903_430), "1903.43"), (.seconds(1) + .microseconds(509_822), "1509.822"),
+            (.seconds(3) + .microseconds(903_162) + .nanoseconds(999), "3903.162"), (.microseconds(3_200), "3.2"), (.zero, "0.0"),
+        ] {
+            let outcome = Outcome(status: .original, reason: .deadline, detail: nil, vendor: nil, attachments: [], warnings: [], elapsed: elapsed, payload: Data())
+            #expect(outcome.jsonLine().contains(#""elapsed_ms":\#(written),"#), "\(outcome.jsonLine())")
+        }
+    }
 }
