@@ -274,8 +274,9 @@ struct CacheOptions: ParsableArguments {
         if let maximumBytes, maximumBytes <= 0 { throw ValidationError("--cache-max-bytes must be positive") }
     }
 
-    /// The cache's directory: `--cache-dir`, else the default.
-    var cacheDirectory: String { directory ?? DefaultPaths.root }
+    /// The cache's directory: `--cache-dir`, else the default; absolute, as the cache reports its
+    /// own, so that `cache stats` names it and its `attachments/` alike.
+    var cacheDirectory: String { FilePath.absolute(directory ?? DefaultPaths.root).string }
 
     /// Where attachments go without --output-dir: `attachments/` inside the cache's directory,
     /// so that each cache's `stats` counts and `clear` removes its own payloads' links (and the

@@ -293,6 +293,14 @@ struct CacheSafetyTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(counted.stdout.utf8)) as? [String: Any])
         let files = try #require(object["attachments"] as? [String: Any])
         #expect(files["files"] as? Int == 2 && files["bytes"] as? Int == 3000, "\(counted.stdout)")
+        // A relative --cache-dir: the cache and its attachments/ are both named absolute.
+        let parent = (cache as NSString).deletingLastPathComponent
+        let relative = try await CommandRunner.run(
+            "fetch-attachment", ["cache", "stats", "--cache-dir", "./" + (cache as NSString).lastPathComponent, "--json"], workingDirectory: parent)
+        let relativeObject = try #require(try JSONSerialization.jsonObject(with: Data(relative.stdout.utf8)) as? [String: Any])
+        let resolved = FilePath(cache).lexicallyNormalized().string
+        #expect(relativeObject["directory"] as? String == resolved, "\(relative.stdout)")
+        #expect((relativeObject["attachments"] as? [String: Any])?["directory"] as? String == resolved + "/attachments", "\(relative.stdout)")
         // prune takes only a file that is its body's one link (no entry holds it any more), and
         // not one just made: a fetch of a no-store body, or without the cache, may be reading it.
         try Data(repeating: 8, count: 500).write(to: URL(fileURLWithPath: attachments + "/alone-0a1b2c3d4e5f6.jpg"))
