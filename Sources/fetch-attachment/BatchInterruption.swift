@@ -11,7 +11,8 @@ import UnixSignals
 /// `SIGTERM`). Nothing already done is lost: the outcomes held back to keep the input's order,
 /// the summary and the report would all die with the process.
 ///
-/// A second one ends the process at once, with the same status.
+/// A second one ends the process at once, with the same status, once the outcomes printed by
+/// then are written (`beforeQuitting`).
 ///
 /// A signal ignored when the process started stays ignored, as for a shell script's background
 /// job (libdispatch, under `UnixSignals`, does not catch it then).
@@ -21,6 +22,8 @@ final class BatchInterruption: Sendable {
     /// Keyed, so that a read that returned takes its action out (`forget`): a batch streamed a
     /// line at a time makes one read per line.
     private let onInterrupt = Locked<(nextKey: Int, actions: [Int: @Sendable () -> Void])>((0, [:]))
+    /// Called on the second signal, before the process ends: writes what is printed.
+    private let onQuit = Locked<(@Sendable () -> Void)?>(nil)
 
     /// The signal that interrupted the batch, if one did.
     var signal: Int32? {
@@ -70,6 +73,11 @@ final class BatchInterruption: Sendable {
         return key
     }
 
+    /// `action` runs on a second signal, just before the process ends (the last one given).
+    func beforeQuitting(_ action: @escaping @Sendable () -> Void) {
+        onQuit.withLock { $0 = action }
+    }
+
     /// Takes out the action `whenInterrupted` registered under `key`.
     func forget(_ key: Int) {
         _ = onInterrupt.withLock { $0.actions.removeValue(forKey: key) }
@@ -77,6 +85,7 @@ final class BatchInterruption: Sendable {
 
     func receive(_ signal: Int32, timeout: Double) {
         guard received.compareExchange(expected: 0, desired: signal, ordering: .relaxed).exchanged else {
+            onQuit.withLock { $0 }?()
             StandardStreams.error.write("fetch-attachment: interrupted again: quitting now\n")
             StandardStreams.exit(128 + signal)
         }

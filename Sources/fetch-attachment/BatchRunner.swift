@@ -162,7 +162,9 @@ struct BatchRunner {
         emitter: OrderedEmitter, progress: Progress, interruption: BatchInterruption
     ) async -> [BatchRecord] {
         let emitter = SharedEmitter(emitter)
-        await withTaskGroup(of: Void.self) { group in
+        // A second interrupt quits at once: what is printed by then is written first.
+        interruption.beforeQuitting { emitter.flush() }
+        await emitter.flushingPeriodically { await withTaskGroup(of: Void.self) { group in
             // No more workers than lines: a --concurrency of a million on eight lines made a
             // million tasks (1.3 GB).
             for worker in 0..<concurrency {
@@ -197,8 +199,7 @@ struct BatchRunner {
                     }
                 }
             }
-        }
-        emitter.flush()
+        } }
         return emitter.records
     }
 

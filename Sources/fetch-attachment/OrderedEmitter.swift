@@ -1,7 +1,8 @@
 import AttachmentFetcher
 
 /// Prints outcomes in input order as soon as every earlier one is in, through a buffer of its
-/// own (written when it holds 64 KiB, and on `flush()`).
+/// own: written when it holds 64 KiB, on `flush()` (which `SharedEmitter`'s flusher calls every
+/// `flushInterval`), and after every line when standard output is a terminal.
 struct OrderedEmitter: Sendable {
     /// An outcome as printed and as the summary counts it.
     struct Entry: Sendable {
@@ -26,9 +27,14 @@ struct OrderedEmitter: Sendable {
     /// all, are let go once printed: a batch may hold millions).
     private(set) var records: [BatchRecord] = []
 
-    init(printer: OutcomePrinter, report: CampaignReport?) {
+    /// Whether each printed line is written at once: standard output is a terminal, where a
+    /// person reads the outcomes as they come.
+    private let writesEachLine: Bool
+
+    init(printer: OutcomePrinter, report: CampaignReport?, writesEachLine: Bool = CommandSyscalls.isTerminal(.standardOutput)) {
         self.printer = printer
         self.report = report
+        self.writesEachLine = writesEachLine
     }
 
     /// What is printed and counted of `outcome`, the `index`th payload.
@@ -62,7 +68,7 @@ struct OrderedEmitter: Sendable {
             }
             nextToPrint += 1
         }
-        if output.count >= 1 << 16 { flush() }
+        if output.count >= 1 << 16 || writesEachLine { flush() }
     }
 
     /// Writes what is buffered to standard output.
@@ -131,6 +137,25 @@ final class SharedEmitter: Sendable {
 
     /// Writes what is buffered.
     func flush() { state.withLock { $0.emitter.flush() } }
+
+    /// How long a printed outcome waits in the buffer at most: a batch read from a file writes
+    /// 64 KiB at a time, and without this a slow campaign's outcomes (a few hundred bytes each)
+    /// would show only at its end, and be lost with the process if it were killed.
+    static let flushInterval = Duration.milliseconds(250)
+
+    /// Runs `body` while a task writes what is buffered every `flushInterval`; then flushes.
+    func flushingPeriodically<Value>(_ body: () async -> Value) async -> Value {
+        let flusher = Task { [self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.flushInterval)
+                flush()
+            }
+        }
+        let value = await body()
+        flusher.cancel()
+        flush()
+        return value
+    }
 
     var records: [BatchRecord] { state.withLock { $0.emitter.records } }
 }

@@ -628,8 +628,8 @@ struct CLITests {
             let binary = CommandRunner.fetchAttachmentPath
             let timeout = 5 * TestTiming.scale
             /// Runs the batch `file` and sends Ctrl-C once the origin has `requests` requests in
-            /// all (a batch file's outcomes are buffered, so stdout cannot tell): the exit status
-            /// and the outcome lines.
+            /// all (a batch file's outcomes reach stdout up to a quarter of a second late, so it
+            /// cannot tell): the exit status and the outcome lines.
             func interrupted(_ file: String, once requests: Int, concurrency: Int = 4) async throws -> (Int32, [String]) {
                 try await CommandRunner.withRunning(
                     "/usr/bin/env",
@@ -670,6 +670,39 @@ struct CLITests {
             #expect(lateStatus == 130)
             let whole = try String(contentsOfFile: report, encoding: .utf8)
             #expect(whole.contains("Interrupted by SIGINT (Ctrl-C): every line of the input had started."), "\(whole)")
+        }
+    }
+
+    @Test("A batch read from a file shows its outcomes while a slow payload runs, and a second Ctrl-C, quitting at once, keeps the ones printed")
+    func batchFileOutcomesAreWrittenAsTheyCome() async throws {
+        try await withServer { server, directory in
+            // Three quick payloads, then one that stalls far past the test's patience.
+            let paths = (0..<3).map { "/media/q\($0).jpg?bytes=2000" } + ["/media/stuck.jpg?bytes=200000&stall_after=10000"]
+            let campaign = directory + "/campaign.jsonl"
+            try Data(paths.map { String(decoding: Payloads.braze(url: server.url($0)), as: UTF8.self) }.joined(separator: "\n").utf8)
+                .write(to: URL(fileURLWithPath: campaign))
+            let (status, lines) = try await CommandRunner.withRunning(
+                "/usr/bin/env",
+                ["--default-signal=INT", CommandRunner.fetchAttachmentPath, "--batch", campaign, "--json", "--timeout", "120", "--no-cache",
+                 "--output-dir", directory + "/out", "--allow-private-networks"],
+                readLines: true
+            ) { program -> [String] in
+                // The first outcomes come while the stalled payload still runs (its deadline is
+                // two minutes away), not with it at the end.
+                var lines: [String] = []
+                for _ in 0..<3 {
+                    guard let line = await program.nextLine(within: .seconds(15) * TestTiming.scale) else { break }
+                    lines.append(line)
+                }
+                #expect(lines.count == 3, "the quick payloads' outcomes were held back: \(lines)")
+                program.send(SIGINT)
+                try await Task.sleep(for: .milliseconds(200))
+                program.send(SIGINT)
+                while let line = await program.nextLine(within: .seconds(20)) { lines.append(line) }
+                return lines
+            }
+            #expect(status == 130)
+            #expect(lines.map { $0.contains(#""status":"attached""#) } == [true, true, true], "\(lines)")
         }
     }
 
