@@ -11,4 +11,6 @@ status=0
 # Two lines, each path whole on its own, as the command's own output keeps them.
 echo "fetch-attachment is at $bin/fetch-attachment" >&2
 echo "  try: $bin/fetch-attachment --help" >&2
+# A debug build: for campaigns, the release build (README, "The command line").
+echo "  for campaigns: swift build -c release --product fetch-attachment" >&2
 exit "$status"
