@@ -7,7 +7,10 @@ import SystemPackage
 /// (deeper than the lines nested under it, which are two in). A word is never broken: a URL, a
 /// path or another token longer than the room left goes whole onto a continuation line of its
 /// own (the label then stands alone on the first), where a terminal's selection takes it as it
-/// is, even when it is wider than the terminal.
+/// is, even when it is wider than the terminal. Text written without spaces (Chinese, Japanese)
+/// is the exception: a run holding a wide East Asian character, and no `/`, breaks between its
+/// characters where it does not fit, never before closing punctuation (`。`, `、`, `」`…), as
+/// a line of such text breaks in print.
 ///
 /// A few words that read as one (`51.2 ms`, `(braze, 3.2 ms)`) are joined by `glue` rather than
 /// spaces (see `glued(_:)`), so that no line ends inside them; each is a space once laid out.
@@ -86,6 +89,16 @@ enum LineWrapping {
             if used + gap + size <= width || (wordless && !hasLabel) {
                 current += line[index..<wordEnd]
                 used += gap + size
+            } else if breaksBetweenCharacters(word) {
+                let pieces = Self.pieces(of: word, firstRoom: width - used - gap, room: width - indent)
+                if let first = pieces.first, !first.isEmpty {
+                    current += line[index..<wordStart] + first
+                }
+                for piece in pieces.dropFirst() {
+                    lines.append(current)
+                    current = margin + piece
+                }
+                used = pieces.count > 1 ? indent + columns(of: pieces[pieces.count - 1]) : used + gap + columns(of: pieces[0])
             } else {
                 lines.append(current)
                 current = margin + word
@@ -96,6 +109,44 @@ enum LineWrapping {
         }
         lines.append(current)
         return lines.joined(separator: "\n")
+    }
+
+    /// Whether `word` may break between its characters: it holds a wide East Asian character
+    /// (not an emoji) and no `/` (a URL or a path stays whole).
+    private static func breaksBetweenCharacters(_ word: Substring) -> Bool {
+        !word.contains("/") && word.contains { !$0.isASCII && columns(of: $0) == 2 && $0.unicodeScalars.first?.properties.isEmojiPresentation == false }
+    }
+
+    /// Closing punctuation no line of East Asian text starts with.
+    private static let noLineStart: Set<Character> = [
+        "、", "。", "，", "．", "：", "；", "？", "！", "」", "』", "）", "】", "〕", "〉", "》", "〟", "’", "”", "ー", "ぁ", "ぃ", "ぅ", "ぇ",
+        "ぉ", "っ", "ゃ", "ゅ", "ょ", "ァ", "ィ", "ゥ", "ェ", "ォ", "ッ", "ャ", "ュ", "ョ", "・", "…", ")", ",", ".", "!", "?", ":", ";", "%",
+    ]
+
+    /// `word` cut into pieces: the first within `firstRoom` columns (empty when not even its
+    /// first character fits), each other within `room` and holding one character at least (so
+    /// that the cutting ends); a cut before `noLineStart` punctuation moves back, leaving the
+    /// punctuation with the character before it, as long as the piece keeps one.
+    private static func pieces(of word: Substring, firstRoom: Int, room: Int) -> [Substring] {
+        var pieces: [Substring] = []
+        var start = word.startIndex
+        var used = 0
+        var limit = firstRoom
+        var index = word.startIndex
+        while index < word.endIndex {
+            let size = columns(of: word[index])
+            if used + size > limit, index > start || pieces.isEmpty {
+                var cut = index
+                while cut > start, noLineStart.contains(word[cut]), word.index(before: cut) > start { cut = word.index(before: cut) }
+                pieces.append(word[start..<cut])
+                (start, index, used, limit) = (cut, cut, 0, room)
+                continue
+            }
+            used += size
+            index = word.index(after: index)
+        }
+        pieces.append(word[start...])
+        return pieces
     }
 
     /// The colon that ends the label `line` starts with at `start`: its first `": "`, when what

@@ -326,6 +326,27 @@ struct CLITests {
         }
     }
 
+    @Test("Japanese and Chinese text, written without spaces, wraps between its characters within 80 columns (each character two), never before closing punctuation")
+    func eastAsianTextWraps() async throws {
+        let japanese = "本日限定のセールを開催しています。全商品が五十パーセントオフになります。お見逃しなく！詳しくはアプリをご覧ください。"
+        let chinese = "今天限时特卖，全场商品五折优惠，千万不要错过！详情请查看应用程序。今天限时特卖，全场商品五折优惠，千万不要错过！"
+        for body in [japanese, chinese] {
+            let result = try await CommandRunner.run(
+                "fetch-attachment", ["-", "--no-cache"], stdin: Data(#"{"aps":{"alert":{"title":"T","body":"\#(body)"}}}"#.utf8))
+            let lines = result.stdout.split(separator: "\n")
+            // Every character here but the ASCII ones takes two columns.
+            for line in lines {
+                let columns = line.reduce(0) { $0 + ($1.isASCII ? 1 : 2) }
+                #expect(columns <= 80, "\(columns) columns: \(line)\n\(result.stdout)")
+            }
+            let start = try #require(lines.firstIndex { $0.hasPrefix("    body: ") }, "\(result.stdout)")
+            #expect(lines[start + 1].hasPrefix("          ") && !lines[start + 1].hasPrefix("           "), "\(result.stdout)")
+            // Nothing lost: the continuation is the rest of the text.
+            #expect(lines[start].dropFirst(10) + lines[start + 1].dropFirst(10) == body, "\(result.stdout)")
+            #expect(!"、。，！".contains(lines[start + 1].dropFirst(10).first ?? " "), "\(result.stdout)")
+        }
+    }
+
     @Test("On a terminal, the human output takes the width COLUMNS gives; in a pipe, 80 columns whatever COLUMNS says")
     func terminalWidth() async throws {
         let script = "/usr/bin/script"
