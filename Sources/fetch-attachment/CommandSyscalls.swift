@@ -51,9 +51,15 @@ enum CommandSyscalls {
     }
 
     /// Whether `descriptor` is a regular file (`fstat(2)`).
-    static func isRegularFile(_ descriptor: FileDescriptor) -> Bool {
+    static func isRegularFile(_ descriptor: FileDescriptor) -> Bool { fileType(of: descriptor) == S_IFREG }
+
+    /// Whether `descriptor` is a directory (`fstat(2)`): a shell's `< dir` opens one.
+    static func isDirectory(_ descriptor: FileDescriptor) -> Bool { fileType(of: descriptor) == S_IFDIR }
+
+    /// The `S_IFMT` bits of `descriptor`'s mode, or `nil` when `fstat(2)` fails.
+    private static func fileType(of descriptor: FileDescriptor) -> mode_t? {
         var status = stat()
-        return fstat(descriptor.rawValue, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
+        return fstat(descriptor.rawValue, &status) == 0 ? status.st_mode & S_IFMT : nil
     }
 
     /// The device and inode of the file at `path` (`stat(2)`, following links), or `nil` if there

@@ -61,7 +61,13 @@ struct FetchCommand: AsyncParsableCommand {
         if let report, let problem = PathCheck.writeProblem(report) {
             throw UnusableFile.uncreatable("cannot write the report \(TerminalText.escaped(report)): \(problem)")
         }
-        for path in [payload, batch].compactMap({ $0 }) where path != "-" {
+        for path in [payload ?? "-", batch].compactMap({ $0 }) {
+            guard path != "-" else {
+                if CommandSyscalls.isDirectory(.standardInput) {
+                    throw UnusableFile.unreadable("standard input is a directory, not a payload file")
+                }
+                continue
+            }
             guard !PathCheck.isDirectory(path) else {
                 throw UnusableFile.unreadable("'\(TerminalText.escaped(path))' is a directory, not a payload file")
             }
@@ -195,7 +201,7 @@ struct FetchOptions: ParsableArguments {
         // libcurl would take any file and then fail every HTTPS download.
         let head = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: cacert)).read(upToCount: 1 << 20)) ?? nil
         guard let head, String(decoding: head, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
-            throw ValidationError("--cacert \(TerminalText.escaped(cacert)) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+            throw UnusableFile.invalid("--cacert \(TerminalText.escaped(cacert)) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
         }
     }
 
@@ -312,14 +318,19 @@ struct UnusableFile: Error, CustomStringConvertible {
     static let noInput: Int32 = 66
     /// `EX_CANTCREAT` of sysexits(3): a file to write cannot be created.
     static let cannotCreate: Int32 = 73
+    /// `EX_USAGE` of sysexits(3), as for a bad option: a file that is no file of its kind.
+    static let usage: Int32 = 64
 
     /// The file and why it cannot be used, in the system's words.
     var description: String
-    /// `noInput` or `cannotCreate`.
+    /// `noInput`, `cannotCreate` or `usage`.
     var exitStatus: Int32
 
     static func unreadable(_ description: String) -> Self { Self(description: description, exitStatus: noInput) }
     static func uncreatable(_ description: String) -> Self { Self(description: description, exitStatus: cannotCreate) }
+    /// A file read that is not what its option takes (a `--cacert` with no certificate): 64, said
+    /// without the usage of the root command, which has nothing to do with it.
+    static func invalid(_ description: String) -> Self { Self(description: description, exitStatus: usage) }
 }
 
 /// Checks of paths given on the command line.

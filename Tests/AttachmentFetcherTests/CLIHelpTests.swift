@@ -54,6 +54,19 @@ struct CLIHelpTests {
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains(message.replacingOccurrences(of: "DIRECTORY", with: directory)), "\(result.stderr)")
         #expect(!result.stderr.contains("NSCocoaErrorDomain") && !result.stderr.contains("Missing value"))
+        // The fetch command's usage, if any: never the root's list of commands.
+        #expect(!result.stderr.contains("<subcommand>"), "\(result.stderr)")
+    }
+
+    @Test("Standard input that is a directory (`< dir`) exits 66 and says so, for one payload and for --batch -", arguments: [["-"], ["--batch", "-"]])
+    func standardInputIsADirectory(arguments: [String]) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let command = "exec '\(CommandRunner.fetchAttachmentPath)' \(arguments.joined(separator: " ")) --no-cache --output-dir '\(directory)/out' < '\(directory)'"
+        let result = try await CommandRunner.run("/bin/sh", ["-c", command])
+        #expect(result.status == 66, "\(result.stderr)")
+        #expect(result.stderr == "Error: standard input is a directory, not a payload file\n", "\(result.stderr)")
+        #expect(result.stdout.isEmpty && !FileManager.default.fileExists(atPath: directory + "/out"), "\(result.stdout)")
     }
 
     @Test(
