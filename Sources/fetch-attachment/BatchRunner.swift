@@ -88,7 +88,7 @@ struct BatchRunner {
                 let html = report.html(
                     statistics: statistics, wall: wall,
                     interruption: interruption.signal.map { ($0, handedOut ? nil : firstNotProcessed) })
-                try Data(html.utf8).write(to: URL(fileURLWithPath: reportPath))
+                try CommandSyscalls.writeFile(reportPath, Array(html.utf8))
                 StandardStreams.error.write("report: \(TerminalText.escaped(reportPath))\n")
             } catch {
                 // What is wrong with the path now (its directory gone, say), else the write's error.
@@ -110,6 +110,7 @@ struct BatchRunner {
     /// The system's words for why a file could not be written ("No space left on device"), not
     /// Foundation's wrapper around them.
     static func reason(_ error: any Error) -> String {
+        if let error = error as? Errno { return error.description }
         if let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError,
             underlying.domain == NSPOSIXErrorDomain
         {

@@ -35,6 +35,17 @@ enum CommandSyscalls {
         try typed { try descriptor.read(into: buffer) }
     }
 
+    /// Writes `bytes` to `path`, created (0644, less the umask) or truncated: every write and
+    /// the close checked, so that a failure is the system's own `Errno` ("Permission denied",
+    /// "No space left on device"), not Foundation's "could not be completed".
+    static func writeFile(_ path: String, _ bytes: [UInt8]) throws(Errno) {
+        try typed {
+            let descriptor = try FileDescriptor.open(
+                FilePath(path), .writeOnly, options: [.create, .truncate], permissions: [.ownerReadWrite, .groupRead, .otherRead])
+            _ = try descriptor.closeAfter { try descriptor.writeAll(bytes) }
+        }
+    }
+
     /// `write(2)` of `bytes`: the number written, which may be fewer.
     static func write(_ descriptor: FileDescriptor, _ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
         try typed { try descriptor.write(bytes) }

@@ -323,5 +323,12 @@ struct CLIHelpTests {
             "fetch-attachment", ["--batch", campaign, "--no-cache", "--timeout", "1", "--output-dir", directory + "/out", "--report", written])
         #expect(result.stderr.contains("report: \(written)"), "\(result.stderr)")
         #expect(FileManager.default.fileExists(atPath: written))
+        // A file that takes no writes though its checks pass (for root): the system's reason, at
+        // the end, in its own words.
+        let refusing = try await CommandRunner.run(
+            "fetch-attachment", ["--batch", campaign, "--no-cache", "--timeout", "1", "--output-dir", directory + "/out", "--report", "/proc/version"])
+        #expect(refusing.status == 73, "\(refusing.stderr)")
+        #expect(refusing.stderr.contains("cannot write the report /proc/version: "), "\(refusing.stderr)")
+        #expect(!refusing.stderr.contains("NSCocoaErrorDomain") && !refusing.stderr.contains("could not be completed"), "\(refusing.stderr)")
     }
 }
