@@ -39,7 +39,9 @@ struct BatchRunner {
             source = .stream(LineReader(descriptor: descriptor, limit: limit))
         }
         let printer = OutcomePrinter(json: options.json)
-        let report = reportPath.map { _ in CampaignReport(platforms: configuration.platforms) }
+        let report = reportPath.map { _ in
+            CampaignReport(platforms: configuration.platforms, input: input == "-" ? "standard input" : input, timeout: options.timeout)
+        }
         let started = ContinuousClock.now
         let progress = Progress(total: Progress.isEnabled && source.isFile ? FileLineSource.countLines(descriptor) : nil)
         let (records, statistics, interruption) = try await BatchInterruption.watching(timeout: options.timeout) { interruption in

@@ -49,6 +49,9 @@ final class CampaignReport: Sendable {
         var path: String?
         var milliseconds: [Double] = []
         var payloads = PayloadNumbers()
+        /// The payloads this URL failed: its own verdict on them, or (a payload naming it alone)
+        /// a judged platform's, was not `attached`. The lines a campaign team fixes.
+        var failedPayloads = PayloadNumbers()
         /// Each reason's first detail.
         var details: [String: String] = [:]
         /// Each platform's verdicts on the URL, counted over the payloads that name it alone (a
@@ -70,8 +73,12 @@ final class CampaignReport: Sendable {
             bytes = file.bytes
         }
 
-        /// Counts the `index`th payload's use of the URL.
-        mutating func record(_ outcome: Outcome, at index: Int, single: Bool) {
+        /// Whether a payload failed on the URL, by its own verdict or by a judged platform's.
+        var failed: Bool { failedPayloads.count > 0 }
+
+        /// Counts the `index`th payload's use of the URL, which it `failed` (the URL's verdict).
+        mutating func record(_ outcome: Outcome, at index: Int, single: Bool, failed: Bool) {
+            var failed = failed
             if single {
                 for verdict in outcome.verdicts {
                     let code = verdict.reason?.code ?? "attached"
@@ -83,8 +90,10 @@ final class CampaignReport: Sendable {
                     if let detail = verdict.detail, platformVerdicts[position].details[code] == nil {
                         platformVerdicts[position].details[code] = detail
                     }
+                    if verdict.reason != nil { failed = true }
                 }
             }
+            if failed { failedPayloads.record(index) }
             if samples.isEmpty { samples = outcome.notifications.filter(\.visible) }
             payloads.record(index)
             milliseconds.append(outcome.elapsedMilliseconds)
@@ -97,6 +106,13 @@ final class CampaignReport: Sendable {
         var byStatus: [String: Int] = [:]
         var byReason: [String: Int] = [:]
         var byPlatform: [String: [String: Int]] = [:]
+        /// The payloads that failed by reason: those that named a picture they did not get, or
+        /// ended for a reason other than `noPictureAsked`.
+        var failedByReason: [String: Int] = [:]
+        /// The payloads that asked for no picture, by reason (`noPictureAsked`).
+        var notAskedByReason: [String: Int] = [:]
+        /// Each judged platform's failed payloads, counted as `failedByReason` is.
+        var failedByPlatform: [String: Int] = [:]
         // The summary's precision, so that both show the same percentiles.
         var latency = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
         /// The largest latency as recorded: the histogram's maximum is its bucket's upper edge.
@@ -136,10 +152,21 @@ final class CampaignReport: Sendable {
     /// The platforms a preflight judges: a payload that got no verdict (nothing fetched) is
     /// counted in each one's table by its reason.
     private let platforms: [Platform]
+    /// What the page says the batch was: its input ("standard input", or the file's path) and
+    /// each payload's timeout, in seconds.
+    private let input: String
+    private let timeout: Double
 
-    init(platforms: [Platform] = []) {
+    init(platforms: [Platform] = [], input: String = "standard input", timeout: Double = 30) {
         self.platforms = platforms
+        self.input = input
+        self.timeout = timeout
     }
+
+    /// The reasons of payloads that may have asked for no picture: a silent or internal push, or
+    /// one naming none. A payload that names a picture and ends with one of them (on iOS, no
+    /// `mutable-content`: no extension sees it) failed, as with any other reason.
+    static let noPictureAsked: Set<String> = [FallbackReason.internalPush.code, FallbackReason.noAttachment.code]
 
     /// A warning with the payload's attachment URLs written `<URL>`: one row for "<URL> is plain
     /// http: …" however many URLs a campaign has (the URLs table lists each URL). Only what has
@@ -177,8 +204,14 @@ final class CampaignReport: Sendable {
                 if !outcome.verdicts.isEmpty { outcome.verdicts.map { ($0.platform, $0.reason) } }
                 else if !platforms.isEmpty { platforms.map { ($0, outcome.reason) } }
                 else { outcome.notification.map { [($0.platform, outcome.reason)] } ?? [] }
+            let namesPicture = !outcome.attachments.isEmpty || !outcome.failures.isEmpty
+            func failed(_ reason: FallbackReason) -> Bool { namesPicture || !Self.noPictureAsked.contains(reason.code) }
             for (platform, reason) in verdicts {
                 state.byPlatform[platform.rawValue, default: [:]][reason?.code ?? "attached", default: 0] += 1
+                if let reason, failed(reason) { state.failedByPlatform[platform.rawValue, default: 0] += 1 }
+            }
+            if let reason = outcome.reason {
+                if failed(reason) { state.failedByReason[reason.code, default: 0] += 1 } else { state.notAskedByReason[reason.code, default: 0] += 1 }
             }
             let single = outcome.attachments.count + outcome.failures.count == 1
             var usesOtherURL = false
@@ -194,7 +227,9 @@ final class CampaignReport: Sendable {
                     state.order.append(key)
                 }
                 update(&state.rows[key]!)
-                state.rows[key]!.record(outcome, at: index, single: single)
+                // A payload that names no picture, silent or not, did not fail on its row.
+                let asksNone: Bool = if case .noURL = key { Self.noPictureAsked.contains(verdict) } else { false }
+                state.rows[key]!.record(outcome, at: index, single: single, failed: verdict != "attached" && !asksNone)
             }
             for attachment in outcome.attachments {
                 touch(.url(attachment.url), verdict: "attached") { row in
@@ -230,6 +265,7 @@ final class CampaignReport: Sendable {
         var page = """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
             <meta http-equiv="Content-Security-Policy" content="\(Self.contentSecurityPolicy)">
             <title>Campaign report</title>
             <style>
@@ -237,7 +273,12 @@ final class CampaignReport: Sendable {
             h1{font-size:22px}h2{font-size:17px;margin-top:28px}
             table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left}
             th{background:#f3f3f3}.num{text-align:right}.ok{color:#17692c;font-weight:600}.bad{color:#a31515;font-weight:600}
-            .url{max-width:420px;word-break:break-all}img.thumb{max-width:96px;max-height:96px;display:block}
+            td{overflow-wrap:anywhere}td.num,td.type{overflow-wrap:normal;white-space:nowrap}.scroll{overflow-x:auto}
+            .quiet{color:#555;font-weight:600}
+            .url{display:block;min-width:14em;max-width:420px;word-break:break-all}img.thumb{max-width:96px;max-height:96px;display:block}
+            .sample{min-width:14em;max-width:420px}.text{white-space:pre-line}
+            .verdict{font-size:15px;padding:8px 12px;border-left:4px solid #a31515;background:#fbf1f1}
+            .verdict.clean{border-left-color:#17692c;background:#f0f8f2}
             .detail{color:#666;font-size:12px}
             .button{display:inline-block;border:1px solid #999;border-radius:4px;padding:0 6px;margin-top:2px;font-size:12px}
             .swatch{display:inline-block;width:12px;height:12px;border:1px solid #999;vertical-align:middle}
@@ -246,6 +287,10 @@ final class CampaignReport: Sendable {
 
             """
         let seconds = wall.timeInterval
+        let generated = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withInternetDateTime])
+        page += "<p class=\"detail\">\(Self.escape(input)), \(Self.escape(generated)); timeout \(String(format: "%g", timeout)) s"
+        page += platforms.isEmpty ? "; each payload judged on its own platform" : "; judged on \(platforms.map(\.rawValue).joined(separator: " and "))"
+        page += "</p>\n" + Self.verdictHTML(state)
         page += "<p>\(state.payloads) payloads in \(String(format: "%.2f", seconds)) s; "
         page += "\(statistics.originRequests) origin requests, \(statistics.cacheHits) cache hits, "
         page += "\(statistics.bytesDownloaded) bytes downloaded.</p>\n"
@@ -271,14 +316,13 @@ final class CampaignReport: Sendable {
             page += "<h2>Warnings</h2>\n" + Self.table(["warning", "payloads", "lines"], rows, numeric: [1])
         }
         page += "<h2>Latency</h2>\n" + Self.histogramSVG(state.latency, largest: state.largestMilliseconds)
-        page += "<h2>URLs</h2>\n<table id=\"urls\"><tr><th>picture</th><th>URL</th><th>verdict</th><th>type</th>"
+        page += "<h2>URLs</h2>\n<div class=\"scroll\"><table id=\"urls\"><tr><th>picture</th><th>URL</th><th>verdict</th><th>type</th>"
         page += "<th class=\"num\">bytes</th><th class=\"num\">median ms</th><th>lines</th><th>a payload shows</th></tr>\n"
         var thumbnailBytes = 0
         // The URLs that failed a payload first, then those that attached every one; each in the
         // order met.
         let rows = state.order.compactMap { state.rows[$0] }
-        let failed: (URLRow) -> Bool = { $0.verdicts.keys.contains { $0 != "attached" } }
-        for row in rows.filter(failed) + rows.filter({ !failed($0) }) {
+        for row in rows.filter(\.failed) + rows.filter({ !$0.failed }) {
             page += Self.row(row, thumbnailBytes: &thumbnailBytes)
         }
         if state.otherURLPayloads.count > 0 {
@@ -289,9 +333,32 @@ final class CampaignReport: Sendable {
             page += "then up to \(Self.listedURLs) more that a payload failed on)</td>"
             page += "<td>\(verdicts)</td><td>-</td><td class=\"num\">-</td><td class=\"num\">-</td><td>\(state.otherURLPayloads.text)</td><td></td></tr>\n"
         }
-        page += "</table>\n"
+        page += "</table></div>\n"
         page += "<script>\(Self.script)</script>\n</body></html>\n"
         return page
+    }
+
+    /// The campaign at a glance: how many payloads failed and on what, how many asked for no
+    /// picture, how many attached; with judged platforms, each one's failures.
+    private static func verdictHTML(_ state: State) -> String {
+        let failures = state.failedByReason.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        let failed = failures.reduce(0) { $0 + $1.value }
+        let notAsked = state.notAskedByReason.sorted { $0.key < $1.key }
+        var parts: [String] = []
+        if failed > 0 {
+            parts.append("<b>\(failed) of \(state.payloads) payloads failed</b> (" + failures.map { "\(escape($0.key)) \($0.value)" }.joined(separator: ", ")
+                + "): the URLs below list them first, with their lines")
+        } else {
+            parts.append("<b>No payload failed</b>")
+        }
+        parts.append("\(state.byStatus["attached"] ?? 0) attached")
+        if !notAsked.isEmpty {
+            parts.append("no picture asked for: " + notAsked.map { "\(escape($0.key)) \($0.value)" }.joined(separator: ", "))
+        }
+        let platformFailures = state.failedByPlatform.sorted { $0.key < $1.key }.map { "on \(escape($0.key)) \($0.value) failed" }
+        if !platformFailures.isEmpty { parts.append(platformFailures.joined(separator: ", ")) }
+        let clean = failed == 0 && platformFailures.isEmpty
+        return "<p class=\"verdict\(clean ? " clean" : "")\">" + parts.joined(separator: "; ") + ".</p>\n"
     }
 
     /// The page's one script: once loaded, it sets `data-images-rendered` and `data-rows` on the
@@ -323,13 +390,18 @@ final class CampaignReport: Sendable {
         case .url(let url): cells.append("<span class=\"url\">\(escape(url))</span>")
         case .noURL(let label): cells.append("<i>\(escape(label))</i>")
         }
+        // A silent push, or one naming no picture, is no failure: its row's verdict is not red.
+        let quiet: (String) -> Bool = { code in
+            if case .noURL = row.key { return noPictureAsked.contains(code) }
+            return false
+        }
         let verdicts = row.verdicts.sorted { $0.key < $1.key }.map { key, count in
-            "<span class=\"\(key == "attached" ? "ok" : "bad")\">\(escape(key))</span> \(count)"
+            "<span class=\"\(key == "attached" ? "ok" : quiet(key) ? "quiet" : "bad")\">\(escape(key))</span> \(count)"
                 + (row.details[key].map { "<div class=\"detail\">\(escape($0))</div>" } ?? "")
         }.joined(separator: "<br>")
         let platforms = row.platformVerdicts.map { platform in
             let codes = platform.counts.sorted { $0.key < $1.key }.map { code, count in
-                "<span class=\"\(code == "attached" ? "ok" : "bad")\">\(escape(code))</span> \(count)"
+                "<span class=\"\(code == "attached" ? "ok" : quiet(code) ? "quiet" : "bad")\">\(escape(code))</span> \(count)"
                     + (platform.details[code].map { " (\(isolated($0)))" } ?? "")
             }
             return "<div class=\"detail\">\(escape(platform.platform.rawValue)): " + codes.joined(separator: "; ") + "</div>"
@@ -339,9 +411,11 @@ final class CampaignReport: Sendable {
         cells.append(row.bytes.map(String.init) ?? "-")
         let sorted = row.milliseconds.sorted()
         cells.append(sorted.isEmpty ? "-" : String(format: "%.1f", sorted[sorted.count / 2]))
-        cells.append(row.payloads.text)
+        cells.append(
+            row.failed && row.failedPayloads.count < row.payloads.count
+                ? "<span class=\"bad\">failed:</span> \(row.failedPayloads.text)<br>all: \(row.payloads.text)" : row.payloads.text)
         cells.append(row.samples.map(sampleHTML).joined())
-        let classes = ["", "", "", "", "num", "num", "", ""]
+        let classes = ["", "", "", "type", "num", "num", "", "sample"]
         return "<tr class=\"url-row\">" + zip(cells, classes).map { cell, cls in
             cls.isEmpty ? "<td>\(cell)</td>" : "<td class=\"\(cls)\">\(cell)</td>"
         }.joined() + "</tr>\n"
@@ -351,9 +425,11 @@ final class CampaignReport: Sendable {
     /// lock-screen visibility, buttons and tap target, as its platform would show them.
     private static func sampleHTML(_ notification: NotificationContent) -> String {
         var html = "<div class=\"detail\">\(escape(notification.platform.rawValue))</div>"
-        if let title = notification.shownTitle { html += "<div><b>\(escape(title.description))</b></div>" }
-        if let subtitle = notification.shownSubtitle { html += "<div>\(escape(subtitle.description))</div>" }
-        if let body = notification.shownBody { html += "<div>\(escape(body.description))</div>" }
+        // Each text in the direction of its own first strong character (Arabic, Hebrew), its
+        // line breaks kept.
+        if let title = notification.shownTitle { html += "<div class=\"text\" dir=\"auto\"><b>\(escape(title.description))</b></div>" }
+        if let subtitle = notification.shownSubtitle { html += "<div class=\"text\" dir=\"auto\">\(escape(subtitle.description))</div>" }
+        if let body = notification.shownBody { html += "<div class=\"text\" dir=\"auto\">\(escape(body.description))</div>" }
         var details: [String] = []
         switch notification.badge {
         case .set(let count)?: details.append("badge: \(count)")
@@ -410,7 +486,7 @@ final class CampaignReport: Sendable {
         }
         thumbnailBytes += data.count
         // The text stands in where this browser cannot decode the picture (HEIC, AVIF…).
-        return "<img class=\"thumb\" alt=\"\(escape(mime)), not shown by this browser\" src=\"data:\(mime);base64,\(data.base64EncodedString())\">"
+        return "<img class=\"thumb\" alt=\"\(escape(mime)), which this browser could not draw\" src=\"data:\(mime);base64,\(data.base64EncodedString())\">"
     }
 
     /// A table of escaped texts; the columns in `numeric` are aligned as numbers.

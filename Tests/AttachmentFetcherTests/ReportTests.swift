@@ -90,8 +90,8 @@ struct ReportTests {
         let (result, _, html) = try await Self.runBatch([message], in: directory, ["--platform", "ios,android"] + Nginx.loopbackFlags)
         try await server.shutdown()
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(html.contains("<div class=\"detail\">android</div><div><b>Sale</b></div>"), "\(html)")
-        #expect(html.contains("<div class=\"detail\">ios</div><div><b>iOS &lt;sale&gt;</b></div>"), "\(html)")
+        #expect(html.contains("<div class=\"detail\">android</div><div class=\"text\" dir=\"auto\"><b>Sale</b></div>"), "\(html)")
+        #expect(html.contains("<div class=\"detail\">ios</div><div class=\"text\" dir=\"auto\"><b>iOS &lt;sale&gt;</b></div>"), "\(html)")
     }
 
     @Test("A URL's sample shows the badge and sound, and Android's small icon, accent colour (a swatch and #AARRGGBB), lock-screen visibility, public version and dismissal, escaped")
@@ -118,6 +118,41 @@ struct ReportTests {
             #expect(html.contains(expected), "\(expected)")
         }
         #expect(!html.contains("<chime>") && !html.contains("ic_<sale>") && !html.contains("<Locked>"))
+    }
+
+    @Test("The page opens with the campaign's verdict and what it was, lists a URL a judged platform fails on first with the lines that failed, and sets each text in its own direction, line breaks kept")
+    func verdictFirst() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: Fixture.mediaDirectory)
+        let photo = server.url("/files/photo.jpg"), webp = server.url("/files/photo.webp"), gone = server.url("/media/gone.png?status=404")
+        let logo = server.url("/files/logo.png")
+        let lines = [
+            #"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"\#(photo)"}}}"#,
+            // Android shows WebP, iOS does not: the payload is attached on its own platform.
+            #"{"_ab":"true","t":"عرض خاص: خصم 50%!","a":"Line one\nLine two","ab_iu":"\#(webp)"}"#,
+            #"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"\#(gone)"}}}"#,
+            // No mutable-content: iOS runs no extension for it.
+            #"{"aps":{"alert":"B"},"ab":{"att":{"url":"\#(photo)"}}}"#,
+            #"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#,
+            #"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"\#(logo)"}}}"#,
+        ]
+        let (_, _, html) = try await Self.runBatch(lines, in: directory, ["--platform", "ios,android"] + Nginx.loopbackFlags)
+        try await server.shutdown()
+        #expect(html.contains(#"<meta name="viewport""#))
+        #expect(html.contains("\(directory)/batch.jsonl, 20") && html.contains("; judged on ios and android</p>"), "\(html)")
+        let verdict = try #require(html.components(separatedBy: "<p class=\"verdict\">").dropFirst().first?.components(separatedBy: "</p>").first, "\(html)")
+        // The payload without mutable-content named a picture: it failed, and did not ask for none.
+        #expect(verdict.hasPrefix("<b>2 of 6 payloads failed</b> (http-status 1, no-attachment 1)"), "\(verdict)")
+        #expect(verdict.contains("; 3 attached; no picture asked for: internal-push 1; on android 1 failed, on ios 3 failed."), "\(verdict)")
+        // The WebP row, attached on its own platform but refused by iOS, comes before the logo's,
+        // which every platform shows, though it was met later.
+        let urls = try #require(html.components(separatedBy: "<table id=\"urls\">").last)
+        let webpRow = try #require(urls.range(of: webp)), logoRow = try #require(urls.range(of: logo))
+        #expect(webpRow.lowerBound < logoRow.lowerBound)
+        // The photo's row names the line that failed on it, then every line.
+        #expect(urls.contains("<span class=\"bad\">failed:</span> 4<br>all: 1, 4</td>"), "\(urls)")
+        #expect(html.contains("<div class=\"text\" dir=\"auto\"><b>عرض خاص: خصم 50%!</b></div><div class=\"text\" dir=\"auto\">Line one\nLine two</div>"), "\(html)")
     }
 
     @Test("The report takes outcomes in input order: its rows and each row's sample do not depend on which payload finished first")
@@ -265,7 +300,8 @@ struct ReportTests {
         try await server.shutdown()
         // Payloads without a URL: a row per vendor, each detail with the line it came from,
         // their label in italics where URLs are not.
-        #expect(html.contains("<td><i>(no attachment URL: braze)</i></td><td><span class=\"bad\">internal-push</span> 1"), "\(html)")
+        // A silent push is no failure: its verdict is not red.
+        #expect(html.contains("<td><i>(no attachment URL: braze)</i></td><td><span class=\"quiet\">internal-push</span> 1"), "\(html)")
         #expect(html.contains("<td><i>(no attachment URL)</i></td>"))
         #expect(html.contains("<td><span class=\"url\">(no attachment URL: braze)</span></td><td><span class=\"bad\">invalid-url</span> 1"), "\(html)")
         #expect(html.contains("<div class=\"detail\">line 2: "), "\(html)")
