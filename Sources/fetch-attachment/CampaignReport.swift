@@ -276,7 +276,7 @@ final class CampaignReport: Sendable {
             td{overflow-wrap:anywhere}td.num,td.type{overflow-wrap:normal;white-space:nowrap}.scroll{overflow-x:auto}
             .quiet{color:#555;font-weight:600}
             .url{display:block;min-width:14em;max-width:420px;word-break:break-all}img.thumb{max-width:96px;max-height:96px;display:block}
-            .sample{min-width:14em;max-width:420px}.text{white-space:pre-line}
+            .sample{min-width:14em;max-width:420px}.wide{min-width:12em}.text{white-space:pre-line}
             .verdict{font-size:15px;padding:8px 12px;border-left:4px solid #a31515;background:#fbf1f1}
             .verdict.clean{border-left-color:#17692c;background:#f0f8f2}
             .detail{color:#666;font-size:12px}
@@ -415,7 +415,7 @@ final class CampaignReport: Sendable {
             row.failed && row.failedPayloads.count < row.payloads.count
                 ? "<span class=\"bad\">failed:</span> \(row.failedPayloads.text)<br>all: \(row.payloads.text)" : row.payloads.text)
         cells.append(row.samples.map(sampleHTML).joined())
-        let classes = ["", "", "", "type", "num", "num", "", "sample"]
+        let classes = ["", "", "wide", "type", "num", "num", "wide", "sample"]
         return "<tr class=\"url-row\">" + zip(cells, classes).map { cell, cls in
             cls.isEmpty ? "<td>\(cell)</td>" : "<td class=\"\(cls)\">\(cell)</td>"
         }.joined() + "</tr>\n"

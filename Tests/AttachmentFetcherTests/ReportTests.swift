@@ -64,7 +64,7 @@ struct ReportTests {
         #expect(html.components(separatedBy: "<tr class=\"url-row\">").count - 1 == 8)  // 8 distinct URLs
         #expect(html.components(separatedBy: "src=\"data:image/").count - 1 == 4)  // jpg, png, gif, webp
         #expect(html.contains("<h2>On android</h2>") && html.contains("<h2>On ios</h2>"))
-        #expect(html.contains("<td>1, 2, 10, 11</td>"))  // the lines (from 1) whose payloads use photo.jpg
+        #expect(html.contains("<td class=\"wide\">1, 2, 10, 11</td>"))  // the lines (from 1) whose payloads use photo.jpg
         #expect(html.contains("<th>lines</th>"))
         // Every distinct warning, with how many payloads had it and which.
         #expect(html.contains("<h2>Warnings</h2>"))
@@ -301,9 +301,9 @@ struct ReportTests {
         // Payloads without a URL: a row per vendor, each detail with the line it came from,
         // their label in italics where URLs are not.
         // A silent push is no failure: its verdict is not red.
-        #expect(html.contains("<td><i>(no attachment URL: braze)</i></td><td><span class=\"quiet\">internal-push</span> 1"), "\(html)")
+        #expect(html.contains("<td><i>(no attachment URL: braze)</i></td><td class=\"wide\"><span class=\"quiet\">internal-push</span> 1"), "\(html)")
         #expect(html.contains("<td><i>(no attachment URL)</i></td>"))
-        #expect(html.contains("<td><span class=\"url\">(no attachment URL: braze)</span></td><td><span class=\"bad\">invalid-url</span> 1"), "\(html)")
+        #expect(html.contains("<td><span class=\"url\">(no attachment URL: braze)</span></td><td class=\"wide\"><span class=\"bad\">invalid-url</span> 1"), "\(html)")
         #expect(html.contains("<div class=\"detail\">line 2: "), "\(html)")
         // The histogram's caption has room, however few its bars.
         #expect(html.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"420\""))
