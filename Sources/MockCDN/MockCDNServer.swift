@@ -10,7 +10,7 @@ import NIOConcurrencyHelpers
 /// Routes: `GET|HEAD /media/NAME.EXT?bytes=N` (or `/media/NAME?media=EXT`) with the optional query parameters `first_bytes` (the size on the first request for the exact URL), `delay_ms`, `rate`,
 /// `stall_after`, `stall_ms`, `reset_after`, `truncate_after`, `fault_once`, `status`, `content_type`, `chunked`,
 /// `no_length` (neither Content-Length nor chunked: on HTTP/1.1 the body ends with the connection), `rst_no_error`
-/// (on HTTP/2 a truncation resets the stream with `NO_ERROR`, which libcurl takes for the body's end), `redirects`, `redirect_to`, `then_redirect_to`, `cache_control`, `no_cache_headers`, `expires`, `no_validators`, `etag`, `header_bytes`, `set_cookie`, `require_cookie`, `require_user_agent` and `reject_header`;
+/// (on HTTP/2 a truncation resets the stream with `NO_ERROR`, which libcurl takes for the body's end), `redirects`, `redirect_to`, `then_redirect_to`, `cache_control`, `no_cache_headers`, `expires`, `no_validators`, `etag`, `header_bytes`, `set_cookie`, `require_cookie`, `require_user_agent`, `require_accept_encoding` and `reject_header`;
 /// `GET /_stats` (JSON of ``MockCDNStats``) and `POST /_stats/reset`; anything else is a 404.
 public struct MockCDNServer: Sendable {
     /// The host the server listens on, as given to ``start(host:port:eventLoopThreads:)``.

@@ -239,6 +239,11 @@ enum Router {
         if let rejected = try headerValue("reject_header"), !request.headers[rejected].isEmpty {
             return htmlPage(status: .badRequest, detail: "Header \(rejected) sent")
         }
+        // `require_accept_encoding`: 406 unless the request's Accept-Encoding is exactly this
+        // (what a CDN that picks an encoding by it would see).
+        if let required = try headerValue("require_accept_encoding"), request.headers["Accept-Encoding"].first != required {
+            return htmlPage(status: .notAcceptable, detail: "Accept-Encoding is not \(required)")
+        }
         // `require_user_agent`: 403 unless the request's User-Agent contains this text, as a CDN
         // rule that serves only an app's own clients.
         if let required = try headerValue("require_user_agent"), request.headers["User-Agent"].first?.contains(required) != true {

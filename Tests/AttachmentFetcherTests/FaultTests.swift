@@ -88,6 +88,14 @@ struct FaultTests {
         }
     }
 
+    @Test("Requests ask for the encodings URLSession asks for, in its words: an origin that picks an encoding by Accept-Encoding serves what an iPhone gets")
+    func acceptEncodingAsURLSession() async throws {
+        try await Fixture.with { fixture in
+            let outcome = await fixture.fetch("/media/a.jpg?bytes=900&require_accept_encoding=gzip%2C%20deflate%2C%20br")
+            #expect(outcome.status == .attached, "\(outcome.result) \(outcome.detail ?? "")")
+        }
+    }
+
     @Test("A body its framing vouches for (Content-Length, chunked) is not read back: a file cut at the origin under honest framing is attached as it came")
     func vouchedBodyNotChecked() async throws {
         try await Fixture.with { fixture in

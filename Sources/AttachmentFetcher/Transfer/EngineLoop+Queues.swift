@@ -140,10 +140,11 @@ extension EngineLoop {
         // new transfers back behind the first response (HTTP/1.1 cannot multiplex anyway).
         easy.set(CURLOPT_PIPEWAIT, request.hostKey.hasPrefix("https:"))
         easy.set(CURLOPT_MAXFILESIZE_LARGE, large: Int64(policy.ceiling))
-        // Ask for and decode every Content-Encoding this libcurl supports (gzip, deflate, br…), as
-        // URLSession does; an origin that encodes a body unasked is decoded too. Sizes count the
-        // decoded bytes.
-        easy.set(CURLOPT_ACCEPT_ENCODING, "")
+        // Ask for the encodings URLSession asks for, in its words, so that a CDN that picks an
+        // encoding by the header (zstd, say, which iOS does not ask for) serves what an iPhone
+        // gets; an origin that encodes a body unasked with another libcurl decodes (zstd) is
+        // decoded too. Sizes count the decoded bytes.
+        easy.set(CURLOPT_ACCEPT_ENCODING, Self.acceptEncoding)
         // Larger reads mean fewer callbacks and write(2) calls per body; curl's own tool uses
         // 100 KiB. Only running transfers hold one (at most 48 per host by default).
         easy.set(CURLOPT_BUFFERSIZE, 100 * 1024)
@@ -198,4 +199,7 @@ extension EngineLoop {
     /// Idle easy handles kept for reuse: as many as one host's default connection limit, so a
     /// spike against one CDN makes its handles once rather than once per transfer.
     private static let maximumIdleHandles = 48
+
+    /// The `Accept-Encoding` of URLSession's requests on iOS.
+    static let acceptEncoding = "gzip, deflate, br"
 }
