@@ -257,6 +257,24 @@ struct CacheTests {
         }
     }
 
+    @Test("The cache is a shared one: a private response is not kept, and s-maxage=0 is asked again whatever max-age says")
+    func sharedCacheDirectives() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            for (path, control) in [("private.jpg", "private,%20max-age=3600"), ("shared.jpg", "max-age=3600,%20s-maxage=0")] {
+                let url = "/media/\(path)?bytes=3000&cache_control=\(control)"
+                for _ in 0..<2 {
+                    let outcome = await fixture.fetcher.process(fixture.braze(url))
+                    #expect(outcome.status == .attached, "\(outcome.detail ?? "")")
+                }
+                #expect(fixture.server.stats().requestsPerURL[url] == 2, "\(control)")
+            }
+            // The same body with a plain max-age is kept: one request for two payloads.
+            let kept = "/media/kept.jpg?bytes=3000&cache_control=max-age=3600"
+            for _ in 0..<2 { _ = await fixture.fetcher.process(fixture.braze(kept)) }
+            #expect(fixture.server.stats().requestsPerURL[kept] == 1)
+        }
+    }
+
     @Test("A body reached through a redirect is kept only as long as the redirect allows: a 302 without freshness of its own is asked again, and follows its new target")
     func redirectFreshness() async throws {
         try await Fixture.with(cached: true) { fixture in

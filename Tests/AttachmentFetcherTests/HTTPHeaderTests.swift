@@ -14,6 +14,22 @@ struct HTTPHeaderTests {
         #expect(!HTTPFreshness(headers: [HTTPHeader(name: "vary", value: "Accept-Encoding")]).noStore)
     }
 
+    @Test("The cache reads Cache-Control as the shared cache it is: private is never stored, s-maxage wins over max-age and Expires, no-cache over both")
+    func sharedCacheDirectives() {
+        func freshness(_ cacheControl: String, expires: String? = nil) -> HTTPFreshness {
+            HTTPFreshness(headers: [HTTPHeader(name: "cache-control", value: cacheControl)] + (expires.map { [HTTPHeader(name: "expires", value: $0)] } ?? []))
+        }
+        #expect(freshness("private, max-age=3600").noStore)
+        #expect(freshness("max-age=3600, PRIVATE=\"set-cookie\"").noStore)
+        #expect(!freshness("public, max-age=3600").noStore)
+        #expect(freshness("max-age=3600, s-maxage=0").lifetime == .zero)
+        #expect(freshness("s-maxage=120, max-age=0").lifetime == .seconds(120))
+        #expect(freshness("s-maxage=120", expires: "Thu, 01 Jan 1970 00:00:00 GMT").lifetime == .seconds(120))
+        #expect(freshness("s-maxage=soon, max-age=3600").lifetime == .zero)
+        #expect(freshness("no-cache, s-maxage=120").lifetime == .zero)
+        #expect(freshness("max-age=60").lifetime == .seconds(60))
+    }
+
     @Test("HTTP dates in their three forms, from many threads at once; anything else is no date, and no text stops the process")
     func httpDates() async {
         let expected = Date(timeIntervalSince1970: 784_111_777)  // 1994-11-06 08:49:37 UTC

@@ -1,6 +1,8 @@
 import Foundation
 
-/// What a response's caching headers allow (RFC 9111, as a private cache reads them).
+/// What a response's caching headers allow (RFC 9111, as a shared cache reads them: one entry
+/// serves every payload, process and campaign that names its URL, so `private` is not stored
+/// and `s-maxage` is the lifetime where it is given).
 struct HTTPFreshness: Sendable, Hashable {
     /// `Cache-Control: no-store`: never keep the body.
     var noStore = false
@@ -14,10 +16,13 @@ struct HTTPFreshness: Sendable, Hashable {
     /// The longest validator an entry keeps, in bytes.
     static let longestValidator = 1024
 
-    /// Reads `Cache-Control` (`no-store`, `no-cache`, `max-age`), `Expires`, `Age`, `ETag`,
-    /// `Last-Modified` and `Vary: *` (kept nowhere, as `no-store`) from `headers`.
+    /// Reads `Cache-Control` (`no-store`, `private`, `no-cache`, `s-maxage`, `max-age`),
+    /// `Expires`, `Age`, `ETag`, `Last-Modified` and `Vary: *` (kept nowhere, as `no-store`)
+    /// from `headers`.
     init(headers: [HTTPHeader], now: Date = Date()) {
         var maxAge: Int?
+        var sharedMaxAge: Int?
+        var noCache = false
         for header in headers {
             switch header.name {
             case "cache-control":
@@ -25,14 +30,15 @@ struct HTTPFreshness: Sendable, Hashable {
                     let parts = directive.split(separator: "=", maxSplits: 1).map {
                         $0.trimmingCharacters(in: .whitespaces).lowercased()
                     }
+                    // Not a number ("-5", "+5", "soon"): stale, as RFC 9111 §4.2.1 encourages.
+                    let seconds = parts.count == 2 ? Self.deltaSeconds(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) ?? 0 : 0
                     switch parts.first {
-                    case "no-store": noStore = true
-                    case "no-cache": maxAge = 0
-                    case "max-age":
-                        // Not a number ("-5", "+5", "soon"): stale, as RFC 9111 §4.2.1 encourages.
-                        if maxAge != 0 {
-                            maxAge = parts.count == 2 ? Self.deltaSeconds(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) ?? 0 : 0
-                        }
+                    // A shared cache stores no `private` response, whatever fields it names
+                    // (RFC 9111 §5.2.2.7).
+                    case "no-store", "private": noStore = true
+                    case "no-cache": noCache = true
+                    case "max-age": maxAge = min(maxAge ?? seconds, seconds)
+                    case "s-maxage": sharedMaxAge = min(sharedMaxAge ?? seconds, seconds)
                     default: break
                     }
                 }
@@ -47,7 +53,11 @@ struct HTTPFreshness: Sendable, Hashable {
         }
         // An Age that is not a number of seconds is ignored (RFC 9111 §5.1).
         let age = headers.last { $0.name == "age" }.flatMap { Self.deltaSeconds($0.value) } ?? 0
-        if let maxAge {
+        // `s-maxage` overrides `max-age` and `Expires` for a shared cache (§5.2.2.10);
+        // `no-cache` makes either stale at once.
+        if noCache {
+            lifetime = .zero
+        } else if let maxAge = sharedMaxAge ?? maxAge {
             lifetime = .seconds(max(0, maxAge - age))
         } else if let expires = headers.last(where: { $0.name == "expires" }) {
             // An unparseable Expires (such as "0") means already expired.
