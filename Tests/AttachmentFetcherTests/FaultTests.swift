@@ -154,6 +154,19 @@ struct FaultTests {
         }
     }
 
+    @Test("A redirect to a non-ASCII host is followed to its IDNA name, as URLSession follows it, in a process that never set a locale")
+    func redirectToInternationalHost() async throws {
+        try await Fixture.with { fixture in
+            let port = fixture.server.port
+            let fetcher = try fixture.anotherFetcher { $0.resolve = ["xn--exmple-cua.test:\(port):127.0.0.1"] }
+            let target = "http://exämple.test:\(port)/media/idn.jpg?bytes=900".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let outcome = await fetcher.process(fixture.braze("/media/moved.jpg?redirect_to=\(target)"))
+            await fetcher.shutdown()
+            #expect(outcome.status == .attached, "\(outcome.result) \(outcome.detail ?? "")")
+            #expect(fixture.server.stats().requestsPerPath["/media/idn.jpg"] == 1)
+        }
+    }
+
     @Test("Two different Content-Length headers are network (RFC 9112 6.3), not a body cut to the last; the same length twice is no fault")
     func conflictingContentLengths() async throws {
         try await Fixture.with { fixture in

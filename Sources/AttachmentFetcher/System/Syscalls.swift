@@ -369,6 +369,19 @@ enum Syscalls {
         _ = try retrying { setrlimit(fileLimitResource, &limit) }
     }
 
+    // MARK: Locale
+
+    /// Gives the calling thread a UTF-8 character type (`newlocale(3)` and `uselocale(3)`: this
+    /// thread's alone, the process's locale untouched). libcurl turns a redirect's non-ASCII
+    /// host into its IDNA form through libidn2, which reads the text in the thread's locale; a
+    /// process that never called `setlocale` is in "C", where that fails. Returns whether it took.
+    @discardableResult
+    static func useUTF8CharacterTypeOnThisThread() -> Bool {
+        // `LC_CTYPE_MASK`, a macro Swift does not import.
+        guard let locale = newlocale(Int32(1) << LC_CTYPE, "C.UTF-8", nil) else { return false }
+        return uselocale(locale) != nil
+    }
+
     #if canImport(Glibc)
     /// `RLIM_INFINITY`, which Swift does not import from Glibc (its macro is `-1`).
     private static let unlimited = rlim_t.max

@@ -62,6 +62,8 @@ final class TransferEngine: Sendable {
             // Named from the thread itself (Foundation on Linux applies a name set before
             // `start()` to nothing), in at most the 15 characters Linux keeps.
             Thread.current.name = "attachment-curl"
+            // libcurl works on this thread: a redirect to a non-ASCII host needs UTF-8 here.
+            Syscalls.useUTF8CharacterTypeOnThisThread()
             loop.run()
             exit.signal()
         }
