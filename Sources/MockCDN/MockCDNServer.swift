@@ -29,7 +29,8 @@ public struct MockCDNServer: Sendable {
     /// HTTPS with HTTP/2). With `filesDirectory`, `/files/NAME` serves that directory's file NAME
     /// as it is (real media made by real encoders); `?encoding=gzip` serves `NAME.gz` with
     /// `Content-Encoding: gzip` whatever the request asked, as S3 objects uploaded gzipped are
-    /// (`?encoding=deflate`: `NAME.zz`), and `?chunked=1` leaves out Content-Length; `?no_length=1`
+    /// (`?encoding=deflate`: `NAME.zz`; any other coding labels the file as it is, an origin's
+    /// mistake such as `utf-8`), and `?chunked=1` leaves out Content-Length; `?no_length=1`
     /// sends neither, `?cut_at=N` serves the (encoded) file's first N bytes under honest framing, and
     /// `truncate_after` and `rst_no_error` cut the body as on `/media/`.
     public static func start(

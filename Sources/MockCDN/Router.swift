@@ -392,7 +392,8 @@ enum Router {
         if let cut = try int("cut_at"), cut < bytes.count { bytes = bytes.prefix(cut) }
         var plan = ResponsePlan()
         plan.headers.add(name: "Content-Type", value: params["content_type"] ?? "application/octet-stream")
-        if let encoding, encodedSuffix[encoding] != nil { plan.headers.add(name: "Content-Encoding", value: encoding) }
+        // Another coding labels the file as it is (`utf-8`, `binary`: an origin's mistake).
+        if let encoding { plan.headers.add(name: "Content-Encoding", value: encoding) }
         if params["chunked"] == "1" {
             plan.headers.add(name: "Transfer-Encoding", value: "chunked")
         } else if params["no_length"] != "1" {

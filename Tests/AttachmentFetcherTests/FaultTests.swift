@@ -88,6 +88,23 @@ struct FaultTests {
         }
     }
 
+    @Test("A Content-Encoding libcurl does not know (utf-8, binary: an origin's mistake) is asked once more and taken as it comes, as URLSession and Android pass it on; a known coding that does not decode stays network", arguments: ["utf-8", "binary"])
+    func unknownContentCoding(coding: String) async throws {
+        try await Fixture.with { fixture in
+            let path = "/files/photo.jpg?encoding=\(coding)"
+            let outcome = await fixture.fetch(path)
+            #expect(outcome.status == .attached, "\(outcome.result) \(outcome.detail ?? "")")
+            let size = try RealMediaTests.size(of: "photo.jpg")
+            #expect(outcome.attachments.first?.mime == "image/jpeg" && outcome.attachments.first?.bytes == size)
+            #expect(fixture.server.stats().requestsPerURL[path] == 2)
+            // A coding libcurl knows, whose stream is cut: network, and not asked again.
+            let cut = "/files/logo.png?encoding=gzip&cut_at=200"
+            let broken = await fixture.fetch(cut)
+            #expect(broken.reason == .network, "\(broken.result) \(broken.detail ?? "")")
+            #expect(fixture.server.stats().requestsPerURL[cut] == 1)
+        }
+    }
+
     @Test("Requests ask for the encodings URLSession asks for, in its words: an origin that picks an encoding by Accept-Encoding serves what an iPhone gets")
     func acceptEncodingAsURLSession() async throws {
         try await Fixture.with { fixture in

@@ -291,6 +291,19 @@ struct TransferStateMachineTests {
         #expect(machine.retries == Machine.maximumRetries)
     }
 
+    @Test("a Content-Encoding libcurl does not know is asked once more, undecoded; a second such answer, or one past the deadline, is final")
+    func unknownCoding() {
+        let undecodable = TransferFailure(reason: .network, detail: "the body's Content-Encoding cannot be decoded: Unrecognized content encoding type")
+        var machine = Self.running()
+        #expect(machine.decodesContent)
+        #expect(machine.completed(.undecodable(undecodable), body: Self.body(0), now: Self.beforeDeadline) == .requeue)
+        #expect(!machine.decodesContent && machine.queuedAttempt == 2 && machine.retries == 0)
+        machine.started()
+        #expect(machine.completed(.undecodable(undecodable), body: Self.body(0), now: Self.beforeDeadline) == .fail(undecodable))
+        var late = Self.running()
+        #expect(late.completed(.undecodable(undecodable), body: Self.body(0), now: Self.afterDeadline) == .fail(undecodable))
+    }
+
     @Test("no retry after the deadline, nor of a failure of the response itself")
     func noRetry() {
         var late = Self.running()

@@ -62,6 +62,13 @@ struct CurlFailures {
             || ((code == .receiveError || code == .sendError) && easy.usedHTTP2)
     }
 
+    /// Whether libcurl refused a body for a `Content-Encoding` it does not know (7.88 says
+    /// "Unrecognized content encoding type"), rather than for a coded stream it could not
+    /// decode: only the first is asked again, undecoded.
+    static func isUnknownContentCoding(_ code: CurlCode, message: String) -> Bool {
+        code == .badContentEncoding && message.hasPrefix("Unrecognized content encoding type")
+    }
+
     /// The failure of a transfer whose connection `EngineHoldBreaker` shut (libcurl's `code`
     /// for it is that of a connection closed under it: 18, 16, 56…). Not asked again: HTTP/2
     /// multiplexes only one origin's transfers on a connection, that of the origin that held the

@@ -98,6 +98,9 @@ extension EngineLoop {
             return
         }
         configure(easy, for: request)
+        // After a coding libcurl does not know, the body is taken as it comes (see
+        // `TransferStateMachine.decodesContent`); the request still asks what URLSession asks.
+        if !transfer.machine.decodesContent { easy.set(CURLOPT_HTTP_CONTENT_DECODING, false) }
         let active: ActiveTransfer
         switch ActiveTransfer.make(for: transfer, easy: easy, loop: self) {
         case .success(let made): active = made

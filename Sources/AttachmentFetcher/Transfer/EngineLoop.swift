@@ -125,6 +125,8 @@ final class EngineLoop: @unchecked Sendable {
             } else if holdBreaker.shutConnection(of: active.easy) {
                 // Its connection held the thread and was shut: not asked again (see `heldEngine`).
                 .failed(failures.heldEngine(result), connectionFailed: false)
+            } else if CurlFailures.isUnknownContentCoding(result, message: active.easy.errorMessage(for: result)) {
+                .undecodable(failures.failure(for: result, of: active))
             } else {
                 .failed(
                     failures.failure(for: result, of: active),

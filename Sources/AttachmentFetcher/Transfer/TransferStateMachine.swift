@@ -57,6 +57,9 @@ struct TransferStateMachine: Sendable {
         /// libcurl failed it: why, and whether an HTTP/2 connection failed it (a framing error,
         /// a stream reset, the connection lost) rather than the response itself.
         case failed(TransferFailure, connectionFailed: Bool)
+        /// libcurl met a `Content-Encoding` it does not know (`utf-8`, `binary`: an origin's
+        /// mistake), which it refuses to pass on.
+        case undecodable(TransferFailure)
     }
 
     /// What the loop does for the transfer.
@@ -103,6 +106,10 @@ struct TransferStateMachine: Sendable {
     private(set) var state: State = .initialized
     /// Retries so far (see `completed`).
     private(set) var retries = 0
+    /// Whether libcurl decodes the body's `Content-Encoding`. Off for the one attempt after a
+    /// coding libcurl does not know, whose bytes are then taken as they came, as URLSession and
+    /// Android's `HttpURLConnection` pass on a coding they do not know.
+    private(set) var decodesContent = true
 
     /// Retries of one transfer after HTTP/2 connection failures. One was not always enough: in
     /// 5 runs of 2,000 payloads over TLS, one retry met a second `GOAWAY`.
@@ -292,6 +299,12 @@ struct TransferStateMachine: Sendable {
             // HTTP/1.1 failures are final: there a reset is the server's answer to this request.
             guard connectionFailed, retries < Self.maximumRetries, now < deadline else { return finish(.fail(failure)) }
             retries += 1
+            state = .queued(attempt: attempt.number + 1)
+            return .requeue
+        case .undecodable(let failure):
+            // Asked once more, its bytes taken undecoded; a second time is final.
+            guard decodesContent, now < deadline else { return finish(.fail(failure)) }
+            decodesContent = false
             state = .queued(attempt: attempt.number + 1)
             return .requeue
         case .response(let status):
