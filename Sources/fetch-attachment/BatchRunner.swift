@@ -167,7 +167,8 @@ struct BatchRunner {
         let emitter = SharedEmitter(emitter)
         // A second interrupt quits at once: what is printed by then is written first.
         interruption.beforeQuitting { emitter.flush() }
-        await emitter.flushingPeriodically { await withTaskGroup(of: Void.self) { group in
+        // `concurrency` workers, each taking the next line as it finishes one.
+        func runWorkers() async { await withTaskGroup(of: Void.self) { group in
             // No more workers than lines: a --concurrency of a million on eight lines made a
             // million tasks (1.3 GB).
             for worker in 0..<concurrency {
@@ -203,6 +204,7 @@ struct BatchRunner {
                 }
             }
         } }
+        await emitter.flushingPeriodically(runWorkers)
         return emitter.records
     }
 
