@@ -81,6 +81,20 @@ struct NotificationWarningTests {
         #expect(formFeed.content?.extras == [:] && formFeed.warnings == ["extra is not JSON"], "\(formFeed.warnings)")
     }
 
+    @Test("A text or a tap target that still holds a template's placeholder ({{first_name}}, {% if %}, ${name}) is a warning: the phone shows it as it is")
+    func unrenderedPlaceholders() throws {
+        let braze = try ReadPayload(#"{"aps":{"alert":{"title":"Hi {{${first_name} | default: 'there'}}","body":"Your {% if vip %}VIP {% endif %}offer"}},"ab":{},"ab_uri":"myapp://deal/{{deal_id}}"}"#)
+        #expect(braze.warnings.contains("title holds '{{${first_name} | default: 'there'}}', a template placeholder left unrendered: the phone shows it as it is"), "\(braze.warnings)")
+        #expect(braze.warnings.contains("body holds '{% if vip %}', a template placeholder left unrendered: the phone shows it as it is"), "\(braze.warnings)")
+        #expect(braze.warnings.contains("tap target holds '{{deal_id}}', a template placeholder left unrendered: the phone shows it as it is"), "\(braze.warnings)")
+        let android = try ReadPayload(#"{"wzrk_pn":"true","nt":"Hello ${name}","nm":"B","wzrk_acts":"[{\"l\":\"Open {{ item }}\",\"id\":\"o\"}]"}"#)
+        #expect(android.warnings.contains { $0.hasPrefix("title holds '${name}'") }, "\(android.warnings)")
+        #expect(android.warnings.contains { $0.hasPrefix("button 'Open {{ item }}' holds '{{ item }}'") }, "\(android.warnings)")
+        // Braces that are no placeholder, and a placeholder too long to be one, are left alone.
+        let plain = try ReadPayload(#"{"aps":{"alert":{"title":"{ } and {x} and $5","body":"a {{ b"}},"ab":{}}"#)
+        #expect(!plain.warnings.contains { $0.contains("placeholder") }, "\(plain.warnings)")
+    }
+
     @Test("Android colours parse as Android's Color.parseColor, Braze's decimal Long and OneSignal's hexadecimal BigInteger parse them")
     func androidColours() {
         #expect(AndroidColor.parse("#FF0000") == 0xFFFF_0000)

@@ -59,6 +59,7 @@ struct ContentReader {
 
     private func finished() -> (NotificationContent, [String]) {
         var reader = self
+        reader.warnUnrenderedPlaceholders()
         if reader.content.platform == .ios { reader.content.serviceExtension = reader.shownByTheApp ? nil : reader.serviceExtensionRuns }
         // The pictures' URLs are fetched, so they are shown as outcomes show fetched URLs: with
         // any credentials redacted; so are URLs among the extras, which hold the attachment's
@@ -70,6 +71,40 @@ struct ContentReader {
             reader.content.extras = reader.content.extras.mapValues { $0.redactingURLCredentials() }
         }
         return (reader.content, reader.warnings)
+    }
+
+    /// A warning for each text a visible push shows, and each tap target, that still holds a
+    /// template's placeholder (`{{first_name}}`, `{% if vip %}`, `${name}`: Liquid, Handlebars,
+    /// Jinja): the campaign's tool did not render it, and the phone shows it as it is.
+    mutating func warnUnrenderedPlaceholders() {
+        guard content.visible else { return }
+        var fields: [(name: String, text: String?)] = [
+            ("title", content.title), ("subtitle", content.subtitle), ("body", content.body), ("summary", content.summary),
+            ("expanded title", content.expandedTitle), ("expanded text", content.expandedText), ("tap target", content.openURL),
+        ]
+        for button in content.buttons {
+            let name = "button '\(button.title ?? button.id)'"
+            fields += [(name, button.title), (name + " target", button.url)]
+        }
+        for field in fields {
+            guard let text = field.text, let placeholder = Self.placeholder(in: text) else { continue }
+            warnings.append("\(field.name) holds '\(placeholder)', a template placeholder left unrendered: the phone shows it as it is")
+        }
+    }
+
+    /// The first template placeholder in `text`: `{{…}}`, `{%…%}` or `${…}`, with something
+    /// inside and at most 80 characters in all (a longer stretch between braces is prose).
+    static func placeholder(in text: String) -> Substring? {
+        for (open, close) in [("{{", "}}"), ("{%", "%}"), ("${", "}")] {
+            var from = text.startIndex
+            while let start = text.range(of: open, range: from..<text.endIndex) {
+                guard let end = text.range(of: close, range: start.upperBound..<text.endIndex) else { break }
+                let candidate = text[start.lowerBound..<end.upperBound]
+                if start.upperBound < end.lowerBound, candidate.count <= 80 { return candidate }
+                from = start.upperBound
+            }
+        }
+        return nil
     }
 
     /// iOS runs the app's notification service extension only for `aps.mutable-content: 1`.
