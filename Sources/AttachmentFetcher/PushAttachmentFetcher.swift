@@ -418,10 +418,12 @@ public final class PushAttachmentFetcher: Sendable {
 }
 
 /// Runs `body` with a fetcher and shuts the fetcher down afterwards, whether `body` returns or
-/// throws.
+/// throws. `body` runs on the caller's actor (`isolation`, as `withTaskGroup` takes it), so the
+/// call compiles and runs as written in `@MainActor` code.
 public func withPushAttachmentFetcher<Value>(
     configuration: PushAttachmentFetcher.Configuration,
     logger: Logger = Logger(label: "AttachmentFetcher", factory: { _ in SwiftLogNoOpLogHandler() }),
+    isolation: isolated (any Actor)? = #isolation,
     _ body: (PushAttachmentFetcher) async throws -> Value
 ) async throws -> Value {
     let fetcher = try PushAttachmentFetcher(configuration: configuration, logger: logger)

@@ -28,3 +28,21 @@ struct ModuleNameTests {
         #expect(type(of: own.0) != AttachmentFetcher.Outcome.self)
     }
 }
+
+@Suite("The README's sample, where an app's code runs")
+struct ReadmeSampleTests {
+    @Test("withPushAttachmentFetcher runs its body on the caller's actor: the README's sample compiles and runs in @MainActor code")
+    @MainActor
+    func mainActorSample() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let payloadBytes = Data(#"{"aps":{"alert":{"title":"T","body":"B"}},"ab":{}}"#.utf8)
+        let outcome = try await withPushAttachmentFetcher(
+            configuration: .init(outputDirectory: directory, timeout: .seconds(25))
+        ) { fetcher in
+            MainActor.assertIsolated()
+            return await fetcher.process(payloadBytes)
+        }
+        #expect(outcome.notification?.title == "T" && outcome.status == .original)
+    }
+}
