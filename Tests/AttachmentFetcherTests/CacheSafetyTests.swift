@@ -322,6 +322,9 @@ struct CacheSafetyTests {
         try Data(repeating: 2, count: 90).write(to: URL(fileURLWithPath: attachments + "/y-0a1b2c3d4e5f6.jpg"))
         try Data(repeating: 3, count: 5000).write(to: URL(fileURLWithPath: home + "/entry"))
         try manager.linkItem(atPath: home + "/entry", toPath: attachments + "/z-0a1b2c3d4e5f6.jpg")
+        // A minimum age holds for every file, linked elsewhere or not: files just handed out stay.
+        let young = try AttachmentCache.removeOutputFiles(in: attachments, minimumAge: .seconds(3600))
+        #expect(young.files == 0, "\(young)")
         let freed = try AttachmentCache.removeOutputFiles(in: attachments)
         #expect(freed.files == 4 && freed.bytes == 790, "\(freed)")
     }

@@ -85,11 +85,11 @@ public struct AttachmentCache: Sendable {
     }
 
     /// Removes the regular files directly in `directory` (see `outputFiles(in:)`), never
-    /// following a symbolic link nor entering a directory; with `unlinkedOnly`, only those that
-    /// are their file's one link (no cache entry holds their body any more, so their space is
-    /// outside the cache's budget) and whose link count has not changed for `minimumAge` (a
-    /// file a fetch has just made, of a `no-store` body or without the cache, is left to its
-    /// reader). Returns how many went, and the bytes that freed: a file's once its last link
+    /// following a symbolic link nor entering a directory: only those whose status has not
+    /// changed for `minimumAge` (a file a fetch has just made or linked is left to its reader;
+    /// `.zero` takes every one), and with `unlinkedOnly`, only those that are their file's one
+    /// link (no cache entry holds their body any more, so their space is outside the cache's
+    /// budget). Returns how many went, and the bytes that freed: a file's once its last link
     /// went (several of its links may be here, and none left elsewhere).
     public static func removeOutputFiles(
         in directory: String, unlinkedOnly: Bool = false, minimumAge: Duration = .zero
@@ -100,7 +100,8 @@ public struct AttachmentCache: Sendable {
         // Each file's links removed here so far.
         var unlinked: [UInt64: Int] = [:]
         let changedBefore = CacheStore.nanoseconds(Date()) - Int64(minimumAge.wholeNanoseconds)
-        for (name, status) in names where !unlinkedOnly || (status.linkCount == 1 && CacheStore.nanoseconds(status.st_ctim) < changedBefore) {
+        for (name, status) in names
+        where (!unlinkedOnly || status.linkCount == 1) && (minimumAge == .zero || CacheStore.nanoseconds(status.st_ctim) < changedBefore) {
             // A body another process is streaming here (its cache's tmp/ could not take it).
             if TemporaryFiles.isTemporary(name), TemporaryFiles.isHeld(name, in: descriptor) { continue }
             guard (try? Syscalls.unlink(FilePath(name), in: descriptor)) != nil else { continue }
