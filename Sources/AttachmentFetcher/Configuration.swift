@@ -28,7 +28,7 @@ extension PushAttachmentFetcher {
         /// How many connections and transfers run at once.
         public var connectionPool: ConnectionPool
 
-        /// How many redirects a download may follow. Default 20, as URLSession.
+        /// How many redirects a download may follow: 0 to 100. Default 20, as URLSession.
         public var maximumRedirects: Int
 
         /// The `User-Agent` header sent with every request. Default `defaultUserAgent`. An origin
@@ -88,7 +88,7 @@ extension PushAttachmentFetcher {
         /// platform's verdict when that platform is listed (its users are who receive the
         /// payload), else `attached` when one of the listed platforms shows a file; a file only
         /// another platform shows stays, named by its verdict and the failure's `file`. Empty
-        /// (the default): the payload's own platform judges alone.
+        /// (the default): the payload's own platform judges alone. Each platform at most once.
         public var platforms: [Platform] = []
 
         /// What decides, besides a URL, whether and from where its body may be fetched, and what
@@ -267,7 +267,12 @@ extension PushAttachmentFetcher {
             guard connectionPool.maximumConnectionsPerHost > 0, connectionPool.maximumConcurrentTransfers > 0 else {
                 throw .invalidConfiguration("connection limits must be positive")
             }
-            guard maximumRedirects >= 0 else { throw .invalidConfiguration("maximumRedirects must not be negative") }
+            // URLSession's own is 20; past 100 a loop of redirects only costs the origin more.
+            guard (0...100).contains(maximumRedirects) else { throw .invalidConfiguration("maximumRedirects must be between 0 and 100") }
+            // Each platform judged once: a platform named twice would give two verdicts for one.
+            for (index, platform) in platforms.enumerated() where platforms[..<index].contains(platform) {
+                throw .invalidConfiguration("platforms names \(platform) twice")
+            }
             guard maximumPayloadBytes > 0 else { throw .invalidConfiguration("maximumPayloadBytes must be positive") }
             guard maximumAttachmentsPerPayload > 0 else {
                 throw .invalidConfiguration("maximumAttachmentsPerPayload must be positive")

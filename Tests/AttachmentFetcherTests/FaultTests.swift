@@ -283,6 +283,20 @@ struct FaultTests {
             (error as? AttachmentFetcherError)?.message.contains("userAgent holds a control character") == true
         }
         configuration.userAgent = "AttachmentFetcher/1.0"
+        // What the command line refuses, the library refuses too: a platform named twice (two
+        // verdicts for one), redirects past 100.
+        for (change, message) in [
+            ({ (c: inout PushAttachmentFetcher.Configuration) in c.platforms = [.ios, .ios, .android] }, "platforms names ios twice"),
+            ({ (c: inout PushAttachmentFetcher.Configuration) in c.maximumRedirects = 1_000_000 }, "maximumRedirects must be between 0 and 100"),
+        ] {
+            var changed = configuration
+            change(&changed)
+            #expect {
+                try PushAttachmentFetcher(configuration: changed)
+            } throws: { error in
+                (error as? AttachmentFetcherError)?.message == message
+            }
+        }
         // The cache's lock file and entries among the user's attachments.
         configuration.cache = .init(directory: directory + "/./")
         #expect {
