@@ -47,8 +47,9 @@ public final class PushAttachmentFetcher: Sendable {
     /// - Parameters:
     ///   - configuration: where files go, the deadline, limits and concurrency.
     ///   - logger: receives one record per payload, with its URL and reason as metadata: `info`
-    ///     when the original content stands, `debug` when an attachment is ready. By default
-    ///     nothing is logged.
+    ///     when the original content stands for a payload that named a picture (or for another
+    ///     reason than a silent or text-only push), `debug` when an attachment is ready and for
+    ///     a silent or text-only push. By default nothing is logged.
     /// - Throws: `AttachmentFetcherError` when the directory cannot be used, the configuration
     ///   is out of range, or libcurl or libmagic cannot start.
     public convenience init(
@@ -375,10 +376,15 @@ public final class PushAttachmentFetcher: Sendable {
         return await downloader.download(url, deadline: deadline)
     }
 
-    /// Logs `outcome`, with `urls` (as the payload wrote them) redacted, at its level.
+    /// Logs `outcome`, with `urls` (as the payload wrote them) redacted, at its level: `info` when
+    /// the original content stands for a payload that named a picture, or for another reason
+    /// than asking for none; `debug` for an attachment, a silent push and one naming no picture
+    /// (a text-only push is no failure, and a client receiving many would log each).
     private func log(_ outcome: Outcome, urls: [String]) {
+        let quiet = outcome.reason.map { urls.isEmpty && [.noAttachment, .internalPush].contains($0) } ?? true
+        let level: Logger.Level = quiet ? .debug : .info
         // Building the metadata costs more than the rest of a cache hit: skip it when unread.
-        guard logger.logLevel <= (outcome.reason == nil ? .debug : .info) else { return }
+        guard logger.logLevel <= level else { return }
         var metadata: Logger.Metadata = [
             "status": "\(outcome.status.rawValue)",
             "elapsed_ms": "\(outcome.elapsedMilliseconds)",
@@ -388,7 +394,7 @@ public final class PushAttachmentFetcher: Sendable {
         if let reason = outcome.reason {
             metadata["reason"] = "\(reason)"
             metadata["detail"] = "\(outcome.detail ?? "")"
-            logger.info("original content stands", metadata: metadata)
+            logger.log(level: level, "original content stands", metadata: metadata)
         } else {
             metadata["path"] = "\(outcome.attachments.first?.path ?? "")"
             logger.debug("attachment ready", metadata: metadata)

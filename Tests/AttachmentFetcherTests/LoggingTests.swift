@@ -53,9 +53,14 @@ struct LoggingTests {
         try await withPushAttachmentFetcher(configuration: configuration, logger: logger) { fetcher in
             _ = await fetcher.process(Payloads.braze(url: url404))
             _ = await fetcher.process(Payloads.moengage(url: urlOK))
+            // A text-only push and a silent one asked for no picture: no failure, logged at debug.
+            _ = await fetcher.process(Data(#"{"aps":{"alert":"B"},"ab":{}}"#.utf8))
+            _ = await fetcher.process(Data(#"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#.utf8))
         }
         try await server.shutdown()
-        let records = handler.all
+        let quiet = handler.all.filter { ["no-attachment", "internal-push"].contains($0.metadata["reason"]) }
+        #expect(quiet.count == 2 && quiet.allSatisfy { $0.level == .debug }, "\(quiet.map(\.level))")
+        let records = handler.all.filter { !["no-attachment", "internal-push"].contains($0.metadata["reason"]) }
         #expect(records.count == 2)
         let fallback = try #require(records.first { $0.metadata["reason"] != nil })
         #expect(fallback.level == .info)
