@@ -4,7 +4,7 @@ import Foundation
 /// serves every payload, process and campaign that names its URL, so `private` is not stored
 /// and `s-maxage` is the lifetime where it is given).
 struct HTTPFreshness: Sendable, Hashable {
-    /// `Cache-Control: no-store`: never keep the body.
+    /// `Cache-Control: no-store` (or `private`, or `Vary: *`): never keep the body.
     var noStore = false
     /// How long the response is fresh from now; `nil` when the origin does not say.
     var lifetime: Duration?
