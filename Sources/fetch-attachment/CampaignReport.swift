@@ -4,7 +4,8 @@ import Foundation
 import Histogram
 
 /// `--report FILE`: a campaign's outcomes as one self-contained HTML page (no network, no
-/// external assets): totals by status and reason, per platform; every distinct URL with its
+/// external assets): the campaign's verdict (what failed, on which platform), the input it was;
+/// totals by status and reason, per platform; every distinct URL with its
 /// verdict, type, size, time and the payloads that use it, and a thumbnail of each attached image
 /// (embedded as a data URI); every distinct warning with the payloads that got it; a latency
 /// histogram drawn in SVG.
@@ -62,6 +63,9 @@ final class CampaignReport: Sendable {
         /// What the first payload that uses the URL shows, on each platform it says (an FCM
         /// HTTP v1 message judged on iOS says what Android and iPhones show).
         var samples: [NotificationContent] = []
+        /// The payloads using the URL whose texts differ from the sample's (personalised copy, a
+        /// variant, a template left unrendered): where to look beyond the one shown.
+        var otherTexts = PayloadNumbers()
 
         /// The type, size and thumbnail of the row are those of the first file the URL gave, all
         /// three: an origin may serve another file to a later fetch (`no-store`, `--no-cache`),
@@ -71,6 +75,11 @@ final class CampaignReport: Sendable {
             path = file.path
             mime = file.mime
             bytes = file.bytes
+        }
+
+        /// What a notification says, to tell one payload's copy from another's.
+        static func texts(_ notification: NotificationContent) -> [String?] {
+            [notification.platform.rawValue, notification.shownTitle?.description, notification.shownSubtitle?.description, notification.shownBody?.description]
         }
 
         /// Whether a payload failed on the URL, by its own verdict or by a judged platform's.
@@ -94,7 +103,12 @@ final class CampaignReport: Sendable {
                 }
             }
             if failed { failedPayloads.record(index) }
-            if samples.isEmpty { samples = outcome.notifications.filter(\.visible) }
+            let shown = outcome.notifications.filter(\.visible)
+            if samples.isEmpty {
+                samples = shown
+            } else if !shown.isEmpty, shown.map(Self.texts) != samples.map(Self.texts) {
+                otherTexts.record(index)
+            }
             payloads.record(index)
             milliseconds.append(outcome.elapsedMilliseconds)
         }
@@ -414,7 +428,9 @@ final class CampaignReport: Sendable {
         cells.append(
             row.failed && row.failedPayloads.count < row.payloads.count
                 ? "<span class=\"bad\">failed:</span> \(row.failedPayloads.text)<br>all: \(row.payloads.text)" : row.payloads.text)
-        cells.append(row.samples.map(sampleHTML).joined())
+        cells.append(
+            row.samples.map(sampleHTML).joined()
+                + (row.otherTexts.count > 0 ? "<div class=\"detail\">other texts: lines \(row.otherTexts.text)</div>" : ""))
         let classes = ["", "", "wide", "type", "num", "num", "wide", "sample"]
         return "<tr class=\"url-row\">" + zip(cells, classes).map { cell, cls in
             cls.isEmpty ? "<td>\(cell)</td>" : "<td class=\"\(cls)\">\(cell)</td>"

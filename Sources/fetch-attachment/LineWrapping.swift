@@ -86,7 +86,7 @@ enum LineWrapping {
             let gap = line.distance(from: index, to: wordStart)
             let word = line[wordStart..<wordEnd]
             let size = columns(of: word)
-            if used + gap + size <= width || (wordless && !hasLabel) {
+            if used + gap + size <= width || (wordless && !hasLabel && !breaksBetweenCharacters(word)) {
                 current += line[index..<wordEnd]
                 used += gap + size
             } else if breaksBetweenCharacters(word) {

@@ -136,6 +136,8 @@ struct ReportTests {
             #"{"aps":{"alert":"B"},"ab":{"att":{"url":"\#(photo)"}}}"#,
             #"{"aps":{"content-available":1},"moengage":{"silentPush":1}}"#,
             #"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"\#(logo)"}}}"#,
+            // The photo again, with other copy: a template left unrendered.
+            #"{"aps":{"alert":{"title":"Hi {{first_name}}","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(photo)"}}}"#,
         ]
         let (_, _, html) = try await Self.runBatch(lines, in: directory, ["--platform", "ios,android"] + Nginx.loopbackFlags)
         try await server.shutdown()
@@ -143,15 +145,18 @@ struct ReportTests {
         #expect(html.contains("\(directory)/batch.jsonl, 20") && html.contains("; judged on ios and android</p>"), "\(html)")
         let verdict = try #require(html.components(separatedBy: "<p class=\"verdict\">").dropFirst().first?.components(separatedBy: "</p>").first, "\(html)")
         // The payload without mutable-content named a picture: it failed, and did not ask for none.
-        #expect(verdict.hasPrefix("<b>2 of 6 payloads failed</b> (http-status 1, no-attachment 1)"), "\(verdict)")
-        #expect(verdict.contains("; 3 attached; no picture asked for: internal-push 1; on android 1 failed, on ios 3 failed."), "\(verdict)")
+        #expect(verdict.hasPrefix("<b>2 of 7 payloads failed</b> (http-status 1, no-attachment 1)"), "\(verdict)")
+        #expect(verdict.contains("; 4 attached; no picture asked for: internal-push 1; on android 1 failed, on ios 3 failed."), "\(verdict)")
         // The WebP row, attached on its own platform but refused by iOS, comes before the logo's,
         // which every platform shows, though it was met later.
         let urls = try #require(html.components(separatedBy: "<table id=\"urls\">").last)
         let webpRow = try #require(urls.range(of: webp)), logoRow = try #require(urls.range(of: logo))
         #expect(webpRow.lowerBound < logoRow.lowerBound)
         // The photo's row names the line that failed on it, then every line.
-        #expect(urls.contains("<span class=\"bad\">failed:</span> 4<br>all: 1, 4</td>"), "\(urls)")
+        #expect(urls.contains("<span class=\"bad\">failed:</span> 4<br>all: 1, 4, 7</td>"), "\(urls)")
+        // Its sample is the first payload's; the line whose copy differs is named under it.
+        #expect(urls.contains("<div class=\"detail\">other texts: lines 7</div>"), "\(urls)")
+        #expect(html.contains("title holds &#39;{{first_name}}&#39;, a template placeholder left unrendered"), "\(html)")
         #expect(html.contains("<div class=\"text\" dir=\"auto\"><b>عرض خاص: خصم 50%!</b></div><div class=\"text\" dir=\"auto\">Line one\nLine two</div>"), "\(html)")
     }
 

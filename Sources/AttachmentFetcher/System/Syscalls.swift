@@ -377,10 +377,14 @@ enum Syscalls {
     /// process that never called `setlocale` is in "C", where that fails. Returns whether it took.
     @discardableResult
     static func useUTF8CharacterTypeOnThisThread() -> Bool {
-        // `LC_CTYPE_MASK`, a macro Swift does not import.
-        guard let locale = newlocale(Int32(1) << LC_CTYPE, "C.UTF-8", nil) else { return false }
+        guard let locale = utf8CharacterType else { return false }
         return uselocale(locale) != nil
     }
+
+    /// The "C.UTF-8" character type, made once for every engine thread (a locale is never
+    /// freed while a thread may use it); `nil` where the C library has no such locale.
+    /// `LC_CTYPE_MASK` is a macro Swift does not import.
+    nonisolated(unsafe) private static let utf8CharacterType = newlocale(Int32(1) << LC_CTYPE, "C.UTF-8", nil)
 
     #if canImport(Glibc)
     /// `RLIM_INFINITY`, which Swift does not import from Glibc (its macro is `-1`).
