@@ -95,6 +95,8 @@ struct ContentReader {
     /// The first template placeholder in `text`: `{{…}}`, `{%…%}` or `${…}`, with something
     /// inside and at most 80 characters in all (a longer stretch between braces is prose).
     static func placeholder(in text: String) -> Substring? {
+        // Most texts hold no brace at all: one pass over the bytes, before any search.
+        guard text.utf8.contains(UInt8(ascii: "{")) else { return nil }
         for (open, close) in [("{{", "}}"), ("{%", "%}"), ("${", "}")] {
             var from = text.startIndex
             while let start = text.range(of: open, range: from..<text.endIndex) {
