@@ -93,9 +93,10 @@ struct BatchRunner {
                 try CommandSyscalls.writeFile(reportPath, Array(html.utf8))
                 StandardStreams.error.write("report: \(TerminalText.escaped(reportPath))\n")
             } catch {
-                // What is wrong with the path now (its directory gone, say), else the write's error.
+                // What is wrong with the path now (its directory gone, say), else the write's
+                // `Errno`, in the system's words.
                 StandardStreams.error.write(
-                    "fetch-attachment: cannot write the report \(TerminalText.escaped(reportPath)): \(PathCheck.writeProblem(reportPath) ?? Self.reason(error))\n")
+                    "fetch-attachment: cannot write the report \(TerminalText.escaped(reportPath)): \(PathCheck.writeProblem(reportPath) ?? "\(error)")\n")
                 reportFailed = true
             }
         }
@@ -109,17 +110,6 @@ struct BatchRunner {
         return !records.isEmpty && records.allSatisfy(\.attached) ? 0 : 1
     }
 
-    /// The system's words for why a file could not be written ("No space left on device"), not
-    /// Foundation's wrapper around them.
-    static func reason(_ error: any Error) -> String {
-        if let error = error as? Errno { return error.description }
-        if let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError,
-            underlying.domain == NSPOSIXErrorDomain
-        {
-            return Errno(rawValue: Int32(underlying.code)).description
-        }
-        return error.localizedDescription
-    }
 
     /// The outcome of one line: the fetcher's for a payload; `invalid-payload` for a line
     /// longer than `limit`, which the fetcher never sees; `nil` for a blank one, which is skipped.

@@ -182,6 +182,13 @@ final class CampaignReport: Sendable {
     /// `mutable-content`: no extension sees it) failed, as with any other reason.
     static let noPictureAsked: Set<String> = [FallbackReason.internalPush.code, FallbackReason.noAttachment.code]
 
+    /// Whether the verdict `code` is a failure for a payload that `namesPicture` (or not): any
+    /// but `attached`, save `noPictureAsked` for a payload that names no picture. The one rule
+    /// the verdict, the platforms' counts and the rows' lines and colours follow.
+    static func fails(_ code: String, namesPicture: Bool) -> Bool {
+        code != "attached" && (namesPicture || !noPictureAsked.contains(code))
+    }
+
     /// A warning with the payload's attachment URLs written `<URL>`: one row for "<URL> is plain
     /// http: …" however many URLs a campaign has (the URLs table lists each URL). Only what has
     /// a scheme's `://`: an invalid "URL" may be any text (`a`, `ios`), which would turn every
@@ -219,13 +226,13 @@ final class CampaignReport: Sendable {
                 else if !platforms.isEmpty { platforms.map { ($0, outcome.reason) } }
                 else { outcome.notification.map { [($0.platform, outcome.reason)] } ?? [] }
             let namesPicture = !outcome.attachments.isEmpty || !outcome.failures.isEmpty
-            func failed(_ reason: FallbackReason) -> Bool { namesPicture || !Self.noPictureAsked.contains(reason.code) }
             for (platform, reason) in verdicts {
-                state.byPlatform[platform.rawValue, default: [:]][reason?.code ?? "attached", default: 0] += 1
-                if let reason, failed(reason) { state.failedByPlatform[platform.rawValue, default: 0] += 1 }
+                let code = reason?.code ?? "attached"
+                state.byPlatform[platform.rawValue, default: [:]][code, default: 0] += 1
+                if Self.fails(code, namesPicture: namesPicture) { state.failedByPlatform[platform.rawValue, default: 0] += 1 }
             }
             if let reason = outcome.reason {
-                if failed(reason) { state.failedByReason[reason.code, default: 0] += 1 } else { state.notAskedByReason[reason.code, default: 0] += 1 }
+                if Self.fails(reason.code, namesPicture: namesPicture) { state.failedByReason[reason.code, default: 0] += 1 } else { state.notAskedByReason[reason.code, default: 0] += 1 }
             }
             let single = outcome.attachments.count + outcome.failures.count == 1
             var usesOtherURL = false
@@ -242,8 +249,7 @@ final class CampaignReport: Sendable {
                 }
                 update(&state.rows[key]!)
                 // A payload that names no picture, silent or not, did not fail on its row.
-                let asksNone: Bool = if case .noURL = key { Self.noPictureAsked.contains(verdict) } else { false }
-                state.rows[key]!.record(outcome, at: index, single: single, failed: verdict != "attached" && !asksNone)
+                state.rows[key]!.record(outcome, at: index, single: single, failed: Self.fails(verdict, namesPicture: namesPicture))
             }
             for attachment in outcome.attachments {
                 touch(.url(attachment.url), verdict: "attached") { row in
@@ -405,10 +411,8 @@ final class CampaignReport: Sendable {
         case .noURL(let label): cells.append("<i>\(escape(label))</i>")
         }
         // A silent push, or one naming no picture, is no failure: its row's verdict is not red.
-        let quiet: (String) -> Bool = { code in
-            if case .noURL = row.key { return noPictureAsked.contains(code) }
-            return false
-        }
+        let namesPicture: Bool = if case .url = row.key { true } else { false }
+        let quiet: (String) -> Bool = { !fails($0, namesPicture: namesPicture) }
         let verdicts = row.verdicts.sorted { $0.key < $1.key }.map { key, count in
             "<span class=\"\(key == "attached" ? "ok" : quiet(key) ? "quiet" : "bad")\">\(escape(key))</span> \(count)"
                 + (row.details[key].map { "<div class=\"detail\">\(escape($0))</div>" } ?? "")
