@@ -24,8 +24,8 @@ public struct FallbackReason: Hashable, Sendable, Codable, CustomStringConvertib
     public static let httpStatus = FallbackReason("http-status")
     /// The connection failed: refused, reset, truncated, TLS, DNS. While the address policy is
     /// in force (`Configuration.addressPolicy`, private networks not allowed), the detail is
-    /// ``uniformNetworkDetail`` (but for a name that does not resolve), so that payloads cannot
-    /// probe ports through the fetcher.
+    /// ``uniformNetworkDetail`` (but for a name that does not resolve), so that libcurl's
+    /// messages do not describe the port (see "Untrusted payloads" for what still does).
     public static let network = FallbackReason("network")
     /// The detail of every `network` failure while the address policy is in force, but a name
     /// that does not resolve (said as such): libcurl's own message (refused, timed out, reset,

@@ -130,7 +130,7 @@ struct BatchSummary {
     /// Said once on standard error when a network failure's detail was hidden by the address
     /// policy (see `FallbackReason.network`).
     static let hiddenNetworkDetailHint =
-        "  hint: network: while the address policy is in force, a network failure says only '\(FallbackReason.uniformNetworkDetail)', so that payloads cannot probe ports; to see libcurl's reason for a payload you trust, run it again with --allow-private-networks"
+        "  hint: network: while the address policy is in force, a network failure says only '\(FallbackReason.uniformNetworkDetail)', so that it does not describe the port; to see libcurl's reason for a payload you trust, run it again with --allow-private-networks"
 
     /// For `count` payloads that ran out of time partly in the engine's queue for a connection
     /// to their host.

@@ -88,7 +88,7 @@ struct DemoCommand: AsyncParsableCommand {
             // The demo's address policy is in force (only the mock CDN's address joins the public ones).
             if results.contains(where: { BatchSummary.hidesNetworkDetail($0.1) }) {
                 print(LineWrapping.wrapped(
-                    "note: network: while the address policy is in force, a network failure says only '\(FallbackReason.uniformNetworkDetail)', so that payloads cannot probe ports (fetch-attachment --allow-private-networks shows libcurl's reason)", width: width))
+                    "note: network: while the address policy is in force, a network failure says only '\(FallbackReason.uniformNetworkDetail)', so that it does not describe the port (fetch-attachment --allow-private-networks shows libcurl's reason)", width: width))
             }
         }
         throw ExitCode(unexpected == 0 ? 0 : 1)

@@ -18,7 +18,8 @@ extension PushAttachmentFetcher.Configuration {
     /// reserved (every entry of IANA's IPv4 and IPv6 special-purpose registries whose "Globally
     /// Reachable" is false, and everything outside IPv6's `2000::/3`). A download refused
     /// outright gets reason `address-refused`; while private networks are not allowed, network
-    /// failures say no more than "could not fetch", so the fetcher cannot serve as a port scanner.
+    /// failures say no more than "could not fetch", so libcurl's messages do not describe a port
+    /// (a reason and its time still tell an allowed address's open port from a closed one).
     public struct AddressPolicy: Sendable, Hashable {
         /// Allow every address, private, loopback and link-local included (for a CDN on the
         /// local network, tests, demos). Default `false`.
