@@ -29,6 +29,8 @@ struct OutcomeDraft {
     var verdicts: [PlatformVerdict] = []
     /// The attachments that did not become files.
     var failures: [AttachmentFailure] = []
+    /// How many distinct attachment URLs the per-payload limit left unfetched.
+    var attachmentsPastLimit = 0
 
     init(payload: Data, startedAt: ContinuousClock.Instant) {
         self.payload = payload
@@ -116,13 +118,12 @@ struct OutcomeDraft {
                     draft.warnings.append(
                         "\(reported): a redirect on the way set a cookie, which the next request sent back (as an iPhone does); Android's HttpURLConnection keeps no cookies, so if the server needs it, Android shows no picture")
                 }
-                // Firebase's iOS extension names the file after the name URLSession suggests for
-                // the response; without an image extension there, iOS attaches nothing.
-                let unnamed = draft.vendor.map(PlatformRules.namesFileAsSuggested.contains) == true
-                    && judges.contains { $0.platform == .ios } && file.hasUnsuffixedName
+                // The vendor's iOS extension names the file, and iOS takes its type from that name.
+                let unnamed = judges.contains { $0.platform == .ios }
+                    ? PlatformRules.iOSNamingRefusal(by: draft.vendor, of: file, for: attachment) : nil
                 for judge in judges {
-                    if unnamed, judge.platform == .ios {
-                        refuse(PlatformRules.unsuffixedNameRefusal(draft.vendor ?? .firebase), on: .ios)
+                    if let unnamed, judge.platform == .ios {
+                        refuse(unnamed, on: .ios)
                         continue
                     }
                     if changedScheme, let refusal = PlatformRules.schemeChangeRefusal(on: judge.platform, from: scheme) {
@@ -164,7 +165,15 @@ struct OutcomeDraft {
         // one throwing task group and makes every attachment before it sets a text, so one that
         // fails and the original shows, without the `content` override (`original`).
         // It decides for iPhones alone: another platform a preflight judges keeps its verdict.
+        // Media past the per-payload limit were not fetched, so whether all would arrive is not
+        // known: iPhones are not said to show any (`too-large`, the limit being the fetcher's).
         var outcomeDetail: String?
+        if notification?.allOrNothing != nil, attachmentsPastLimit > 0, shownBy[.ios] != nil {
+            let named = results.count + attachmentsPastLimit
+            refusals[.ios] = TransferFailure(
+                reason: .tooLarge,
+                detail: "the push names \(named) attachments, more than the \(results.count) fetched per payload (maximumAttachmentsPerPayload, --max-attachments), so whether iOS shows them is not judged")
+        }
         if notification?.allOrNothing != nil, shownBy[.ios] != nil, let refusal = refusals[.ios] {
             let failedURL = failures.first { $0.0.request.isJudged(on: .ios) }?.0.reportedURL
             let detail = (failedURL.map { "\($0): " } ?? "") + "\(refusal.detail); Airship's extension attaches all of a push's media or none"

@@ -244,6 +244,7 @@ public final class PushAttachmentFetcher: Sendable {
         draft.notification = prepared.notification
         draft.otherPlatformNotifications = prepared.otherPlatformNotifications
         draft.warnings = prepared.warnings
+        draft.attachmentsPastLimit = prepared.attachmentsPastLimit
     }
 
     /// What a payload needs: an outcome already (it names nothing to fetch for the platforms

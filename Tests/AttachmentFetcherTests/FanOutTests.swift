@@ -9,13 +9,20 @@ struct FanOutTests {
         return Data(#"{"aps":{"mutable-content":1,"alert":"x"},"com.urbanairship.media_attachment":{"urls":[\#(entries)]}}"#.utf8)
     }
 
+    /// OneSignal attaches each medium that arrives (Airship all or none: past the limit, not
+    /// judged), in the order of the attachment ids.
+    private func oneSignal(_ urls: [String]) -> Data {
+        let entries = urls.enumerated().map { #""a\#($0)":"\#($1)""# }.joined(separator: ",")
+        return Data(#"{"aps":{"mutable-content":1,"alert":"x"},"os_data":{"i":"n","att":{\#(entries)}}}"#.utf8)
+    }
+
     @Test("At most 4 distinct attachments by default, in payload order; a warning names each URL dropped")
     func defaultLimit() async throws {
         try await Fixture.with { fixture in
             let urls = (0..<7).map { fixture.server.url("/media/f\($0).png?bytes=500") }
             // f1 named twice, then f0 again: deduplicated before the limit counts.
             let named = [urls[0], urls[1], urls[1], urls[2], urls[0], urls[3], urls[4], urls[5], urls[6]]
-            let outcome = await fixture.fetcher.process(airship(named))
+            let outcome = await fixture.fetcher.process(oneSignal(named))
             #expect(outcome.status == .attached)
             #expect(outcome.attachments.map(\.url) == Array(urls[0..<4]))
             #expect(fixture.server.stats().requests == 4)
@@ -59,7 +66,7 @@ struct FanOutTests {
     func configuredLimit() async throws {
         try await Fixture.with(configure: { $0.maximumAttachmentsPerPayload = 1 }) { fixture in
             let urls = (0..<3).map { fixture.server.url("/media/g\($0).gif?bytes=400") }
-            let outcome = await fixture.fetcher.process(airship(urls))
+            let outcome = await fixture.fetcher.process(oneSignal(urls))
             #expect(outcome.attachments.map(\.url) == [urls[0]])
             #expect(fixture.server.stats().requests == 1)
             #expect(outcome.warnings.contains { $0.contains("2 attachments past the limit of 1") })

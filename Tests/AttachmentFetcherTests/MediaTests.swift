@@ -79,11 +79,17 @@ struct MediaTests {
     @Test("The payload's type can never place a file outside the output directory")
     func typeCannotEscape() async throws {
         try await Fixture.with { fixture in
-            let outcome = await fixture.fetch("/media/x.jpg?bytes=2000", type: "/../../../../tmp/evil")
-            #expect(outcome.status == .attached)
-            let path = try #require(outcome.attachments.first?.path)
+            let evil = "/tmp/evil-" + UUID().uuidString
+            let outcome = await fixture.fetch("/media/x.jpg?bytes=2000", type: "/../../../.." + evil)
+            // Braze's iOS extension would save the file with that suffix, which iOS attaches nothing under.
+            #expect(outcome.status == .original && outcome.reason == .unsupportedType, "\(outcome.detail ?? "")")
+            #expect(!FileManager.default.fileExists(atPath: evil))
+            #expect(fixture.filesLeft().isEmpty)
+            // With a suffix iOS attaches, the file is named by its bytes, in the output directory.
+            let named = await fixture.fetch("/media/y.png?bytes=2000", type: "jpg")
+            let path = try #require(named.attachments.first?.path)
             #expect(URL(fileURLWithPath: path).deletingLastPathComponent().path == fixture.directory)
-            #expect(path.hasSuffix(".jpg"))
+            #expect(path.hasSuffix(".png"))
             #expect(fixture.filesLeft().count == 1)
         }
     }

@@ -102,6 +102,32 @@ struct NotificationOutcomeTests {
         }
     }
 
+    @Test("An Airship iOS push naming more media than the per-payload limit is not called attached: its extension attaches all or none, and those past the limit are not fetched")
+    func airshipAllOrNothingPastTheLimit() async throws {
+        try await Fixture.with(configure: { $0.maximumAttachmentsPerPayload = 2 }) { fixture in
+            let urls = (1...3).map { fixture.server.url("/media/m\($0).png?bytes=1000") }
+            let media = urls.map { "\"\($0)\"" }.joined(separator: ",")
+            let payload = Data(
+                #"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"_":"s","com.urbanairship.media_attachment":{"url":[MEDIA],"content":{"title":"T2"}}}"#
+                    .replacingOccurrences(of: "MEDIA", with: media).utf8)
+            let outcome = await fixture.fetcher.process(payload)
+            #expect(outcome.status == .original, "\(outcome.attachments.map(\.url))")
+            #expect(outcome.reason == .tooLarge, "\(outcome.reason?.code ?? ""): \(outcome.detail ?? "")")
+            #expect(outcome.detail?.contains("3 attachments") == true, "\(outcome.detail ?? "")")
+            #expect(outcome.detail?.contains("all of a push's media or none") == true, "\(outcome.detail ?? "")")
+            #expect(outcome.notification?.title == "T")
+            #expect(outcome.attachments.isEmpty)
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: fixture.directory))?.isEmpty == true)
+            // Within the limit, all ready: attached, with the override.
+            let two = Data(
+                #"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"_":"s","com.urbanairship.media_attachment":{"url":[MEDIA],"content":{"title":"T2"}}}"#
+                    .replacingOccurrences(of: "MEDIA", with: urls.prefix(2).map { "\"\($0)\"" }.joined(separator: ",")).utf8)
+            let attached = await fixture.fetcher.process(two)
+            #expect(attached.status == .attached && attached.attachments.count == 2)
+            #expect(attached.notification?.title == "T2")
+        }
+    }
+
     @Test("Content warnings join the outcome's warnings; the picture is still fetched and the bytes untouched")
     func warningsInOutcome() async throws {
         try await Fixture.with { fixture in

@@ -46,6 +46,8 @@ struct SuggestedFileNameTests {
         metadata.unsuffixedName = true
         #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
         #expect(CacheEntryMetadata.decode(metadata.encoded())?.unsuffixedName == true)
+        metadata.oneSignalUntypedMIME = true
+        #expect(CacheEntryMetadata.decode(metadata.encoded())?.oneSignalUntypedMIME == true)
         // The origin's lifetime, 0 (no-cache) included, beside a download time.
         for lifetime in [0, 3600] {
             metadata.lifetime = lifetime
@@ -93,6 +95,80 @@ struct SuggestedFileNameTests {
             #expect(refused.detail?.contains("Iterable's iOS extension names the file") == true, "\(refused.detail ?? "")")
             let video = await fixture.fetcher.process(iterable("/media/clip?media=mp4&bytes=3000&content_type=video/mp4"))
             #expect(video.reason != .unsupportedType || video.detail?.contains("names the file") != true, "\(video.detail ?? "")")
+        }
+    }
+}
+
+/// OneSignal's and Braze's iOS extensions name the attachment themselves
+/// (`OneSignalAttachmentHandler.getSupportedFileExtensionFromURL`; Braze's `ab.att.type`, "a suffix
+/// for the file you save"), and iOS takes its type from that name.
+@Suite("OneSignal and Braze iOS: the name the extension gives the file decides whether iPhones attach", .timeLimit(.minutes(2)))
+struct VendorFileNamingTests {
+    @Test(
+        "OneSignal's extension: the filename parameter's, the MIME type's, the URL's, then any query value's extension, each only if OneSignal lists it",
+        arguments: [
+            ("https://cdn.example/c528c899_720_960?filename=f.png", nil, "png"),
+            ("https://cdn.example/banner", "image/jpeg", "jpeg"),
+            ("https://cdn.example/banner", "IMAGE/JPEG", "jpeg"),
+            ("https://cdn.example/banner", "application/octet-stream", nil),
+            ("https://cdn.example/banner.jpg", "application/octet-stream", "jpg"),
+            ("https://cdn.example/banner.JPG", "application/octet-stream", nil),
+            ("https://cdn.example/banner.webp", "image/webp", nil),
+            ("https://cdn.example/banner.jpg", "image/webp", "jpg"),
+            ("https://cdn.example/banner?v=2&name=a.gif", "binary/octet-stream", "gif"),
+            ("https://cdn.example/tone", "audio/mp4", nil),
+            ("https://cdn.example/tone.m4a", "audio/mp4", "m4a"),
+            ("https://cdn.example/clip?filename=clip.mov", "video/mp4", "mp4"),
+        ] as [(String, String?, String?)])
+    func oneSignalExtension(url: String, mime: String?, expected: String?) {
+        #expect(VendorFileNaming.oneSignalExtension(url: url, mimeExtension: VendorFileNaming.oneSignalMIMEExtension(mime)) == expected)
+    }
+
+    @Test("Braze's type names the file: a suffix iOS attaches (any case) passes, another (webp, heic, a class name) does not")
+    func brazeType() {
+        for type in ["jpg", "JPEG", "png", "gif", "mp3", "m4a", "wav", "aiff", "mp4", "m4v", "mpeg", "avi"] {
+            #expect(VendorFileNaming.brazeRefusal(type: type) == nil, "\(type)")
+        }
+        for type in ["webp", "heic", "svg", "image", "mov", "jpg?"] {
+            #expect(VendorFileNaming.brazeRefusal(type: type)?.reason == .unsupportedType, "\(type)")
+        }
+    }
+
+    @Test(
+        "An extension-less URL served as application/octet-stream: iPhones with OneSignal attach nothing; with ?filename=x.jpg, as image/jpeg or named .jpg they do; the same from the cache",
+        arguments: [false, true])
+    func oneSignalVerdict(cached: Bool) async throws {
+        try await Fixture.with(cached: cached, configure: { $0.platforms = [.ios] }) { fixture in
+            func oneSignal(_ path: String) -> Data {
+                Data(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"os_data":{"i":"n","att":{"id1":"\#(fixture.server.url(path))"}}}"#.utf8)
+            }
+            let opaque = "/media/banner?media=jpg&bytes=3000&content_type=application/octet-stream"
+            for round in 0..<2 {
+                let refused = await fixture.fetcher.process(oneSignal(opaque))
+                #expect(refused.vendor == .oneSignal)
+                #expect(refused.status == .original && refused.reason == .unsupportedType, "round \(round): \(refused.detail ?? "")")
+                #expect(refused.detail?.contains("OneSignal's iOS extension") == true, "\(refused.detail ?? "")")
+                for attached in [opaque + "&filename=b.jpg", "/media/typed?media=jpg&bytes=3000&content_type=image/jpeg",
+                                 "/media/named.jpg?bytes=3000&content_type=application/octet-stream"] {
+                    let outcome = await fixture.fetcher.process(oneSignal(attached))
+                    #expect(outcome.status == .attached, "round \(round) \(attached): \(outcome.detail ?? "")")
+                }
+                // Braze names it by its type: attached whatever the Content-Type.
+                #expect(await fixture.fetcher.process(Payloads.braze(url: fixture.server.url(opaque), type: "jpg")).status == .attached)
+            }
+            if cached { #expect(fixture.server.stats().requestsPerPath["/media/banner"] == 2) }
+        }
+    }
+
+    @Test("Braze with a type iOS does not attach (webp on a JPEG): iPhones attach nothing, Android is not concerned; a type in capitals is a suffix all the same")
+    func brazeVerdict() async throws {
+        try await Fixture.with(configure: { $0.platforms = [.ios] }) { fixture in
+            let refused = await fixture.fetch("/media/p.jpg?bytes=3000", type: "webp")
+            #expect(refused.status == .original && refused.reason == .unsupportedType, "\(refused.detail ?? "")")
+            #expect(refused.detail?.contains("ab.att.type") == true, "\(refused.detail ?? "")")
+            #expect(await fixture.fetch("/media/q.jpg?bytes=3000", type: "JPG").status == .attached)
+            let mismatched = await fixture.fetch("/media/r.jpg?bytes=3000", type: "png")
+            #expect(mismatched.status == .attached && mismatched.warnings.contains { $0.contains("says type 'png'") })
         }
     }
 }

@@ -87,6 +87,26 @@ struct PlatformRules: Sendable {
             detail: "\(vendor == .iterable ? "Iterable" : "Firebase")'s iOS extension names the file after the name URLSession suggests for the response, which has no extension of a type iOS attaches here (none in the URL's name or a Content-Disposition filename, and a Content-Type that is not an image's, a video's or a sound's, or is one of a type iOS refuses, such as image/webp): iOS takes the type from the name, whatever the bytes")
     }
 
+    /// Why iPhones show nothing of `file` because of the name `vendor`'s extension gives it
+    /// (iOS takes the type from the name, whatever the bytes), or `nil`: Firebase's and
+    /// Iterable's suggested name without an extension of a type iOS attaches, OneSignal's search
+    /// for a supported extension finding none, Braze's `ab.att.type` naming no such extension.
+    static func iOSNamingRefusal(by vendor: Vendor?, of file: DownloadedFile, for attachment: AttachmentResult) -> TransferFailure? {
+        switch vendor {
+        case let vendor? where namesFileAsSuggested.contains(vendor):
+            return file.hasUnsuffixedName ? unsuffixedNameRefusal(vendor) : nil
+        case .oneSignal?:
+            let url = attachment.url?.string ?? attachment.request.url
+            return VendorFileNaming.oneSignalNamesFile(url: url, mimeNamesType: file.hasOneSignalMIMEExtension)
+                ? nil : VendorFileNaming.oneSignalRefusal
+        case .braze?:
+            guard case .fileExtension(let type)? = attachment.request.claimedType else { return nil }
+            return VendorFileNaming.brazeRefusal(type: type)
+        default:
+            return nil
+        }
+    }
+
     /// Why `platform` shows nothing from a download whose redirects changed its scheme, or `nil`
     /// where the change is followed. Android's `HttpURLConnection`, which every vendor SDK's
     /// picture download uses, "doesn't follow redirects from HTTPS to HTTP or vice versa"

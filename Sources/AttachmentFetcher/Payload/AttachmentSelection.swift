@@ -5,9 +5,12 @@ enum AttachmentSelection {
     /// The fetcher normalises as it fetches (`AttachmentURL.normalised`); by default URLs are
     /// compared as written. Every URL dropped is named in a warning: one for
     /// repeats, one for those past the limit, each URL cut to 200 characters, its credentials redacted.
+    /// `pastLimit` is set to the number of distinct URLs left out by the limit.
     static func select(
-        _ requests: [RequestedAttachment], limit: Int, warnings: inout [String], normalise: (String) -> String = { $0 }
+        _ requests: [RequestedAttachment], limit: Int, warnings: inout [String], pastLimit: inout Int,
+        normalise: (String) -> String = { $0 }
     ) -> [RequestedAttachment] {
+        pastLimit = 0
         // Most payloads name one attachment: nothing to compare, nothing parsed twice.
         if requests.count == 1, limit >= 1 { return requests }
         var seen: [String: Int] = [:]
@@ -34,9 +37,18 @@ enum AttachmentSelection {
         }
         guard distinct.count > limit else { return distinct }
         let dropped = distinct[limit...].map(\.url)
+        pastLimit = dropped.count
         warnings.append(
             "\(dropped.count) attachment\(dropped.count == 1 ? "" : "s") past the limit of \(limit) per payload not fetched: \(list(dropped))")
         return Array(distinct.prefix(limit))
+    }
+
+    /// `select(_:limit:warnings:pastLimit:normalise:)`, without the count of URLs past the limit.
+    static func select(
+        _ requests: [RequestedAttachment], limit: Int, warnings: inout [String], normalise: (String) -> String = { $0 }
+    ) -> [RequestedAttachment] {
+        var pastLimit = 0
+        return select(requests, limit: limit, warnings: &warnings, pastLimit: &pastLimit, normalise: normalise)
     }
 
     private static func list(_ urls: [String]) -> String {

@@ -19,6 +19,8 @@ struct PreparedPayload: Sendable {
     var otherPlatformNotifications: [NotificationContent] = []
     var warnings: [String] = []
     var next: Next
+    /// How many distinct attachment URLs the limit left unfetched.
+    var attachmentsPastLimit = 0
 
     static let noExtensionWarning =
         "aps.mutable-content is not 1: iOS would not run a service extension for this payload"
@@ -115,7 +117,8 @@ struct PreparedPayload: Sendable {
             next = .original(.noAttachment, detail)
         case .attachments(let named):
             if notification.serviceExtension == false { warnings.append(Self.noExtensionWarning) }
-            let requests = AttachmentSelection.select(named, limit: maximumAttachments, warnings: &warnings, normalise: normalise)
+            let requests = AttachmentSelection.select(
+                named, limit: maximumAttachments, warnings: &warnings, pastLimit: &attachmentsPastLimit, normalise: normalise)
             next = .download(requests, platform: recognized.platform)
         }
     }

@@ -115,6 +115,10 @@ struct DownloadedFile: Sendable {
     /// `SuggestedFileName`), when known without the headers (a cache entry keeps it);
     /// `hasUnsuffixedName` works it out from them otherwise.
     var unsuffixedName: Bool? = nil
+    /// Whether OneSignal's table of MIME types gives the response's `Content-Type` no extension
+    /// (see `VendorFileNaming`), when known without the headers (a cache entry keeps it);
+    /// `hasOneSignalMIMEExtension` works it out from them otherwise.
+    var oneSignalUntypedMIME: Bool? = nil
     /// The body, still open for reading and writing, when the request asked for a nameless file
     /// (`anonymousBody`): its receiver names it (`Syscalls.link`) or closes it, which removes it.
     var descriptor: FileDescriptor? = nil
@@ -125,6 +129,12 @@ extension DownloadedFile {
     /// iOS attaches (`SuggestedFileName.lacksAcceptedExtension`).
     var hasUnsuffixedName: Bool {
         unsuffixedName ?? SuggestedFileName.lacksAcceptedExtension(url: effectiveURL, headers: HTTPHeader.parse(headerBlock))
+    }
+
+    /// Whether OneSignal's table of MIME types gives the response's `Content-Type` an extension.
+    var hasOneSignalMIMEExtension: Bool {
+        if let oneSignalUntypedMIME { return !oneSignalUntypedMIME }
+        return VendorFileNaming.oneSignalMIMEExtension(HTTPHeader.parse(headerBlock).last { $0.name == "content-type" }?.value) != nil
     }
 }
 
