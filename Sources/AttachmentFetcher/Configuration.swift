@@ -294,14 +294,17 @@ extension PushAttachmentFetcher {
             if let cache {
                 guard !cache.directory.isEmpty else { throw .invalidConfiguration("the cache directory is empty") }
                 // Its lock file and entries would sit among the attachments, which are the user's.
-                guard FilePath.absolute(cache.directory) != FilePath.absolute(outputDirectory) else {
+                // Compared where they really are: through a symbolic link too, the attachments
+                // would sit among files `cache clear` removes.
+                let cacheDirectory = FilePath.resolved(cache.directory), output = FilePath.resolved(outputDirectory)
+                guard cacheDirectory != output else {
                     throw .invalidConfiguration("the cache directory is the output directory: give the cache a directory of its own")
                 }
                 // Nor may the attachments sit among the cache's own files (`attachments/` is the
                 // command line's default, and the cache's business).
                 for inner in [CacheStore.entriesName, "tmp"] {
-                    let directory = FilePath.absolute(cache.directory).appending(inner)
-                    guard !FilePath.absolute(outputDirectory).starts(with: directory) else {
+                    let directory = cacheDirectory.appending(inner)
+                    guard !output.starts(with: directory) else {
                         throw .invalidConfiguration("the output directory is inside the cache's \(inner)/: give the attachments a directory of their own")
                     }
                 }

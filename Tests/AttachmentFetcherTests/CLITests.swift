@@ -45,6 +45,24 @@ struct CLITests {
         }
     }
 
+    @Test("A cached attachment's mode is 0444 less the umask, as an uncached one's is 0644 less it: umask 077 leaves other users nothing to read")
+    func cachedModeFollowsUmask() async throws {
+        try await withServer { server, directory in
+            let payloadPath = try payloadFile(for: server, in: directory)
+            let binary = CommandRunner.fetchAttachmentPath
+            func mode(_ extra: [String], _ out: String) async throws -> Int? {
+                let arguments = [payloadPath, "--output-dir", directory + "/" + out, "--json", "--allow-private-networks"] + extra
+                let quoted = ([binary] + arguments).map { "'\($0)'" }.joined(separator: " ")
+                let run = try await CommandRunner.run("/bin/sh", ["-c", "umask 077; exec \(quoted)"])
+                #expect(run.status == 0, "\(run.stderr)")
+                let path = try #require(((try jsonObject(run.stdout))["attachments"] as? [[String: Any]])?.first?["path"] as? String)
+                return try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+            }
+            #expect(try await mode(["--cache-dir", directory + "/cache"], "cached") == 0o400)
+            #expect(try await mode(["--no-cache"], "uncached") == 0o600)
+        }
+    }
+
     @Test("--user-agent: an origin that serves only the app's User-Agent attaches with it, and a cache keeps each User-Agent's download apart")
     func userAgent() async throws {
         try await withServer { server, directory in

@@ -201,6 +201,31 @@ struct CacheCrashTests {
     }
 
     @Test(
+        "A burst that outgrows a small cache disk keeps what it stored: making room takes no entry used in the last seconds of this run (the burst's own), so the bodies that do not fit go unkept instead of evicting the ones that did",
+        .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
+    func burstKeepsItsEntries() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let place = fixture.directory + "/small"
+            let output = fixture.directory + "/out"
+            try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true)
+            // 40 bodies of 100 KB at once, a 2 MiB disk for the cache, the output elsewhere
+            // (copies: every entry could be evicted to free its blocks).
+            let script = #"""
+                mount -t tmpfs -o size=2m tmpfs "$1" || exit 9
+                "$0" --batch "$2" --json --timeout 20 --cache-dir "$1/cache" --output-dir "$3" --allow-private-networks; echo "status $?"
+                "$0" cache stats --json --cache-dir "$1/cache"
+                """#
+            let result = try await Self.inMountNamespace(script, [place, try Self.campaign(fixture, "burst", 1...40), output])
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.filter { $0.contains(#""status":"attached""#) }.count == 40, "\(result.stderr)")
+            #expect(lines.contains("status 0"), "\(result.stderr)")
+            #expect(!result.stderr.unwrapped.contains("to make room"), "\(result.stderr)")
+            let cacheStats = try #require(Self.cacheStats(lines), "\(result.stdout)")
+            #expect((cacheStats["entries"] as? Int).map { $0 >= 8 } == true, "\(cacheStats) \(result.stderr)")
+        }
+    }
+
+    @Test(
         "Making room evicts about twice the body's size, not the whole cache: on a disk filled by other data, where that much can never be free, most entries stay",
         .enabled("unshare -rm cannot mount here") { await CacheCrashTests.canMount() })
     func fullDiskEvictsOnlyWhatItNeeds() async throws {

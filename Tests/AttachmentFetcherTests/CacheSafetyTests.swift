@@ -237,6 +237,26 @@ struct CacheSafetyTests {
         #expect(validates("/srv/cache/attachments") && validates("/srv/cache/entries2") && validates("/srv/out"))
     }
 
+    @Test("Nor through a symbolic link: an output directory that links to the cache's entries/ (or the cache itself, or a directory inside) is refused, where cache clear would remove the attachments")
+    func outputDirectoryLinkedIntoCache() throws {
+        let home = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let manager = FileManager.default
+        try manager.createDirectory(atPath: home + "/cache/entries/inner", withIntermediateDirectories: true)
+        try manager.createSymbolicLink(atPath: home + "/to-entries", withDestinationPath: home + "/cache/entries")
+        try manager.createSymbolicLink(atPath: home + "/to-cache", withDestinationPath: home + "/cache")
+        func validates(_ output: String, cache: String = home + "/cache") -> Bool {
+            var configuration = PushAttachmentFetcher.Configuration(outputDirectory: output)
+            configuration.cache = .init(directory: cache)
+            return (try? configuration.validate()) != nil
+        }
+        #expect(!validates(home + "/to-entries"))
+        #expect(!validates(home + "/to-entries/inner/not-yet"))
+        #expect(!validates(home + "/to-cache"))
+        #expect(!validates(home + "/cache/entries", cache: home + "/to-cache"))
+        #expect(validates(home + "/to-cache/attachments") && validates(home + "/out"))
+    }
+
     @Test("Every name the fetcher gives a file is recognised as its own: tags of 13 digits")
     func ownNamesRecognised() {
         for _ in 0..<10_000 {
@@ -862,6 +882,26 @@ struct CacheSafetyTests {
             let third = await other.process(fixture.braze(path))
             await other.shutdown()
             #expect(third.status == .attached && fixture.server.stats().requests == 3, "\(fixture.server.stats().requests)")
+        }
+    }
+
+    @Test("An entry its owner made writable for a moment (a 304's refresh as a user other than root: 0644, the attribute, 0444) is not removed by another process's look-up in that moment, and is served once read-only again")
+    func refreshWindowKeepsEntry() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let path = "/media/refreshing.jpg?bytes=20000"
+            let hex = try key(fixture, path)
+            let entry = try #require(fixture.cacheDirectory) + "/entries/" + hex
+            #expect(await fixture.fetch(path).status == .attached)
+            let inode = try #require(try FileManager.default.attributesOfItem(atPath: entry)[.systemFileNumber] as? Int)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: entry)
+            let other = try PushAttachmentFetcher(configuration: fixture.fetcher.configuration, logger: Self.logger)
+            let store = try #require(other.cache?.store)
+            #expect(store.load(CacheKey(hex: hex), keepingOpen: false) == nil)
+            #expect((try FileManager.default.attributesOfItem(atPath: entry)[.systemFileNumber] as? Int) == inode)
+            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: entry)
+            let served = await other.process(fixture.braze(path))
+            await other.shutdown()
+            #expect(served.status == .attached && fixture.server.stats().requests == 1, "\(fixture.server.stats().requests)")
         }
     }
 

@@ -98,18 +98,30 @@ extension CacheStore {
     /// The entries a process found when it opened the cache are indexed on the eviction thread
     /// while the first payloads run: a body that runs out of room before then waits for that
     /// index, up to `indexWait`, or finds nothing to evict.
+    ///
+    /// No entry used since this store opened and within the last `recentUse` goes: a burst that
+    /// outgrows the disk would otherwise evict the bodies it stored a moment before (its own
+    /// siblings, as wanted as the body that ran out of room) to store others, and keep none once
+    /// its writes gave up on the cache; that body goes unkept instead.
     func makeRoom(_ bytes: Int, quota: Bool = false, indexWait: Duration = .zero) -> (evicted: Int, freed: Int, available: Int) {
         if indexWait > .zero { _ = waitUntilIndexed(timeout: indexWait) }
-        let (evicted, freed, _) = evict(freeingBlocks: true) { freed in freed < bytes }
+        let recent = max(openedAt, Self.nanoseconds(clock.date()) - Int64(Self.recentUse.components.seconds) * 1_000_000_000)
+        let (evicted, freed, _) = evict(freeingBlocks: true, sparingUsesSince: recent) { freed in freed < bytes }
         let available = quota ? 0 : (try? Syscalls.availableBytes(onFileSystemOf: root)) ?? 0
         return (evicted, freed, available)
     }
 
+    /// How recent a use spares an entry from `makeRoom`.
+    static let recentUse = Duration.seconds(10)
+
     /// Evicts while `wanted(bytes freed so far)` holds; with `freeingBlocks`, only entries
-    /// linked nowhere else. Returns how many went, the bytes they held, and why the first that
+    /// linked nowhere else; with `sparingUsesSince`, stops at the first entry (oldest first) used
+    /// since then. Returns how many went, the bytes they held, and why the first that
     /// could not go stayed (a read-only file system, a directory this user may not write), if
     /// one did not.
-    private func evict(freeingBlocks: Bool, while wanted: (Int) -> Bool) -> (removed: Int, freed: Int, problem: String?) {
+    private func evict(
+        freeingBlocks: Bool, sparingUsesSince spared: Int64 = .max, while wanted: (Int) -> Bool
+    ) -> (removed: Int, freed: Int, problem: String?) {
         var kept: Set<CacheKey> = []
         defer {
             state.withLock { state in
@@ -129,6 +141,10 @@ extension CacheStore {
             }
             guard let (candidate, pinned) = next else { break }
             let key = candidate.key
+            if candidate.lastUsed >= spared {
+                kept.insert(key)
+                break
+            }
             guard !pinned, let lock = tryLock(key) else {
                 kept.insert(key)
                 continue

@@ -29,9 +29,10 @@ extension CacheStore {
                 freshUntil: now.addingTimeInterval(lifetime(freshness)), etag: freshness.etag, lastModified: freshness.lastModified,
                 changedScheme: body.redirectSchemes.changesScheme(from: key.normalizedURL),
                 downloadTime: CacheEntryMetadata.kept(body.downloadTime), unsuffixedName: body.hasUnsuffixedName,
-                redirectSetCookie: body.redirectSetCookie, lifetime: freshness.lifetime.map { Int($0.components.seconds) })
+                redirectSetCookie: body.redirectSetCookie, lifetime: freshness.lifetime.map { Int($0.components.seconds) },
+                oneSignalUntypedMIME: !body.hasOneSignalMIMEExtension)
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
-            try Syscalls.setPermissions(of: file, 0o444)
+            try Syscalls.setPermissions(of: file, Self.bodyMode)
             let name = key.name
             if !TemporaryFiles.isAnonymous(body.path) {
                 // Named (a file system without `O_TMPFILE`): the name moves, through `tmp/`'s
@@ -113,7 +114,7 @@ extension CacheStore {
         } catch let failure {
             error = failure
         }
-        try? Syscalls.setPermissions(of: file, 0o444)
+        try? Syscalls.setPermissions(of: file, Self.bodyMode)
         return error
     }
 

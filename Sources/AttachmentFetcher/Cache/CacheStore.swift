@@ -24,6 +24,10 @@ import Glibc
 /// payloads is pinned (and held open) until every one has its file, so eviction never takes it
 /// from them.
 final class CacheStore: Sendable {
+    /// A committed body's mode: read-only, 0444 less the umask (always readable by its owner),
+    /// as a file this process creates gets 0644 less it.
+    static let bodyMode: mode_t = (0o444 & ~Syscalls.fileCreationMask) | 0o400
+
     /// The names of the entries' directory and the lock file in a cache's directory.
     static let entriesName = "entries", lockName = "lock"
 
@@ -36,6 +40,8 @@ final class CacheStore: Sendable {
     let temporaryDirectory: String
     /// The clocks freshness and failure memory read.
     let clock: CacheClock
+    /// When this store was opened, in nanoseconds since 1970 (as entries' last uses are).
+    let openedAt: Int64
     /// Why the lock file could not be used, when it could not: downloads then go on without
     /// cross-process locks.
     let lockFileProblem: String?
@@ -110,6 +116,7 @@ final class CacheStore: Sendable {
         self.configuration = configuration
         self.classifier = classifier
         self.clock = clock
+        openedAt = Self.nanoseconds(clock.date())
         self.sniffBytes = sniffBytes
         let directory = configuration.directory
         entriesDirectory = directory + "/" + Self.entriesName
@@ -278,7 +285,7 @@ final class CacheStore: Sendable {
     private static let userID = geteuid()
 
     /// Whether a body's inode may be served: read-only for everyone, as a commit leaves it
-    /// (0444), and this user's unless the cache is shared (`allowsSharedDirectory`). A body
+    /// (`bodyMode`), and this user's unless the cache is shared (`allowsSharedDirectory`). A body
     /// someone may write could be turned into anything after libmagic's check, through every
     /// payload's hard link of it.
     private func isServable(_ status: Stat) -> Bool {
@@ -289,8 +296,18 @@ final class CacheStore: Sendable {
 
     /// `load`'s checks of the open body.
     private func check(_ file: FileDescriptor, key: CacheKey) -> CachedEntry? {
-        guard let status = try? Syscalls.status(of: file), status.type == .regular, isServable(status),
-            let bytes = try? Syscalls.attribute(CacheEntryMetadata.attributeName, of: file),
+        guard let status = try? Syscalls.status(of: file), status.type == .regular else {
+            remove(key)
+            return nil
+        }
+        // Writable by its owner alone: a refresh in progress (`updateAttribute` opens a body to its
+        // owner for a moment where the attribute cannot be set on a read-only file), which this
+        // process, not holding the key's lock, must not remove. Not served either; a body a kill
+        // left so is replaced by the next download's commit, under the lock.
+        if status.permissions.contains(.ownerWrite), status.permissions.isDisjoint(with: [.groupWrite, .otherWrite]) {
+            return nil
+        }
+        guard isServable(status), let bytes = try? Syscalls.attribute(CacheEntryMetadata.attributeName, of: file),
             let metadata = CacheEntryMetadata.decode(bytes), metadata.size == Int(status.size)
         else {
             remove(key)
@@ -460,7 +477,7 @@ final class CacheStore: Sendable {
             let status = try Syscalls.status(of: copy)
             metadata.modified = Self.nanoseconds(status.st_mtim)
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: copy, to: metadata.encoded())
-            try Syscalls.setPermissions(of: copy, 0o444)
+            try Syscalls.setPermissions(of: copy, Self.bodyMode)
             try Syscalls.rename(name, in: temporary, to: entry.key.name, in: entries)
             var reseeded = entry
             reseeded.metadata = metadata

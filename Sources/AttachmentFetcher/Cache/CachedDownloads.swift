@@ -331,6 +331,7 @@ final class CachedDownloads: Sendable {
             }
             // Worked out from the headers parsed here, for the entry's metadata.
             body.unsuffixedName = SuggestedFileName.lacksAcceptedExtension(url: body.effectiveURL, headers: headers)
+            body.oneSignalUntypedMIME = VendorFileNaming.oneSignalMIMEExtension(headers.last { $0.name == "content-type" }?.value) == nil
             let kept = body
             switch store.commit(kept, key: key, freshness: freshness) {
             case .success(let committed):
@@ -451,7 +452,7 @@ final class SharedSource: Sendable {
         self.files = files
         isTransient = true
         // Every payload's link shares this inode: read-only, so none can change the others'.
-        if let descriptor { try? Syscalls.setPermissions(of: descriptor, 0o444) }
+        if let descriptor { try? Syscalls.setPermissions(of: descriptor, CacheStore.bodyMode) }
     }
 
     deinit {

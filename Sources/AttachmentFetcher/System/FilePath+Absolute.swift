@@ -10,4 +10,20 @@ extension FilePath {
         if !absolute.isAbsolute { absolute = FilePath(FileManager.default.currentDirectoryPath).pushing(absolute) }
         return absolute.lexicallyNormalized()
     }
+
+    /// `absolute(path)` with every symbolic link resolved in the part of it that exists (the
+    /// rest, not yet made, appended as written): where the directory really is, to compare two
+    /// directories by.
+    static func resolved(_ path: String) -> FilePath {
+        let absolute = absolute(path)
+        var existing = absolute
+        var rest: [FilePath.Component] = []
+        while !existing.components.isEmpty, Syscalls.realPath(existing.string) == nil, let last = existing.lastComponent {
+            rest.insert(last, at: 0)
+            existing.removeLastComponent()
+        }
+        var resolved = Syscalls.realPath(existing.string).map { FilePath($0) } ?? existing
+        resolved.append(rest)
+        return resolved.lexicallyNormalized()
+    }
 }

@@ -211,6 +211,25 @@ enum Syscalls {
         return Int(clamping: blocks.multipliedReportingOverflow(by: UInt64(status.f_frsize)).partialValue)
     }
 
+    /// `realpath(3)`: `path` with every symbolic link, `.` and `..` resolved; `nil` when some
+    /// part of it does not exist or cannot be searched.
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// The process's file mode creation mask, from `/proc/self/status` (`umask(2)` can only read
+    /// it by changing it, under the feet of every thread making files); 0o022 where that file
+    /// does not say (Linux before 4.7).
+    static let fileCreationMask: mode_t = {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+            let mask = mode_t(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8)
+        else { return 0o022 }
+        return mask & 0o777
+    }()
+
     // MARK: Attributes
 
     /// `fchmod(2)`.
