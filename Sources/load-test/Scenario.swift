@@ -109,14 +109,15 @@ enum Fault: CaseIterable, Sendable {
 struct CustomSpike: Codable, Sendable {
     /// Payloads in all.
     var payloads: Int
-    /// Distinct URLs they share (payload i asks for URL i mod urls).
+    /// Distinct URLs the asset payloads share (the k-th asset payload asks for URL k mod urls; see `SpikePlan`).
     var urls: Int
     /// Size of each asset.
     var bytes: Int
     /// The assets' type (a mock CDN extension: jpg, png, gif, mp3, m4a, wav, aiff, mp4, mpg, avi).
     var mediaType: String
     /// Share of payloads, in percent, whose URL injects a fault (stall past the deadline, reset,
-    /// truncation, 404, 500, HTML served as a JPEG, a lying Content-Type), in turn.
+    /// truncation, 404, 500, HTML served as a JPEG, a lying Content-Type), in turn: exactly
+    /// ⌊payloads × percent / 100⌋ of them, spread evenly (see `SpikePlan`).
     var faultPercent: Int
     /// Each payload's deadline in seconds.
     var deadline: Double

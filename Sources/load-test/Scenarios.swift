@@ -164,17 +164,17 @@ extension Harness {
     /// expectations and a deadline.
     func custom(in directory: String) async throws -> (ScenarioReport, [Double]) {
         let spike = settings.custom
-        let faultsEvery = spike.faultPercent > 0 ? max(1, 100 / spike.faultPercent) : Int.max
-        var faultNumber = 0
-        let payloads = (0..<spike.payloads).map { index -> PlannedPayload in
-            if index % faultsEvery == faultsEvery - 1 {
-                let fault = Fault.allCases[faultNumber % Fault.allCases.count]
-                faultNumber += 1
+        let slots = SpikePlan.slots(payloads: spike.payloads, urls: spike.urls, faultPercent: spike.faultPercent)
+        let payloads = slots.enumerated().map { index, slot -> PlannedPayload in
+            switch slot {
+            case .fault(let number):
+                let fault = Fault.allCases[number % Fault.allCases.count]
                 // A stall outlives any deadline: the fault's own body is far larger than what it sends.
                 return PlannedPayload(json: brazePayload(url: server.url(fault.pathAndQuery(index))), expected: fault.expected)
+            case .asset(let url):
+                let url = server.url("/media/custom-\(url).\(spike.mediaType)?bytes=\(spike.bytes)")
+                return PlannedPayload(json: brazePayload(url: url, type: spike.mediaType), expected: nil)
             }
-            let url = server.url("/media/custom-\(index % spike.urls).\(spike.mediaType)?bytes=\(spike.bytes)")
-            return PlannedPayload(json: brazePayload(url: url, type: spike.mediaType), expected: nil)
         }
         let timeout = Duration.seconds(Int64(spike.window + spike.deadline * 4 + 60))
         return try await fetchAttachmentAlone(
