@@ -178,10 +178,11 @@ extension Harness {
 
     private func logRun(_ m: RunMetrics) {
         var line = "  \(m.contender) run \(m.run): \(m.payloads) in \(String(format: "%.3f", m.child.wallSeconds)) s"
-        line += String(format: " (%.0f/s, %.1f MB/s), CPU %.2f s, peak RSS %.1f MB", m.payloadsPerSecond,
+        line += String(format: " (%.0f/s, out %.1f MB/s), CPU %.2f s, peak RSS %.1f MB", m.payloadsPerSecond,
             m.megabytesPerSecond, m.child.cpuSeconds, m.peakRSSMegabytes)
         line += ", exit \(m.child.exitStatus)\(m.child.timedOut ? " (TIMED OUT)" : "")"
-        line += ", origin requests \(m.originRequests), outcomes \(formatOutcomes(m.outcomes))"
+        line += String(format: ", origin requests \(m.originRequests) (%.1f MB)", Double(m.originBytesSent) / 1e6)
+        line += ", outcomes \(formatOutcomes(m.outcomes))"
         if let first = m.firstMismatch { line += "; first mismatch: \(first)" }
         if m.missing > 0 { line += "; missing \(m.missing): \(m.stderrTail)" }
         log(line)

@@ -50,9 +50,10 @@ struct RunMetrics: Codable, Sendable {
     var child: ChildMeasurement
     /// Payloads per second of wall time.
     var payloadsPerSecond: Double
-    /// Body bytes delivered into the output directory.
+    /// Body bytes delivered into the output directory (attachment sizes: a payload served from a
+    /// cache counts in full, though the origin sent nothing for it; see `originBytesSent`).
     var bytesDelivered: Int
-    /// bytesDelivered / wall time, in MB/s (10^6 bytes).
+    /// bytesDelivered / wall time, in MB/s (10^6 bytes): the table's "out MB/s", not origin egress.
     var megabytesPerSecond: Double
     /// Latency percentiles (fetch-attachment only).
     var latencyMs: LatencySummary?
@@ -217,7 +218,7 @@ struct ContenderSummary: Codable, Sendable {
     var wallSeconds: Spread?
     /// Payloads per second.
     var payloadsPerSecond: Spread?
-    /// MB/s delivered.
+    /// MB/s written to the output directory ("out MB/s").
     var megabytesPerSecond: Spread?
     /// Latency p50, ms.
     var p50Ms: Spread?
@@ -229,6 +230,8 @@ struct ContenderSummary: Codable, Sendable {
     var maxMs: Spread?
     /// Origin requests.
     var originRequests: Spread?
+    /// Body MB (10^6 bytes) the mock CDN sent ("origin MB"); nil in documents written before it was kept.
+    var originMegabytes: Spread?
     /// Peak origin connections.
     var peakOriginConnections: Spread?
     /// CPU seconds (user + system).
@@ -247,6 +250,7 @@ struct ContenderSummary: Codable, Sendable {
         p99Ms = Spread(runs.compactMap { $0.latencyMs?.p99 })
         maxMs = Spread(runs.compactMap { $0.latencyMs?.max })
         originRequests = Spread(runs.map { Double($0.originRequests) })
+        originMegabytes = Spread(runs.map { Double($0.originBytesSent) / 1e6 })
         peakOriginConnections = Spread(runs.map { Double($0.peakOriginConnections) })
         cpuSeconds = Spread(runs.map(\.child.cpuSeconds))
         peakRSSMegabytes = Spread(runs.map(\.peakRSSMegabytes))

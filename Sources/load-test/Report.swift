@@ -53,10 +53,13 @@ enum MarkdownReport {
         out += "scale \(formatNumber(s.scale)), \(s.runs) run(s) each (median, with min–max when runs > 1), "
         out += "concurrency \(s.concurrency) per host, scratch on \(s.tmpfs ? "tmpfs (/dev/shm)" : "disk (\(URL(fileURLWithPath: s.scratch).deletingLastPathComponent().path))"), "
         out += "peak RSS by \(s.rssMethod == "gnu-time" ? "GNU time (%M)" : "wait4 ru_maxrss"); "
-        out += "\(document.machine.cores) cores, \(document.machine.kernel). MB = 10^6 bytes.\n\n"
-        out += "| scenario | contender | payloads | wall s | payloads/s | MB/s | p50 ms | p90 ms | p99 ms | max ms "
-        out += "| origin req | peak conns | CPU s | peak RSS MB | outcomes |\n"
-        out += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n"
+        out += "\(document.machine.cores) cores, \(document.machine.kernel). MB = 10^6 bytes. "
+        out += "out MB/s: attachment bytes the contender wrote to its output directory per second of wall time "
+        out += "(a cache hit counts in full); origin req, origin MB, peak conns: what the mock CDN served "
+        out += "(requests, body bytes, most connections open at once).\n\n"
+        out += "| scenario | contender | payloads | wall s | payloads/s | out MB/s | p50 ms | p90 ms | p99 ms | max ms "
+        out += "| origin req | origin MB | peak conns | CPU s | peak RSS MB | outcomes |\n"
+        out += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n"
         for scenario in document.scenarios {
             for contender in scenario.contenders {
                 let m = contender.summary
@@ -64,7 +67,8 @@ enum MarkdownReport {
                     scenario.name.rawValue, contender.name, String(contender.runs.first?.payloads ?? scenario.payloads),
                     cell(m.wallSeconds, "%.3f"), cell(m.payloadsPerSecond, "%.0f"), cell(m.megabytesPerSecond, "%.1f"),
                     cell(m.p50Ms, "%.1f"), cell(m.p90Ms, "%.1f"), cell(m.p99Ms, "%.1f"), cell(m.maxMs, "%.1f"),
-                    cell(m.originRequests, "%.0f"), cell(m.peakOriginConnections, "%.0f"), cell(m.cpuSeconds, "%.2f"),
+                    cell(m.originRequests, "%.0f"), cell(m.originMegabytes, "%.1f"), cell(m.peakOriginConnections, "%.0f"),
+                    cell(m.cpuSeconds, "%.2f"),
                     cell(m.peakRSSMegabytes, "%.1f"), outcomes(contender.runs),
                 ]
                 out += "| " + cells.joined(separator: " | ") + " |\n"

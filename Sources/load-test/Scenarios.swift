@@ -44,7 +44,11 @@ extension Harness {
         checks.append(Check(
             name: "peak RSS (worst run)", kind: "target", value: String(format: "%.1f MB", rss), target: "< 100 MB",
             passed: rss < 100))
-        let notes = [String(format: "throughput (median): %.1f MB/s", summary.megabytesPerSecond?.median ?? 0)]
+        let notes = [
+            String(
+                format: "written to the output directory (median): %.1f MB/s; origin sent %.1f MB",
+                summary.megabytesPerSecond?.median ?? 0, summary.originMegabytes?.median ?? 0)
+        ]
         let report = ScenarioReport(
             name: .videos, summary: ScenarioName.videos.summary, payloads: count, contenders: [fetchAttachment.report],
             checks: checks, notes: notes)
