@@ -77,7 +77,10 @@ struct RunLoadTest: AsyncParsableCommand {
     var json = false
 
     /// Multiplies payload counts.
-    @Option(help: "Multiply every payload count by F (smoke excepted), e.g. 0.1 for a quick run.")
+    @Option(help: """
+        Multiply every payload count by F, e.g. 0.1 for a quick run; smoke and custom are excepted (custom runs \
+        exactly --payloads).
+        """)
     var scale: Double = 1
 
     /// Transfers per host for the baselines.

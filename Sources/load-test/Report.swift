@@ -50,7 +50,14 @@ enum MarkdownReport {
     static func render(_ document: LoadTestDocument) -> String {
         let s = document.settings
         var out = "## load-test results\n\n"
-        out += "scale \(formatNumber(s.scale)), \(s.runs) run(s) each (median, with min–max when runs > 1), "
+        // smoke and custom have counts of their own: the scale is shown only when a scenario it shapes ran.
+        let unscaled: [ScenarioName] = [.smoke, .custom]
+        if document.scenarios.contains(where: { !unscaled.contains($0.name) }) {
+            let excepted = unscaled.filter { name in document.scenarios.contains { $0.name == name } }
+            out += "scale \(formatNumber(s.scale))"
+            out += excepted.isEmpty ? ", " : " (not \(excepted.map(\.rawValue).joined(separator: ", "))), "
+        }
+        out += "\(s.runs) run(s) each (median, with min–max when runs > 1), "
         out += "concurrency \(s.concurrency) per host, scratch on \(s.tmpfs ? "tmpfs (/dev/shm)" : "disk (\(URL(fileURLWithPath: s.scratch).deletingLastPathComponent().path))"), "
         out += "peak RSS by \(s.rssMethod == "gnu-time" ? "GNU time (%M)" : "wait4 ru_maxrss"); "
         out += "\(document.machine.cores) cores, \(document.machine.kernel). MB = 10^6 bytes. "

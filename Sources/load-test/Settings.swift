@@ -25,7 +25,7 @@ struct Tools: Sendable {
 
 /// The knobs of one load-test invocation.
 struct Settings: Codable, Sendable {
-    /// Multiplies every payload count (except smoke's).
+    /// Multiplies every payload count (except smoke's and custom's).
     var scale: Double
     /// Measured runs per contender.
     var runs: Int

@@ -244,6 +244,24 @@ struct LoadTestTests {
         #expect(missing.stderr.contains("/nonexistent/fetch-attachment is missing: build it first"), "\(missing.stderr)")
     }
 
+    @Test("custom: --fault-percent makes exactly that share of the payloads faults, and every one of --urls is fetched")
+    func customFaultShare() async throws {
+        let result = try await CommandRunner.run(
+            "load-test",
+            ["--scenario", "custom", "--payloads", "20", "--urls", "10", "--bytes", "5000", "--fault-percent", "10",
+             "--timeout", "1", "--json"],
+            timeout: .seconds(60))
+        #expect(result.status == 0, "load-test failed: \(result.stderr)")
+        let document = try JSONDecoder().decode(LoadTestDocument.self, from: Data(result.stdout.utf8))
+        let run = try #require(document.scenarios.first { $0.name == "custom" }?.contenders.first?.runs.first)
+        // 2 faults (a stall past the deadline, a reset), 18 asset payloads over all 10 URLs.
+        #expect(run.outcomes == ["attached": 18, "deadline": 1, "network": 1], "\(run.outcomes)")
+        #expect(run.originRequests == 12, "10 URLs, one request each, and 2 faults")
+        // The table names what its columns measure, and shows no scale for a scenario it does not apply to.
+        #expect(result.stderr.contains("| out MB/s |") && result.stderr.contains("| origin MB |"), "\(result.stderr)")
+        #expect(!result.stderr.contains("scale 1"), "\(result.stderr)")
+    }
+
     @Test("--svg: the latency CDF is drawn from the run with the median wall time, the run the table's medians describe")
     func cdfOfMedianRun() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cdf-\(UUID().uuidString)")
