@@ -180,7 +180,7 @@ enum ChildRunner {
         posix_spawnattr_setflags(
             &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
 
-        let environment = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
+        let environment = childEnvironment(ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         let cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         let cEnvironment: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
         defer {
@@ -221,4 +221,13 @@ private final class ChildState: Sendable {
             kill(-processGroup, SIGKILL)
         }
     }
+}
+
+/// Proxy variables libcurl (curl) and Foundation (URLSession) read, in either case; fetch-attachment
+/// ignores them. None reaches a child, so that every contender talks to the mock CDN directly.
+let proxyVariables: Set<String> = ["http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy"]
+
+/// The load test's environment without the proxy variables.
+func childEnvironment(_ environment: [String: String]) -> [String: String] {
+    environment.filter { !proxyVariables.contains($0.key.lowercased()) }
 }

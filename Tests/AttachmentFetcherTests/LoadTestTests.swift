@@ -162,9 +162,16 @@ struct LoadTestTests {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("work-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
+        // Proxies that lead nowhere: the baselines would obey them, fetch-attachment does not; no child sees them.
+        let closed = try ClosedPort()
+        defer { withExtendedLifetime(closed) {} }
+        let nowhere = "http://127.0.0.1:\(closed.port)"
+        let proxies = [
+            "http_proxy": nowhere, "HTTP_PROXY": nowhere, "https_proxy": nowhere, "ALL_PROXY": nowhere, "all_proxy": nowhere,
+        ]
         let result = try await CommandRunner.run(
             "load-test", ["--scenario", "distinct-urls", "--scale", "0.01", "--work-dir", work, "--json"],
-            timeout: .seconds(90))
+            environment: proxies, timeout: .seconds(90))
         #expect(result.status == 0, "load-test failed: \(result.stderr)")
         let document = try JSONDecoder().decode(LoadTestDocument.self, from: Data(result.stdout.utf8))
         let scenario = try #require(document.scenarios.first { $0.name == "distinct-urls" })
@@ -188,8 +195,11 @@ struct LoadTestTests {
             // Distinct URLs: one request each, cache or not.
             #expect(run.originRequests == 20, "\(contender.name)")
         }
-        let curl = try #require(scenario.contenders.first { $0.name == "curl" }?.runs.first)
-        #expect(curl.missing == 0)
+        for name in ["curl", "urlsession"] {
+            let baseline = try #require(scenario.contenders.first { $0.name == name }?.runs.first)
+            #expect(baseline.missing == 0, "\(name) went through the environment's proxy")
+            #expect(baseline.originRequests == 20, "\(name)")
+        }
 
         // Both runs of fetch-attachment are reported as ratios to the curl run of the same invocation.
         for name in ["fetch-attachment", "fetch-attachment --no-cache"] {
