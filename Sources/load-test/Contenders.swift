@@ -127,9 +127,11 @@ extension Harness {
             file: directory.stdout, count: payloads.count, expected: payloads.map(\.expected),
             deadlineMs: invocation.deadline * 1000)
         var metrics = RunMetrics(
-            contender: label, run: run, payloads: payloads.count, child: child,
-            payloadsPerSecond: Double(payloads.count) / child.wallSeconds, bytesDelivered: parsed.bytes,
-            megabytesPerSecond: Double(parsed.bytes) / 1e6 / child.wallSeconds, latencyMs: LatencySummary(parsed.latencies),
+            contender: label, run: run, payloads: payloads.count, child: child, succeeded: parsed.successes,
+            payloadsPerSecond: parsed.successes > 0 ? Double(payloads.count) / child.wallSeconds : nil,
+            bytesDelivered: parsed.bytes,
+            megabytesPerSecond: parsed.successes > 0 ? Double(parsed.bytes) / 1e6 / child.wallSeconds : nil,
+            latencyMs: LatencySummary(parsed.latencies),
             outcomes: parsed.outcomes, mismatches: parsed.mismatches, firstMismatch: parsed.firstMismatch,
             deadlineViolations: parsed.deadlineViolations, missing: parsed.missing, originRequests: stats.requests,
             peakOriginConnections: stats.peakConnections, originBytesSent: stats.bytesSent,
@@ -165,9 +167,9 @@ extension Harness {
             }
         }
         let metrics = RunMetrics(
-            contender: name, run: run, payloads: count, child: child,
-            payloadsPerSecond: Double(count) / child.wallSeconds, bytesDelivered: bytes,
-            megabytesPerSecond: Double(bytes) / 1e6 / child.wallSeconds, latencyMs: nil,
+            contender: name, run: run, payloads: count, child: child, succeeded: files,
+            payloadsPerSecond: files > 0 ? Double(count) / child.wallSeconds : nil, bytesDelivered: bytes,
+            megabytesPerSecond: files > 0 ? Double(bytes) / 1e6 / child.wallSeconds : nil, latencyMs: nil,
             outcomes: ["ok": files, "failed": count - files].filter { $0.value > 0 }, mismatches: nil, firstMismatch: nil,
             deadlineViolations: nil, missing: count - files, originRequests: stats.requests,
             peakOriginConnections: stats.peakConnections, originBytesSent: stats.bytesSent,
@@ -178,8 +180,12 @@ extension Harness {
 
     private func logRun(_ m: RunMetrics) {
         var line = "  \(m.contender) run \(m.run): \(m.payloads) in \(String(format: "%.3f", m.child.wallSeconds)) s"
-        line += String(format: " (%.0f/s, out %.1f MB/s), CPU %.2f s, peak RSS %.1f MB", m.payloadsPerSecond,
-            m.megabytesPerSecond, m.child.cpuSeconds, m.peakRSSMegabytes)
+        if let rate = m.payloadsPerSecond, let megabytes = m.megabytesPerSecond {
+            line += String(format: " (%.0f/s, out %.1f MB/s)", rate, megabytes)
+        } else {
+            line += " (NO SUCCESSFUL RESULT: no throughput)"
+        }
+        line += String(format: ", CPU %.2f s, peak RSS %.1f MB", m.child.cpuSeconds, m.peakRSSMegabytes)
         line += ", exit \(m.child.exitStatus)\(m.child.timedOut ? " (TIMED OUT)" : "")"
         line += String(format: ", origin requests \(m.originRequests) (%.1f MB)", Double(m.originBytesSent) / 1e6)
         line += ", outcomes \(formatOutcomes(m.outcomes))"

@@ -47,6 +47,17 @@ extension Harness {
         }
         for measured in results[0...1] {
             for (baseline, target) in baselines {
+                // A contender without a successful run has no throughput, and no ratio of anything.
+                guard measured.summary.payloadsPerSecond != nil, baseline.summary.payloadsPerSecond != nil else {
+                    let failed = [measured, baseline].filter { $0.summary.payloadsPerSecond == nil }.map(\.name)
+                    notes.append(
+                        "\(measured.name) / \(baseline.name): no ratio (no successful result from "
+                            + failed.joined(separator: " or ") + ")")
+                    checks.append(Check(
+                        name: "throughput \(measured.name) / \(baseline.name)", kind: "target", value: "n/a",
+                        target: "≥ \(times(target))", passed: false))
+                    continue
+                }
                 let throughput = ratio(measured.summary.payloadsPerSecond, baseline.summary.payloadsPerSecond)
                 let cpu = ratio(measured.summary.cpuSeconds, baseline.summary.cpuSeconds)
                 let rss = ratio(measured.summary.peakRSSMegabytes, baseline.summary.peakRSSMegabytes)

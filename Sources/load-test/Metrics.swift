@@ -48,13 +48,17 @@ struct RunMetrics: Codable, Sendable {
     var payloads: Int
     /// The child's own measurement (wall, CPU, peak RSS, exit status).
     var child: ChildMeasurement
-    /// Payloads per second of wall time.
-    var payloadsPerSecond: Double
+    /// Payloads with a successful result: for fetch-attachment the outcome expected (or "attached" where
+    /// none is), for a baseline a file written.
+    var succeeded: Int
+    /// Payloads per second of wall time; nil when no payload succeeded (a run that did not work has no
+    /// throughput: the table shows "–" and the ratios leave it out).
+    var payloadsPerSecond: Double?
     /// Body bytes delivered into the output directory (attachment sizes: a payload served from a
     /// cache counts in full, though the origin sent nothing for it; see `originBytesSent`).
     var bytesDelivered: Int
     /// bytesDelivered / wall time, in MB/s (10^6 bytes): the table's "out MB/s", not origin egress.
-    var megabytesPerSecond: Double
+    var megabytesPerSecond: Double?
     /// Latency percentiles (fetch-attachment only).
     var latencyMs: LatencySummary?
     /// Outcomes: "attached" or the reason code for fetch-attachment; "ok"/"failed" for the baselines.
@@ -122,6 +126,8 @@ struct ParsedOutcomes {
     var latencies: [Double] = []
     /// Sum of attachment sizes.
     var bytes = 0
+    /// Outcomes that are the expectation (or "attached" where there is none).
+    var successes = 0
     /// Outcomes that differ from the expectation.
     var mismatches = 0
     /// The first of them, described.
@@ -159,7 +165,9 @@ struct ParsedOutcomes {
             if let deadlineMs, outcome.elapsedMs > deadlineMs + 100 { result.deadlineViolations += 1 }
             guard outcome.index >= 0, outcome.index < count else { continue }
             seen[outcome.index] = true
-            if outcome.index < expected.count, let want = expected[outcome.index], want != key {
+            let want = outcome.index < expected.count ? expected[outcome.index] : nil
+            if key == (want ?? "attached") { result.successes += 1 }
+            if let want, want != key {
                 result.mismatches += 1
                 if result.firstMismatch == nil {
                     result.firstMismatch = "#\(outcome.index) expected \(want), got \(key)"
@@ -216,7 +224,7 @@ struct ContenderSummary: Codable, Sendable {
     var runs: Int
     /// Wall time, seconds.
     var wallSeconds: Spread?
-    /// Payloads per second.
+    /// Payloads per second, over the runs with a successful result (nil when none had one).
     var payloadsPerSecond: Spread?
     /// MB/s written to the output directory ("out MB/s").
     var megabytesPerSecond: Spread?
@@ -243,8 +251,9 @@ struct ContenderSummary: Codable, Sendable {
     init(_ runs: [RunMetrics]) {
         self.runs = runs.count
         wallSeconds = Spread(runs.map(\.child.wallSeconds))
-        payloadsPerSecond = Spread(runs.map(\.payloadsPerSecond))
-        megabytesPerSecond = Spread(runs.map(\.megabytesPerSecond))
+        // Runs without a successful result have no throughput: with none that worked, there is none.
+        payloadsPerSecond = Spread(runs.compactMap(\.payloadsPerSecond))
+        megabytesPerSecond = Spread(runs.compactMap(\.megabytesPerSecond))
         p50Ms = Spread(runs.compactMap { $0.latencyMs?.p50 })
         p90Ms = Spread(runs.compactMap { $0.latencyMs?.p90 })
         p99Ms = Spread(runs.compactMap { $0.latencyMs?.p99 })

@@ -102,7 +102,7 @@ enum MarkdownReport {
     }
 
     private static func outcomes(_ runs: [RunMetrics]) -> String {
-        let texts = runs.map { formatOutcomes($0.outcomes) }
+        let texts = runs.map { $0.outcomes.isEmpty ? "no result" : formatOutcomes($0.outcomes) }
         let distinct = texts.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
         return distinct.joined(separator: " / ")
     }

@@ -151,12 +151,12 @@ extension Harness {
             name: "fetch-attachment rate / hard-link floor", kind: "target",
             value: fraction.map { String(format: "%.0f %%", $0 * 100) } ?? "n/a", target: "≥ 50 %",
             passed: (fraction ?? 0) >= 0.5))
+        // A side without a successful run has no rate: "n/a", not 0.
+        func rate(_ spread: Spread?) -> String { spread.map { String(format: "%.0f", $0.median) } ?? "n/a" }
         let notes = [
-            String(
-                format: "fetch-attachment: %.0f payloads/s; hard-link floor: %.0f links/s; "
-                    + "fetch-attachment = %.0f %% of the floor (medians)",
-                fetchAttachment.summary.payloadsPerSecond?.median ?? 0, floor.summary.payloadsPerSecond?.median ?? 0,
-                (fraction ?? 0) * 100)
+            "fetch-attachment: \(rate(fetchAttachment.summary.payloadsPerSecond)) payloads/s; "
+                + "hard-link floor: \(rate(floor.summary.payloadsPerSecond)) links/s; "
+                + "fetch-attachment = \(fraction.map { String(format: "%.0f", $0 * 100) } ?? "n/a") % of the floor (medians)"
         ]
         let report = ScenarioReport(
             name: .warmCache, summary: ScenarioName.warmCache.summary, payloads: count,
