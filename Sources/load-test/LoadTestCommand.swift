@@ -29,9 +29,10 @@ struct RunLoadTest: AsyncParsableCommand {
             with --no-cache, beside curl --parallel and URLSession. Files and caches go to a scratch directory \
             on disk, in the working directory or --work-dir, or on tmpfs with --tmpfs. \
             The mock CDN runs in this process on 127.0.0.1; fetch-attachment and urlsession-fetch are taken from \
-            the directory of this binary, curl from /usr/bin. Every child is measured alone: wall time around \
+            the directory of this binary (or --bin-dir), curl from /usr/bin (needed by distinct-urls only). Every child is measured alone: wall time around \
             spawn→exit, CPU time (user + system) from wait4, peak RSS through GNU time when installed. \
-            Exit status: 0 when every behaviour check passed (speed targets never change it), 1 otherwise.
+            Exit status: 0 when every behaviour check passed (speed targets never change it), 1 when one failed \
+            or a tool is missing, 64 for a bad command line (checked before anything runs, --svg's path too).
             """
     )
 
@@ -124,7 +125,9 @@ struct RunLoadTest: AsyncParsableCommand {
     var window: Double { windowOption ?? 0 }
 
     /// Where fetch-attachment and urlsession-fetch are (default: beside this binary).
-    @Option(name: .customLong("bin-dir"), help: ArgumentHelp("Where fetch-attachment and urlsession-fetch are.", visibility: .hidden))
+    @Option(name: .customLong("bin-dir"), help: ArgumentHelp(
+        "Take fetch-attachment and urlsession-fetch from DIR (e.g. .build/debug); default: the directory of this binary.",
+        valueName: "dir"))
     var binDirectory: String?
 
     /// Checks the numbers.
@@ -132,6 +135,9 @@ struct RunLoadTest: AsyncParsableCommand {
         guard (1...50).contains(runs) else { throw ValidationError("--runs must be between 1 and 50") }
         guard scale.isFinite, scale > 0, scale <= 10 else { throw ValidationError("--scale must be above 0 and at most 10") }
         guard (1...1_024).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 1024") }
+        if let batchConcurrency, !(1...1_000_000).contains(batchConcurrency) {
+            throw ValidationError("--batch-concurrency must be between 1 and 1000000")
+        }
         guard (1...1_000_000).contains(payloads), (1...1_000_000).contains(urls), (1...50_000_000).contains(bytes) else {
             throw ValidationError("--payloads and --urls must be 1...1000000, --bytes 1...50000000")
         }
@@ -146,6 +152,7 @@ struct RunLoadTest: AsyncParsableCommand {
             throw ValidationError("--timeout must be above 0 and at most 3600")
         }
         guard window.isFinite, window >= 0, window <= 3_600 else { throw ValidationError("--window must be 0...3600 seconds") }
+        if let svg { try Self.checkWritable(svg) }
         if tmpfs, workDirectory != nil { throw ValidationError("--tmpfs and --work-dir cannot be given together") }
         let customOnly: [(String, Bool)] = [
             ("--payloads", payloadsOption != nil), ("--urls", urlsOption != nil), ("--bytes", bytesOption != nil),
@@ -162,11 +169,19 @@ struct RunLoadTest: AsyncParsableCommand {
     func run() async throws {
         let selected = scenarios.isEmpty ? ScenarioName.defaultSet : scenarios
         let tools = Tools.locate(directory: binDirectory)
+        // Only distinct-urls runs the baselines.
         let needsURLSession = selected.contains(.distinctURLs) && !tls
-        for path in [tools.fetchAttachment, tools.curl] + (needsURLSession ? [tools.urlsessionFetch] : [])
+        let needsCurl = selected.contains(.distinctURLs)
+        for path in [tools.fetchAttachment] + (needsURLSession ? [tools.urlsessionFetch] : [])
         where !FileManager.default.isExecutableFile(atPath: path) {
             // Not the command line's fault: no usage text, exit 1.
-            throw SpawnError(description: "\(path) is missing: build it first (swift build --product \(URL(fileURLWithPath: path).lastPathComponent))")
+            let product = URL(fileURLWithPath: path).lastPathComponent
+            throw SpawnError(
+                description: "\(path) is missing: build it first (swift build --product \(product)), "
+                    + "or give the directory it is in with --bin-dir")
+        }
+        if needsCurl, !FileManager.default.isExecutableFile(atPath: tools.curl) {
+            throw SpawnError(description: "\(tools.curl) is missing: distinct-urls runs curl as a baseline (apt-get install curl)")
         }
         let scratch = try makeScratchDirectory()
         let certificate: SelfSignedCertificate?
@@ -244,6 +259,28 @@ struct RunLoadTest: AsyncParsableCommand {
             }
         }
         throw ExitCode(document.behaviourPassed ? 0 : 1)
+    }
+
+    /// Refuses an `--svg` path that cannot be written, before anything runs: its directory must exist
+    /// and take a new file, and the path must not be a directory. Opens nothing, so that nothing is
+    /// left behind when the run fails.
+    static func checkWritable(_ path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard !isDirectory.boolValue else { throw ValidationError("--svg \(path): is a directory") }
+            guard access(path, W_OK) == 0 else {
+                throw ValidationError("--svg \(path): cannot be written: \(String(cString: strerror(errno)))")
+            }
+            return
+        }
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ValidationError("--svg \(path): no directory \(directory)")
+        }
+        guard access(directory, W_OK | X_OK) == 0 else {
+            throw ValidationError("--svg \(path): cannot write in \(directory): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// A fresh directory in the working directory or `--work-dir` (or under /dev/shm with --tmpfs).

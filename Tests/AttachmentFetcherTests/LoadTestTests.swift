@@ -252,6 +252,24 @@ struct LoadTestTests {
         let missing = try await CommandRunner.run("load-test", ["--scenario", "smoke", "--bin-dir", "/nonexistent"])
         #expect(missing.status == 1 && !missing.stderr.contains("Usage:"), "\(missing.stderr)")
         #expect(missing.stderr.contains("/nonexistent/fetch-attachment is missing: build it first"), "\(missing.stderr)")
+        #expect(missing.stderr.contains("--bin-dir"), "\(missing.stderr)")
+        // Bad values are refused before anything runs, with the command line's exit status.
+        let zero = try await CommandRunner.run("load-test", ["--scenario", "smoke", "--batch-concurrency", "0"])
+        #expect(zero.status == 64 && zero.stderr.contains("--batch-concurrency must be between 1"), "\(zero.stderr)")
+        let svg = try await CommandRunner.run("load-test", ["--scenario", "smoke", "--svg", "/nonexistent/dir/cdf.svg"])
+        #expect(svg.status == 64 && svg.stderr.contains("--svg /nonexistent/dir/cdf.svg: no directory /nonexistent/dir"), "\(svg.stderr)")
+        #expect(!svg.stderr.contains("[smoke]"), "the run started: \(svg.stderr)")
+        let directory = try await CommandRunner.run("load-test", ["--scenario", "smoke", "--svg", "/tmp"])
+        #expect(directory.status == 64 && directory.stderr.contains("is a directory"), "\(directory.stderr)")
+    }
+
+    @Test("--help shows --bin-dir, and says --scale leaves custom as it is")
+    func help() async throws {
+        let help = try await CommandRunner.run("load-test", ["run", "--help"])
+        #expect(help.status == 0)
+        let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(text.contains("--bin-dir <dir> Take fetch-attachment"), "\(help.stdout)")
+        #expect(text.contains("smoke and custom are excepted"), "\(help.stdout)")
     }
 
     @Test("custom: --fault-percent makes exactly that share of the payloads faults, and every one of --urls is fetched")
