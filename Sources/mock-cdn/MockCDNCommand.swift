@@ -83,6 +83,12 @@ struct MockCDNCommand: AsyncParsableCommand {
         for file in [tlsCertificate, tlsKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: file) {
             throw ValidationError("\(file) is not a readable file.")
         }
+        if let tlsCertificate, let problem = Self.pemProblem(tlsCertificate, label: "CERTIFICATE", what: "certificate") {
+            throw ValidationError("--tls-cert \(tlsCertificate): \(problem).")
+        }
+        if let tlsKey, let problem = Self.pemProblem(tlsKey, label: "PRIVATE KEY", what: "private key") {
+            throw ValidationError("--tls-key \(tlsKey): \(problem).")
+        }
         if let threads, !(1...256).contains(threads) {
             throw ValidationError("--threads must be between 1 and 256.")
         }
@@ -92,6 +98,21 @@ struct MockCDNCommand: AsyncParsableCommand {
         if !allowNonLoopback && !Self.isLoopback(host) {
             throw ValidationError("Refusing to bind non-loopback host '\(host)'; pass --allow-non-loopback to override.")
         }
+    }
+
+    /// Why `path` is no PEM file of `what` (its `-----BEGIN … LABEL-----` line missing), or nil.
+    static func pemProblem(_ path: String, label: String, what: String) -> String? {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            return "is a directory, not a PEM \(what)"
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { return "cannot be read" }
+        let text = String(decoding: data.prefix(1 << 20), as: UTF8.self)
+        // "PRIVATE KEY" also matches "RSA PRIVATE KEY" and "EC PRIVATE KEY".
+        guard text.contains("-----BEGIN "), text.contains(" \(label)-----") || text.contains("-----BEGIN \(label)-----") else {
+            return "no PEM \(what) in it (no -----BEGIN \(label)----- line)"
+        }
+        return nil
     }
 
     /// Writes one line to stderr.
@@ -122,6 +143,20 @@ struct MockCDNCommand: AsyncParsableCommand {
         } catch let error as ListenFailure {
             Self.log("mock-cdn: \(error)")
             throw ExitCode.failure
+        } catch where tlsCertificate != nil {
+            // The files are PEM (checked above) but did not load: name the one that failed, exit 64 as
+            // for any other unusable option.
+            var reason = String(describing: error)
+            if reason == "failedToLoadCertificate" {
+                reason = "its PEM is no X.509 certificate (\(reason))"
+            } else if reason == "failedToLoadPrivateKey" {
+                reason = "its PEM is no private key (\(reason))"
+            }
+            let file = reason.localizedCaseInsensitiveContains("key")
+                ? "--tls-key \(tlsKey ?? "")" : reason.localizedCaseInsensitiveContains("certificate")
+                ? "--tls-cert \(tlsCertificate ?? "")" : "--tls-cert \(tlsCertificate ?? "") and --tls-key \(tlsKey ?? "")"
+            Self.log("mock-cdn: cannot serve HTTPS with \(file): \(reason)")
+            throw ExitCode.validationFailure
         }
         var nameServer: SilentNameServer?
         do {
