@@ -3,7 +3,8 @@ import Foundation
 
 /// The load test's scenarios (the names are the command line's).
 enum ScenarioName: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
-    /// One URL × 10,000 payloads at once, cold cache.
+    /// One URL × 10,000 payloads at once, cold cache; and with `--no-cache`, what the origin sees when
+    /// each payload fetches its own copy.
     case sameURL = "same-url"
     /// 2,000 distinct 100 KB JPEGs at once: fetch-attachment (cache on, as the CLI's defaults, and
     /// `--no-cache`) vs curl --parallel vs URLSession.
@@ -26,7 +27,8 @@ enum ScenarioName: String, CaseIterable, Codable, Sendable, ExpressibleByArgumen
     /// One line about the scenario, for the report.
     var summary: String {
         switch self {
-        case .sameURL: "one 100 KB JPEG URL in every payload, all at once, cold cache"
+        case .sameURL:
+            "one 100 KB JPEG URL in every payload, all at once, cold cache, and with --no-cache (each payload its own copy)"
         case .distinctURLs:
             "distinct 100 KB JPEG URLs (personalised images), all at once, fetch-attachment with its cache and without"
         case .videos: "50 MB MP4 videos, all at once"

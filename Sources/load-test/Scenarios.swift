@@ -11,7 +11,14 @@ extension Harness {
         let invocation = FetchAttachmentInvocation(
             payloads: payloads, batch: try writeBatch(payloads, to: directory + "/batch.jsonl"), cache: .perRun,
             deadline: 30, timeout: .seconds(120))
-        let fetchAttachment = try await measure([fetchAttachmentContender(invocation)], in: directory)[0]
+        // Without a shared cache every payload downloads its own copy, as every phone does: what the
+        // origin sees of the same spike.
+        var uncached = invocation
+        uncached.cache = .none
+        let uncachedName = "fetch-attachment --no-cache"
+        let results = try await measure(
+            [fetchAttachmentContender(invocation), fetchAttachmentContender(uncached, name: uncachedName)], in: directory)
+        let (fetchAttachment, withoutCache) = (results[0], results[1])
         let summary = fetchAttachment.summary
         var checks = Check.completion(fetchAttachment.runs, label: fetchAttachment.name)
         checks.append(Check(
@@ -22,9 +29,22 @@ extension Harness {
         checks.append(Check(
             name: "wall time (median)", kind: "target", value: String(format: "%.3f s", wall), target: "< 1 s",
             passed: wall < 1))
+        checks += Check.completion(withoutCache.runs, label: uncachedName)
+        checks.append(Check(
+            name: "\(uncachedName): origin requests per run", kind: "behaviour",
+            value: withoutCache.runs.map { String($0.originRequests) }.joined(separator: ", "),
+            target: "\(count) (one per payload)", passed: withoutCache.runs.allSatisfy { $0.originRequests == count }))
+        let notes = [
+            "origin without a shared cache (\(uncachedName)): "
+                + String(
+                format: "%.0f requests, %.1f MB, %.0f connections at most (medians); with it: %.0f request, %.1f MB",
+                withoutCache.summary.originRequests?.median ?? 0,
+                withoutCache.summary.originMegabytes?.median ?? 0, withoutCache.summary.peakOriginConnections?.median ?? 0,
+                summary.originRequests?.median ?? 0, summary.originMegabytes?.median ?? 0)
+        ]
         let report = ScenarioReport(
-            name: .sameURL, summary: ScenarioName.sameURL.summary, payloads: count, contenders: [fetchAttachment.report],
-            checks: checks, notes: [])
+            name: .sameURL, summary: ScenarioName.sameURL.summary, payloads: count,
+            contenders: [fetchAttachment.report, withoutCache.report], checks: checks, notes: notes)
         return (report, fetchAttachment.plotted.latencies)
     }
 
