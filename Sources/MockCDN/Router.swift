@@ -182,6 +182,12 @@ enum Router {
         }
 
         let params = QueryString.parameters(request.query)
+        // A misspelled fault (`dealy_ms`, `stauts`) must not pass for a healthy origin.
+        if let unknown = params.keys.sorted().first(where: { !isMediaParameter($0) }) {
+            throw BadRequest(
+                message: "Unknown query parameter \(unknown): not one of mock-cdn's (free-form: "
+                    + freeFormMediaParameters.sorted().joined(separator: ", ") + ", and any name starting x_)")
+        }
         func int(_ key: String, min lower: Int = 0, max upper: Int = .max) throws -> Int? {
             guard let raw = params[key] else { return nil }
             guard let v = Int(raw), v >= lower, v <= upper else {
@@ -367,6 +373,25 @@ enum Router {
             plan.resetBeforeHead = plan.fault?.kind != .truncate
         }
         return plan
+    }
+
+    /// The query parameters `/media/` reads.
+    static let mediaParameters: Set<String> = [
+        "media", "bytes", "first_bytes", "delay_ms", "rate", "stall_after", "stall_ms", "reset_after", "truncate_after",
+        "flood_after", "flood_ms", "flood_bytes", "fault_once", "status", "content_type", "chunked", "no_length",
+        "rst_no_error", "rst", "trailer_bytes", "early_hints_location", "second_content_length",
+        "not_modified_cache_control", "not_modified_etag", "redirects", "redirect_to", "then_redirect_to",
+        "cache_control", "no_cache_headers", "expires", "no_validators", "etag", "header_bytes", "set_cookie",
+        "require_cookie", "require_user_agent", "require_accept_encoding", "reject_header",
+    ]
+
+    /// Parameters `/media/` accepts and ignores: OneSignal's `filename` type hint, `padding` (a
+    /// longer URL), and cache-busters (`i`, `n`, `v`); so is any name starting `x_`.
+    static let freeFormMediaParameters: Set<String> = ["filename", "padding", "i", "n", "v"]
+
+    /// Whether `/media/` knows the query parameter `name` (every other is a 400 naming it).
+    static func isMediaParameter(_ name: String) -> Bool {
+        mediaParameters.contains(name) || freeFormMediaParameters.contains(name) || name.hasPrefix("x_")
     }
 
     /// A file of `directory` as it is: `/files/NAME`, NAME a plain file name.
