@@ -186,11 +186,13 @@ public struct Outcome: Sendable {
     /// iPhone notification here, read from the APNs payload FCM makes of it. Empty otherwise.
     public var otherPlatformNotifications: [NotificationContent]
 
-    /// What the push shows on `platform`: `notification` when that is the payload's shape, else
-    /// the one among `otherPlatformNotifications`; `nil` when the payload does not say (a device
-    /// payload judged by another platform's rules).
+    /// What the push shows on `platform`: `notification` when that is the payload's shape (and
+    /// on ``Platform/linux``, which shows the payload's own), else the one among
+    /// `otherPlatformNotifications`; `nil` when the payload does not say (a device payload
+    /// judged by another platform's rules).
     public func notification(on platform: Platform) -> NotificationContent? {
-        notifications.first { $0.platform == platform }
+        if platform == .linux { return notification }
+        return notifications.first { $0.platform == platform }
     }
 
     /// Every notification the outcome says the push shows: `notification`, then

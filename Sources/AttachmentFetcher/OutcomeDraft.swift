@@ -39,7 +39,8 @@ struct OutcomeDraft {
 
     /// What the push shows on `platform`, when known (see `Outcome.notification(on:)`).
     func notification(on platform: Platform) -> NotificationContent? {
-        ([notification].compactMap { $0 } + otherPlatformNotifications).first { $0.platform == platform }
+        if platform == .linux { return notification }
+        return ([notification].compactMap { $0 } + otherPlatformNotifications).first { $0.platform == platform }
     }
 
     /// The original content, for `reason`. A push whose extension attaches all of its media or
@@ -90,6 +91,8 @@ struct OutcomeDraft {
                     case .android:
                         draft.warnings.append(
                             "\(reported) is plain http: Android 9 (API 28) and later refuse it unless the app allows cleartext traffic")
+                    case .linux:
+                        break
                     }
                 }
             }
@@ -194,7 +197,8 @@ struct OutcomeDraft {
                     platform: judge.platform, status: .original, reason: .internalPush,
                     detail: "the push shows nothing on \(judge.platform.rawValue)")
             }
-            if notification(on: judge.platform)?.serviceExtension == false {
+            // A Linux client shows its files itself: no service extension decides.
+            if judge.platform != .linux, notification(on: judge.platform)?.serviceExtension == false {
                 // What it would show with one, or why it would show nothing even then.
                 let would = shownBy[judge.platform].map { " (with one, it would show \($0.url))" }
                     ?? refusals[judge.platform].map { " (nor would it with one: \($0.reason): \($0.detail))" } ?? ""

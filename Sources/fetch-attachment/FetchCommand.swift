@@ -148,7 +148,7 @@ struct FetchOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Log each outcome to standard error.")
     var verbose = false
 
-    @Option(help: ArgumentHelp("Judge every payload's file by these platforms' rules, each with its own verdict (a preflight): 'ios', 'android' or 'ios,android'. The outcome and the exit status are the payload's own platform's verdict (its users receive it), the others saying what they would show of the same file; a list without that platform leaves it unjudged, and the outcome is attached when a listed platform shows a file. Default: the payload's own platform.", valueName: "list"))
+    @Option(help: ArgumentHelp("Judge every payload's file by these platforms' rules, each with its own verdict (a preflight): 'ios', 'android' or 'ios,android'; 'linux' for a Linux client that shows the notification itself (any image, sound or video iOS or Android shows, within the size limits, whatever the payload's shape: no mutable-content rule, no vendor's file name). The outcome and the exit status are the payload's own platform's verdict (its users receive it), the others saying what they would show of the same file; a list without that platform leaves it unjudged, and the outcome is attached when a listed platform shows a file. Default: the payload's own platform.", valueName: "list"))
     var platform: String?
 
     @Option(name: .customLong("max-redirects"), parsing: .unconditional, help: "How many redirects a download may follow, as URLSession does.")
@@ -225,7 +225,7 @@ struct FetchOptions: ParsableArguments {
         for name in platform.split(separator: ",", omittingEmptySubsequences: false) {
             let trimmed = name.trimmingCharacters(in: .whitespaces).lowercased()
             guard let known = Platform(rawValue: trimmed) else {
-                throw ValidationError("--platform: unknown platform '\(name)' (use ios, android or ios,android)")
+                throw ValidationError("--platform: unknown platform '\(name)' (use ios, android, ios,android or linux)")
             }
             if !platforms.contains(known) { platforms.append(known) }
         }

@@ -15,11 +15,24 @@ public enum Platform: String, Sendable, Hashable, Codable, CaseIterable, CustomS
     case ios
     /// Android: the big picture of an FCM notification, an image only.
     case android
+    /// A Linux client that shows the notification itself (a kiosk, a car, a desktop): every
+    /// image, sound or video iOS or Android shows, within `SizeLimits`' image, audio and video
+    /// limits, whatever the payload's shape, with none of iOS's service-extension rules
+    /// (`mutable-content`, the name a vendor's extension gives the file) or Android's picture
+    /// rules (images only, the SDKs' limits and times). It reads the notification of the
+    /// payload's own shape. Only a platform to judge by: no payload has this shape.
+    case linux
 
     public var description: String { rawValue }
 
-    /// The name people write: "iOS", "Android".
-    public var displayName: String { self == .ios ? "iOS" : "Android" }
+    /// The name people write: "iOS", "Android", "Linux".
+    public var displayName: String {
+        switch self {
+        case .ios: "iOS"
+        case .android: "Android"
+        case .linux: "Linux"
+        }
+    }
 }
 
 /// A type some platform accepts as a notification's attachment or picture, as detected in the
@@ -131,6 +144,7 @@ enum AttachmentTypes {
         switch platform {
         case .ios: return entry.ios ? .all : nil
         case .android: return entry.android
+        case .linux: return entry.ios || entry.android != nil ? .all : nil
         }
     }
 

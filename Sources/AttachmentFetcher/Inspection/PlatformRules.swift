@@ -11,6 +11,7 @@ struct PlatformRules: Sendable {
         switch platform {
         case .ios: limits.limit(for: kind)
         case .android: kind == .image ? Self.androidPictureLimit(drawnBy: vendor, limits) : nil
+        case .linux: limits.limit(for: kind)
         }
     }
 

@@ -18,7 +18,10 @@ struct RequestedAttachment: Hashable, Sendable {
     var platforms: Set<Platform>? = nil
 
     /// Whether `platform` judges this attachment.
-    func isJudged(on platform: Platform) -> Bool { platforms?.contains(platform) ?? true }
+    ///
+    /// A Linux client takes the files of the payload's own shape: the only payloads naming files
+    /// per platform are FCM HTTP v1 messages, whose shape is Android's.
+    func isJudged(on platform: Platform) -> Bool { platforms?.contains(platform == .linux ? .android : platform) ?? true }
 }
 
 /// What a vendor's keys say a payload is.
