@@ -89,6 +89,7 @@ extension PushAttachmentFetcher {
         /// payload), else `attached` when one of the listed platforms shows a file; a file only
         /// another platform shows stays, named by its verdict and the failure's `file`. Empty
         /// (the default): the payload's own platform judges alone. Each platform at most once.
+        /// A Linux client that shows the pushes itself sets `[.linux]` (``Platform/linux``).
         public var platforms: [Platform] = []
 
         /// What decides, besides a URL, whether and from where its body may be fetched, and what
