@@ -191,8 +191,17 @@ public struct Outcome: Sendable {
     /// `otherPlatformNotifications`; `nil` when the payload does not say (a device payload
     /// judged by another platform's rules).
     public func notification(on platform: Platform) -> NotificationContent? {
-        if platform == .linux { return notification }
-        return notifications.first { $0.platform == platform }
+        Self.notification(on: platform, own: notification, others: otherPlatformNotifications)
+    }
+
+    /// `notification(on:)` of a push whose own notification is `own`, and `others` those of
+    /// the other platforms judged (an outcome's, or one being put together).
+    static func notification(
+        on platform: Platform, own: NotificationContent?, others: [NotificationContent]
+    ) -> NotificationContent? {
+        if platform == .linux { return own }
+        if let own, own.platform == platform { return own }
+        return others.first { $0.platform == platform }
     }
 
     /// Every notification the outcome says the push shows: `notification`, then

@@ -39,8 +39,7 @@ struct OutcomeDraft {
 
     /// What the push shows on `platform`, when known (see `Outcome.notification(on:)`).
     func notification(on platform: Platform) -> NotificationContent? {
-        if platform == .linux { return notification }
-        return ([notification].compactMap { $0 } + otherPlatformNotifications).first { $0.platform == platform }
+        Outcome.notification(on: platform, own: notification, others: otherPlatformNotifications)
     }
 
     /// The original content, for `reason`. A push whose extension attaches all of its media or

@@ -183,7 +183,7 @@ enum Router {
 
         let params = QueryString.parameters(request.query)
         // A misspelled fault (`dealy_ms`, `stauts`) must not pass for a healthy origin.
-        if let unknown = params.keys.sorted().first(where: { !isMediaParameter($0) }) {
+        if let unknown = params.keys.lazy.filter({ !isMediaParameter($0) }).min() {
             throw BadRequest(
                 message: "Unknown query parameter \(unknown): not one of mock-cdn's (free-form: "
                     + freeFormMediaParameters.sorted().joined(separator: ", ") + ", and any name starting x_)")

@@ -110,7 +110,6 @@ struct BatchRunner {
         return !records.isEmpty && records.allSatisfy(\.attached) ? 0 : 1
     }
 
-
     /// The outcome of one line: the fetcher's for a payload; `invalid-payload` for a line
     /// longer than `limit`, which the fetcher never sees; `nil` for a blank one, which is skipped.
     /// The payload's log records (`--verbose`) carry its line number, 1-based (`BatchLineNumber`).

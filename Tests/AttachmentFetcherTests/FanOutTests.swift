@@ -52,11 +52,12 @@ struct FanOutTests {
     @Test("One URL named for Android and for iPhones in two spellings (an FCM HTTP v1 message) is one request, judged by both")
     func oneURLForTwoPlatforms() throws {
         var warnings: [String] = []
+        var pastLimit = 0
         let selected = AttachmentSelection.select(
             [
                 RequestedAttachment(url: "https://CDN.example.com/a.png", platforms: [.android]),
                 RequestedAttachment(url: "https://cdn.example.com/a.png#i", platforms: [.ios]),
-            ], limit: 4, warnings: &warnings, normalise: AttachmentURL.normalised)
+            ], limit: 4, warnings: &warnings, pastLimit: &pastLimit, normalise: AttachmentURL.normalised)
         #expect(selected.count == 1)
         #expect(selected.first?.platforms == [.android, .ios])
         #expect(warnings.isEmpty, "\(warnings)")

@@ -41,7 +41,7 @@ enum VendorFileNaming {
         }
         if let found = supported(queryItems.first { $0.name == "filename" }?.value) { return found }
         if let mimeExtension, oneSignalTypes.contains(mimeExtension) { return mimeExtension }
-        let path = components?.percentEncodedPath.removingPercentEncoding ?? components?.path ?? ""
+        let path = components?.path ?? ""
         if let last = path.split(separator: "/").last, let dot = last.lastIndex(of: "."), dot != last.startIndex {
             let pathExtension = String(last[last.index(after: dot)...])
             if oneSignalTypes.contains(pathExtension) { return pathExtension }
@@ -52,7 +52,7 @@ enum VendorFileNaming {
     /// Whether OneSignal's extension finds a name for the file at `url`, its response's type
     /// giving an extension (`mimeNamesType`) or not.
     static func oneSignalNamesFile(url: String, mimeNamesType: Bool) -> Bool {
-        oneSignalExtension(url: url, mimeExtension: mimeNamesType ? "jpeg" : nil) != nil
+        mimeNamesType || oneSignalExtension(url: url, mimeExtension: nil) != nil
     }
 
     /// OneSignal's iOS verdict when its extension finds no name for the file.

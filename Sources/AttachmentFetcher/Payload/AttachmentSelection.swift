@@ -43,14 +43,6 @@ enum AttachmentSelection {
         return Array(distinct.prefix(limit))
     }
 
-    /// `select(_:limit:warnings:pastLimit:normalise:)`, without the count of URLs past the limit.
-    static func select(
-        _ requests: [RequestedAttachment], limit: Int, warnings: inout [String], normalise: (String) -> String = { $0 }
-    ) -> [RequestedAttachment] {
-        var pastLimit = 0
-        return select(requests, limit: limit, warnings: &warnings, pastLimit: &pastLimit, normalise: normalise)
-    }
-
     private static func list(_ urls: [String]) -> String {
         let shown: [String] = urls.map { url in
             let redacted = URLCredentials.redacted(url)

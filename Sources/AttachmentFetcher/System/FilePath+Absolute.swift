@@ -15,15 +15,19 @@ extension FilePath {
     /// rest, not yet made, appended as written): where the directory really is, to compare two
     /// directories by.
     static func resolved(_ path: String) -> FilePath {
-        let absolute = absolute(path)
-        var existing = absolute
+        var existing = absolute(path)
         var rest: [FilePath.Component] = []
-        while !existing.components.isEmpty, Syscalls.realPath(existing.string) == nil, let last = existing.lastComponent {
+        while true {
+            if let real = Syscalls.realPath(existing.string) {
+                var resolved = FilePath(real)
+                resolved.append(rest)
+                return resolved.lexicallyNormalized()
+            }
+            guard let last = existing.lastComponent else { break }
             rest.insert(last, at: 0)
             existing.removeLastComponent()
         }
-        var resolved = Syscalls.realPath(existing.string).map { FilePath($0) } ?? existing
-        resolved.append(rest)
-        return resolved.lexicallyNormalized()
+        // Not even the root resolves: as written.
+        return absolute(path)
     }
 }
