@@ -154,6 +154,10 @@ struct OutcomeDraft {
                 if let warning = Self.typeHintWarning(attachment.request.claimedType, file.media) {
                     draft.warnings.append(warning)
                 }
+                if file.cutAtOrigin, let mark = BodyCompleteness.Format(file.media)?.endMark {
+                    draft.warnings.append(
+                        "\(reported): the file on the origin is cut short: it ends before \(mark.name), though the response's framing says it is whole, so phones draw only the part that is there")
+                }
             case .failure(let failure):
                 // Each platform's verdict in its own terms (a body over the image limit is over
                 // FCM's 1 MiB; audio is no picture on Android); the failure listed is the

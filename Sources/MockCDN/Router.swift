@@ -325,6 +325,11 @@ enum Router {
                     plan.headers.add(name: "Content-Length", value: String(size))
                 }
                 plan.body = plan.status == .noContent ? .empty : .media(extension: ext, size: size)
+                // `content_range`: a Content-Range header, `whole` for one naming every byte of
+                // the body (with `status=206`: an origin that answers every request so).
+                if let range = try headerValue("content_range") {
+                    plan.headers.add(name: "Content-Range", value: range == "whole" ? "bytes 0-\(size - 1)/\(size)" : range)
+                }
             }
         }
 
@@ -382,7 +387,7 @@ enum Router {
         "rst_no_error", "rst", "trailer_bytes", "early_hints_location", "second_content_length",
         "not_modified_cache_control", "not_modified_etag", "redirects", "redirect_to", "then_redirect_to",
         "cache_control", "no_cache_headers", "expires", "no_validators", "etag", "header_bytes", "set_cookie",
-        "require_cookie", "require_user_agent", "require_accept_encoding", "reject_header",
+        "require_cookie", "require_user_agent", "require_accept_encoding", "reject_header", "content_range",
     ]
 
     /// Parameters `/media/` accepts and ignores: OneSignal's `filename` type hint, `padding` (a

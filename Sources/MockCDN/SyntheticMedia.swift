@@ -2,9 +2,12 @@
 //
 // Byte `i` of a body of extension `ext` and size `size` is
 //   header(ext, size)[i]                               if i < header.count
+//   trailer(ext, size)[i - (size - trailer.count)]     if i >= size - trailer.count
 //   filler(ext)[(i - header.count) % fillerPeriod]     otherwise
 // so the server can stream any size from a precomputed filler without
-// materialising the body.
+// materialising the body. The trailer is the end mark a reader of the format
+// looks for last (a JPEG's EOI, a PNG's IEND, a GIF's trailer), so a whole
+// synthetic image ends as an encoder's does.
 
 /// Deterministic synthetic media bodies (valid type headers + filler) served by ``MockCDNServer``.
 public enum SyntheticMedia {
@@ -47,15 +50,17 @@ public enum SyntheticMedia {
             return Array(header[0..<size])
         }
         let filler = self.filler(forExtension: ext)
+        let trailer = self.trailer(extension: ext, size: size)
         var out = [UInt8]()
         out.reserveCapacity(size)
         out.append(contentsOf: header)
-        var remaining = size - header.count
+        var remaining = size - header.count - trailer.count
         while remaining > 0 {
             let n = min(remaining, filler.count)
             out.append(contentsOf: filler[0..<n])
             remaining -= n
         }
+        out.append(contentsOf: trailer)
         return out
     }
 
@@ -178,8 +183,8 @@ public enum SyntheticMedia {
             var ihdr = ByteWriter()
             ihdr.ascii("IHDR"); ihdr.be32(100); ihdr.be32(100); ihdr.bytes([8, 2, 0, 0, 0])
             w.be32(13); w.bytes(ihdr.out); w.be32(crc32(ihdr.out))
-            // IDAT spanning the rest of the body (no trailing CRC).
-            w.be32(UInt32(clamping: max(0, size - 8 - 25 - 8))); w.ascii("IDAT")
+            // IDAT spanning the rest of the body but its CRC and the IEND chunk (the trailer).
+            w.be32(UInt32(clamping: max(0, size - 8 - 25 - 8 - 16))); w.ascii("IDAT")
             w.bytes([0x78, 0x9C])
         case "gif":
             w.ascii("GIF89a"); w.le16(100); w.le16(100); w.bytes([0xF0, 0x00, 0x00])
@@ -246,6 +251,20 @@ public enum SyntheticMedia {
             break
         }
         return w.out
+    }
+
+    /// The last bytes of a body of `ext` with total size `size`: a JPEG's end marker (`FFD9`), a
+    /// PNG's image data CRC and `IEND` chunk, a GIF's block terminator and trailer (`3B`); empty
+    /// for other types, or when the header leaves no room for it.
+    static func trailer(extension ext: String, size: Int) -> [UInt8] {
+        let trailer: [UInt8]
+        switch ext.lowercased() {
+        case "jpg": trailer = [0xFF, 0xD9]
+        case "png": trailer = [0, 0, 0, 0] + [0, 0, 0, 0] + Array("IEND".utf8) + [0xAE, 0x42, 0x60, 0x82]
+        case "gif": trailer = [0x00, 0x3B]
+        default: return []
+        }
+        return size >= header(extension: ext, size: size).count + trailer.count ? trailer : []
     }
 
     /// CRC-32 (IEEE) as used by PNG chunks.

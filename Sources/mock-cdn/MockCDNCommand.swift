@@ -26,7 +26,7 @@ struct MockCDNCommand: AsyncParsableCommand {
             HTTPS and offers HTTP/2 (h2) and HTTP/1.1 by ALPN. Routes: GET/HEAD /media/NAME.EXT?bytes=N \
             (or /media/NAME?media=EXT) \
             (+ first_bytes, delay_ms, rate, stall_after, stall_ms, reset_after, truncate_after, flood_after, flood_ms, flood_bytes, fault_once, status, content_type, \
-            chunked, no_length, rst_no_error, rst, trailer_bytes, early_hints_location, second_content_length, not_modified_cache_control, not_modified_etag, redirects, redirect_to, then_redirect_to, cache_control, no_cache_headers, expires, no_validators, etag, header_bytes, set_cookie, require_cookie, require_user_agent, require_accept_encoding, reject_header; \
+            chunked, no_length, rst_no_error, rst, trailer_bytes, early_hints_location, second_content_length, not_modified_cache_control, not_modified_etag, redirects, redirect_to, then_redirect_to, cache_control, no_cache_headers, expires, no_validators, etag, header_bytes, set_cookie, require_cookie, require_user_agent, require_accept_encoding, reject_header, content_range; \
             any other parameter is a 400 naming it, except the free-form filename, padding, i, n, v and x_NAME), \
             GET /files/NAME from a directory given in-process (+ encoding, chunked, no_length, cut_at, \
             truncate_after, rst_no_error), GET /_stats, POST /_stats/reset.

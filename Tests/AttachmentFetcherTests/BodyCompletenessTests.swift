@@ -91,6 +91,26 @@ struct BodyCompletenessTests {
         #expect(try BodyCompleteness.check(.jpeg, Cut(bytes: motionPhoto, count: photo.count - 1)) == BodyCompleteness.jpegEnd)
     }
 
+    @Test("A file cut at the origin under honest framing: a JPEG, PNG or GIF whose last bytes are not its end mark, checked whole", arguments: checked.filter { $0.format.endMark != nil })
+    func cutAtOrigin(item: (file: String, format: BodyCompleteness.Format)) throws {
+        let bytes = try Self.contents(item.file)
+        #expect(try !BodyCompleteness.isCutAtOrigin(item.format, bytes))
+        var missed: [Int] = []
+        for length in 0..<bytes.count where try !BodyCompleteness.isCutAtOrigin(item.format, Cut(bytes: bytes, count: length)) {
+            missed.append(length)
+        }
+        #expect(missed.isEmpty, "\(item.file) (\(bytes.count) bytes) cut to \(missed.prefix(10)) passed")
+    }
+
+    @Test("Bytes after a JPEG's end marker or a PNG's IEND are no cut at the origin; other formats are not looked at")
+    func cutAtOriginTrailers() throws {
+        let photo = try Self.contents("photo.jpg")
+        #expect(try !BodyCompleteness.isCutAtOrigin(.jpeg, photo + (try Self.contents("clip.mp4"))))
+        #expect(try !BodyCompleteness.isCutAtOrigin(.png, try Self.contents("logo.png") + [0, 0, 0]))
+        let wave = try Self.contents("tone.wav")
+        #expect(try !BodyCompleteness.isCutAtOrigin(.riff, Cut(bytes: wave, count: wave.count / 2)))
+    }
+
     /// A JPEG marker segment: `FF`, its code, a length counting itself, its content.
     static func segment(_ code: UInt8, _ content: [UInt8]) -> [UInt8] {
         let length = content.count + 2

@@ -15,6 +15,36 @@ struct FaultTests {
         }
     }
 
+    @Test("A 206 to a request for the whole file is attached when its Content-Range names every byte (URLSession hands that on as the file), and is http-status otherwise")
+    func partialContent() async throws {
+        try await Fixture.with { fixture in
+            let whole = await fixture.fetch("/media/whole.jpg?bytes=3000&status=206&content_range=whole")
+            #expect(whole.status == .attached, "\(whole.result) \(whole.detail ?? "")")
+            #expect(whole.attachments.first?.bytes == 3000)
+            for range in ["", "&content_range=bytes%200-2999%2F9000", "&content_range=bytes%200-2999%2F*"] {
+                let part = await fixture.fetch("/media/part.jpg?bytes=3000&status=206\(range)")
+                #expect(part.reason == .httpStatus, "\(range): \(part.result)")
+                #expect(part.detail?.contains("206") == true)
+            }
+            #expect(fixture.filesLeft().count == 1)
+        }
+    }
+
+    @Test("A cached file cut at the origin keeps its warning on a hit, in another process's run")
+    func cutAtOriginFromCache() async throws {
+        try await Fixture.with(cached: true) { fixture in
+            let first = await fixture.fetch("/files/photo.jpg?cut_at=867")
+            let again = try fixture.anotherFetcher()
+            let second = await again.process(fixture.braze("/files/photo.jpg?cut_at=867"))
+            await again.shutdown()
+            #expect(fixture.server.stats().requests == 1)
+            for outcome in [first, second] {
+                #expect(outcome.status == .attached, "\(outcome.result) \(outcome.detail ?? "")")
+                #expect(outcome.warnings.contains { $0.contains("cut short") && $0.contains("its JPEG end marker") }, "\(outcome.warnings)")
+            }
+        }
+    }
+
     @Test("A connection reset mid-body is network")
     func reset() async throws {
         try await Fixture.with { fixture in
@@ -113,13 +143,21 @@ struct FaultTests {
         }
     }
 
-    @Test("A body its framing vouches for (Content-Length, chunked) is not read back: a file cut at the origin under honest framing is attached as it came")
-    func vouchedBodyNotChecked() async throws {
+    @Test("A JPEG, PNG or GIF cut at the origin under honest framing (Content-Length, chunked) is attached as it came, as phones draw its top part, with a warning naming its missing end; whole, or from the mock CDN, it has none",
+          arguments: [("photo.jpg", 867, "its JPEG end marker"), ("logo.png", 400, "its PNG end chunk (IEND)"), ("animated.gif", 1000, "its GIF trailer")])
+    func cutAtOrigin(file: String, cut: Int, missing: String) async throws {
         try await Fixture.with { fixture in
             for framing in ["", "&chunked=1"] {
-                let outcome = await fixture.fetch("/files/photo.jpg?cut_at=867\(framing)")
+                let outcome = await fixture.fetch("/files/\(file)?cut_at=\(cut)\(framing)")
                 #expect(outcome.status == .attached, "\(outcome.result) \(outcome.detail ?? "")")
-                #expect(outcome.attachments.first?.bytes == 867)
+                #expect(outcome.attachments.first?.bytes == cut)
+                #expect(outcome.warnings.contains { $0.contains("cut short") && $0.contains(missing) }, "\(outcome.warnings)")
+            }
+            let whole = await fixture.fetch("/files/\(file)")
+            #expect(whole.status == .attached && !whole.warnings.contains { $0.contains("cut short") }, "\(whole.warnings)")
+            for ext in ["jpg", "png", "gif"] {
+                let synthetic = await fixture.fetch("/media/whole.\(ext)?bytes=70000")
+                #expect(synthetic.status == .attached && !synthetic.warnings.contains { $0.contains("cut short") }, "\(ext): \(synthetic.warnings)")
             }
         }
     }

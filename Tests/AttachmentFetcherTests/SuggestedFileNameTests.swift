@@ -48,6 +48,8 @@ struct SuggestedFileNameTests {
         #expect(CacheEntryMetadata.decode(metadata.encoded())?.unsuffixedName == true)
         metadata.oneSignalUntypedMIME = true
         #expect(CacheEntryMetadata.decode(metadata.encoded())?.oneSignalUntypedMIME == true)
+        metadata.cutAtOrigin = true
+        #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
         // The origin's lifetime, 0 (no-cache) included, beside a download time.
         for lifetime in [0, 3600] {
             metadata.lifetime = lifetime

@@ -373,13 +373,21 @@ struct TransferStateMachineTests {
             == .fail(refusal))
     }
 
-    @Test("a 206 is part of a file, never the whole: no request asks for a range")
-    func partialContent() {
+    @Test("a 206 to a request for the whole file is part of it unless its Content-Range covers every byte that came",
+          arguments: [
+              (nil, false), ("bytes 0-399/400", true), ("BYTES 0-399/400", true), ("bytes 0-399/401", false),
+              ("bytes 0-398/400", false), ("bytes 1-399/400", false), ("bytes 0-399/*", false), ("bytes */400", false),
+              ("bytes 0-399/400, 0-1", false), ("items 0-399/400", false), ("bytes 0-399/0400", true), ("bytes  0-399/400", false),
+              ("bytes 0-99999999999999999999/400", false), ("", false),
+          ] as [(String?, Bool)])
+    func partialContent(contentRange: String?, whole: Bool) {
         var machine = Self.running()
         _ = machine.bodyReceived(Self.body(100))
         _ = machine.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(100), now: Self.beforeDeadline)
-        #expect(machine.completed(.response(status: 206), body: Self.body(400), now: Self.beforeDeadline)
-            == .fail(TransferFailure(reason: .httpStatus, detail: "HTTP 206 (partial content) to a request for the whole file")))
+        let detail = "HTTP 206 (partial content) to a request for the whole file"
+            + (contentRange.map { ", with Content-Range: \($0), for 400 bytes" } ?? ", without Content-Range")
+        #expect(machine.completed(.response(status: 206, contentRange: contentRange), body: Self.body(400), now: Self.beforeDeadline)
+            == (whole ? .finishBody(Self.jpeg) : .fail(TransferFailure(reason: .httpStatus, detail: detail))))
     }
 
     @Test("a 304 answers only a conditional request; other statuses and empty bodies fail")

@@ -27,6 +27,18 @@ enum BodyCompleteness {
     enum Format: Sendable, Hashable {
         case jpeg, png, gif, riff, aiff, isoBaseMedia, bmp
 
+        /// The last bytes of a whole file of the format, and what they are called, for a JPEG,
+        /// a PNG and a GIF; `nil` for the others.
+        var endMark: (bytes: [UInt8], name: String)? {
+            switch self {
+            case .jpeg: ([0xFF, 0xD9], "its JPEG end marker")
+            case .png: ([0, 0, 0, 0] + Array("IEND".utf8) + [0xAE, 0x42, 0x60, 0x82], "its PNG end chunk (IEND)")
+            // Every block ends with an empty sub-block: a whole GIF's last two bytes.
+            case .gif: ([0x00, 0x3B], "its GIF trailer")
+            case .riff, .aiff, .isoBaseMedia, .bmp: nil
+            }
+        }
+
         /// The format of a body of type `media`, `nil` when it has no check.
         init?(_ media: MediaType) {
             switch media.fileExtension {
@@ -40,6 +52,19 @@ enum BodyCompleteness {
             default: return nil
             }
         }
+    }
+
+    /// Whether a body its framing vouched for (an honest `Content-Length`, chunked framing) is
+    /// a file cut short at the origin (an upload that stopped part way, say): for a JPEG, a PNG
+    /// or a GIF, whose last bytes are their end mark (`FFD9`, the `IEND` chunk, `00 3B`), the body
+    /// is read only when its last bytes are something else (bytes after a JPEG's end marker, a
+    /// PNG's data after `IEND`), and then checked whole; other formats are not looked at. Read
+    /// errors are thrown.
+    static func isCutAtOrigin(_ format: Format, _ body: some BodyBytes) throws -> Bool {
+        guard let mark = format.endMark else { return false }
+        let tail = try body.read(at: max(0, body.count - mark.bytes.count), length: mark.bytes.count)
+        if tail.elementsEqual(mark.bytes) { return false }
+        return try check(format, body) != .complete
     }
 
     /// What the check found.
@@ -68,7 +93,7 @@ enum BodyCompleteness {
 
     // MARK: JPEG
 
-    static let jpegEnd = Verdict.cutShort(missing: "its JPEG end marker")
+    static let jpegEnd = Verdict.cutShort(missing: Format.jpeg.endMark?.name ?? "")
 
     /// ITU T.81, annex B: markers are `FF` then a code; all but SOI, EOI, TEM and RSTn are
     /// followed by a two-byte length that counts itself; a scan's segment (SOS) is followed by
@@ -127,7 +152,7 @@ enum BodyCompleteness {
     /// PNG (ISO/IEC 15948), section 5: the signature, then chunks of a length (4 bytes, at most
     /// 2^31 − 1), a type, the data and a CRC (4 bytes); `IEND` is the last.
     private static func png<Source>(_ reader: inout BlockReader<Source>) throws -> Verdict {
-        let missing = Verdict.cutShort(missing: "its PNG end chunk (IEND)")
+        let missing = Verdict.cutShort(missing: Format.png.endMark?.name ?? "")
         guard let signature = try reader.bytes(at: 0, count: 8) else { return missing }
         guard signature.elementsEqual(pngSignature) else { return .complete }
         var offset = 8
@@ -147,7 +172,7 @@ enum BodyCompleteness {
     /// table, then extensions (`21`, a label, data sub-blocks) and images (`2C`, a descriptor of 9
     /// bytes, a local colour table, the LZW code size, data sub-blocks), to the trailer (`3B`).
     private static func gif<Source>(_ reader: inout BlockReader<Source>) throws -> Verdict {
-        let missing = Verdict.cutShort(missing: "its GIF trailer")
+        let missing = Verdict.cutShort(missing: Format.gif.endMark?.name ?? "")
         guard let signature = try reader.bytes(at: 0, count: 4) else { return missing }
         guard signature.elementsEqual("GIF8".utf8) else { return .complete }
         guard let screenFlags = try reader.byte(at: 10) else { return missing }

@@ -95,6 +95,12 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
         if let prepared = owner.ticket.request.preparedFiles { prepared.remove(temporaryPath) } else { TemporaryFiles.remove(temporaryPath) }
     }
 
+    /// The `Content-Range` of a 206 response (`nil` for other statuses, or without one).
+    var partialContentRange: String? {
+        guard easy.responseCode == 206 else { return nil }
+        return HTTPHeader.parse(sink.headerBlock).last { $0.name == "content-range" }?.value
+    }
+
     /// Why nothing vouched for the end of the body; `nil` when its framing did: a
     /// `Content-Length` that libcurl held it to, or HTTP/1.1 chunked framing, and no
     /// `Content-Encoding` (libcurl 7.88 does not check that a compressed stream reached its end).
@@ -131,10 +137,20 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
         }
     }
 
+    /// Whether a body its framing vouched for is a file cut short at the origin
+    /// (`BodyCompleteness.isCutAtOrigin`: a JPEG's, PNG's or GIF's last bytes, read back, and
+    /// the whole body only when they are not its end mark). A body that cannot be read back is
+    /// not said to be cut.
+    private func cutAtOrigin(_ media: MediaType) -> Bool {
+        guard unvouchedEnd == nil, let format = BodyCompleteness.Format(media), format.endMark != nil, let file else { return false }
+        return (try? BodyCompleteness.isCutAtOrigin(format, FileBytes(file: file, count: sink.bytesReceived))) ?? false
+    }
+
     /// The whole body of type `media`, its file closed, under its temporary name; a failure when
     /// nothing vouched for its end and its format shows it cut short (see `cutShort`).
     func finishedBody(media: MediaType) -> Result<DownloadedFile, TransferFailure> {
         if let failure = cutShort(media) { return .failure(failure) }
+        let cutAtOrigin = cutAtOrigin(media)
         // A nameless body goes on open: closing it would remove it.
         let handedOn = owner.ticket.request.anonymousBody ? file : nil
         do {
@@ -149,6 +165,6 @@ final class ActiveTransfer: CurlResponseSinkDelegate {
                 path: temporaryPath, media: media, byteCount: sink.bytesReceived,
                 effectiveURL: easy.effectiveURL ?? owner.ticket.request.url, headerBlock: sink.headerBlock,
                 redirectSchemes: sink.redirectSchemes, redirects: sink.redirects, redirectSetCookie: sink.redirectSetCookie,
-                downloadTime: easy.totalTime, descriptor: handedOn))
+                downloadTime: easy.totalTime, cutAtOrigin: cutAtOrigin, descriptor: handedOn))
     }
 }

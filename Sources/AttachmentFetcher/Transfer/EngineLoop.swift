@@ -121,7 +121,7 @@ final class EngineLoop: @unchecked Sendable {
         guard let active = running[key] else { return }
         let completion: TransferStateMachine.Completion =
             if result == .ok {
-                .response(status: active.easy.responseCode)
+                .response(status: active.easy.responseCode, contentRange: active.partialContentRange)
             } else if holdBreaker.shutConnection(of: active.easy) {
                 // Its connection held the thread and was shut: not asked again (see `heldEngine`).
                 .failed(failures.heldEngine(result), connectionFailed: false)

@@ -119,6 +119,10 @@ struct DownloadedFile: Sendable {
     /// (see `VendorFileNaming`), when known without the headers (a cache entry keeps it);
     /// `hasOneSignalMIMEExtension` works it out from them otherwise.
     var oneSignalUntypedMIME: Bool? = nil
+    /// Whether the file, though its framing vouched for its end, ends before its format's end
+    /// mark (`BodyCompleteness.isCutAtOrigin`): the origin's file itself is cut short, and
+    /// phones draw only the part that is there.
+    var cutAtOrigin = false
     /// The body, still open for reading and writing, when the request asked for a nameless file
     /// (`anonymousBody`): its receiver names it (`Syscalls.link`) or closes it, which removes it.
     var descriptor: FileDescriptor? = nil

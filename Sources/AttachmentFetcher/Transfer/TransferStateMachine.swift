@@ -52,8 +52,8 @@ struct TransferStateMachine: Sendable {
 
     /// How libcurl ended an attempt, as the loop read it.
     enum Completion: Sendable, Hashable {
-        /// A response came: its status.
-        case response(status: Int)
+        /// A response came: its status, and for a 206 its `Content-Range` value, if any.
+        case response(status: Int, contentRange: String? = nil)
         /// libcurl failed it: why, and whether an HTTP/2 connection failed it (a framing error,
         /// a stream reset, the connection lost) rather than the response itself.
         case failed(TransferFailure, connectionFailed: Bool)
@@ -307,14 +307,18 @@ struct TransferStateMachine: Sendable {
             decodesContent = false
             state = .queued(attempt: attempt.number + 1)
             return .requeue
-        case .response(let status):
+        case .response(let status, let contentRange):
             if status == 304, isConditional { return finish(.finishNotModified) }
             guard (200..<300).contains(status) else {
                 return finish(.fail(TransferFailure(reason: .httpStatus, detail: "HTTP \(status)")))
             }
-            // No request asks for a range: a 206 is part of a file, never the whole.
-            guard status != 206 else {
-                return finish(.fail(TransferFailure(reason: .httpStatus, detail: "HTTP 206 (partial content) to a request for the whole file")))
+            // No request asks for a range: a 206 is part of the file, unless its range is every
+            // byte of it (an origin that answers every request so), as URLSession then hands
+            // the app the whole file.
+            guard status != 206 || Self.coversWholeBody(contentRange, bytes: body.bytesReceived) else {
+                let range = contentRange.map { ", with Content-Range: \($0), for \(body.bytesReceived) bytes" } ?? ", without Content-Range"
+                return finish(
+                    .fail(TransferFailure(reason: .httpStatus, detail: "HTTP 206 (partial content) to a request for the whole file\(range)")))
             }
             // A 204, or a 200 with nothing in it: the origin sent no file, whatever it is meant to be.
             guard body.bytesReceived > 0 else {
@@ -333,6 +337,23 @@ struct TransferStateMachine: Sendable {
     }
 
     // MARK: Helpers
+
+    /// Whether a `Content-Range` value (RFC 9110 14.4: `bytes first-last/complete`, the unit
+    /// compared without case) names every byte of a file of `bytes` bytes: from the first to
+    /// the last, of a complete length that is `bytes`.
+    static func coversWholeBody(_ contentRange: String?, bytes: Int) -> Bool {
+        guard let contentRange, bytes > 0 else { return false }
+        let parts = contentRange.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].lowercased() == "bytes" else { return false }
+        let range = parts[1].split(separator: "/", omittingEmptySubsequences: false)
+        guard range.count == 2 else { return false }
+        let ends = range[0].split(separator: "-", omittingEmptySubsequences: false)
+        func number(_ text: Substring) -> Int? {
+            text.isEmpty || !text.allSatisfy({ $0.isASCII && $0.isNumber }) ? nil : Int(text)
+        }
+        guard ends.count == 2, let first = number(ends[0]), let last = number(ends[1]), let complete = number(range[1]) else { return false }
+        return first == 0 && last == bytes - 1 && complete == bytes
+    }
 
     /// Takes the classifier's answer, and checks an announced length against the type's limit.
     private func record(_ detection: Result<MediaType, TransferFailure>, body: Body, in attempt: inout Attempt) {
