@@ -640,6 +640,8 @@ struct CacheSafetyTests {
         #expect(CacheEntryMetadata.decode(bytes + [4])?.unsuffixedName == true)
         #expect(CacheEntryMetadata.decode(bytes + [8])?.redirectSetCookie == true)
         #expect(CacheEntryMetadata.decode(bytes + [16]) == nil)
+        // 64: CleverTap's table of MIME types names no file.
+        #expect(CacheEntryMetadata.decode(bytes + [64])?.cleverTapUntypedMIME == true)
         var fast = metadata
         fast.downloadTime = .milliseconds(999)
         #expect(fast.encoded() == bytes)

@@ -2,10 +2,11 @@
 import Foundation
 import Testing
 
-/// Firebase's and Iterable's iOS extensions name an attachment after the file name URLSession
-/// suggests for the response (`FIRMessagingExtensionHelper.m`, `ITBNotificationServiceExtension`),
-/// and iOS attaches no file without a type in its name.
-@Suite("Firebase and Iterable iOS: the suggested file name decides whether iPhones attach", .timeLimit(.minutes(2)))
+/// Firebase's, Iterable's and Customer.io's iOS extensions name an attachment after the file name
+/// URLSession suggests for the response (`FIRMessagingExtensionHelper.m`,
+/// `ITBNotificationServiceExtension`, `HttpRequestRunner.downloadFile`), and iOS attaches no file
+/// without a type in its name.
+@Suite("Firebase, Iterable and Customer.io iOS: the suggested file name decides whether iPhones attach", .timeLimit(.minutes(2)))
 struct SuggestedFileNameTests {
     @Test(
         "A suggested name surely without an image extension is told apart from one that has some",
@@ -48,6 +49,9 @@ struct SuggestedFileNameTests {
         #expect(CacheEntryMetadata.decode(metadata.encoded())?.unsuffixedName == true)
         metadata.oneSignalUntypedMIME = true
         #expect(CacheEntryMetadata.decode(metadata.encoded())?.oneSignalUntypedMIME == true)
+        metadata.cleverTapUntypedMIME = true
+        #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
+        #expect(CacheEntryMetadata.decode(metadata.encoded())?.cleverTapUntypedMIME == true)
         metadata.cutAtOrigin = true
         #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
         // The origin's lifetime, 0 (no-cache) included, beside a download time.
@@ -99,12 +103,36 @@ struct SuggestedFileNameTests {
             #expect(video.reason != .unsupportedType || video.detail?.contains("names the file") != true, "\(video.detail ?? "")")
         }
     }
+
+    @Test(
+        "Customer.io's iOS extension saves the file under the suggested name alone: an opaque URL served as application/octet-stream attaches nothing, as image/jpeg it does; the same from the cache",
+        arguments: [false, true])
+    func customerIOVerdict(cached: Bool) async throws {
+        try await Fixture.with(cached: cached, configure: { $0.platforms = [.ios] }) { fixture in
+            func customerIO(_ path: String) -> Data {
+                Data(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"CIO":{"push":{"image":"\#(fixture.server.url(path))"}},"CIO-Delivery-ID":"d","CIO-Delivery-Token":"t"}"#.utf8)
+            }
+            let opaque = "/media/banner?media=jpg&bytes=3000&content_type=application/octet-stream"
+            for round in 0..<2 {
+                let refused = await fixture.fetcher.process(customerIO(opaque))
+                #expect(refused.vendor == .customerIO)
+                #expect(refused.status == .original && refused.reason == .unsupportedType, "round \(round): \(refused.detail ?? "")")
+                #expect(refused.detail?.contains("Customer.io's iOS extension names the file") == true, "\(refused.detail ?? "")")
+                let typed = await fixture.fetcher.process(customerIO("/media/typed?media=jpg&bytes=3000&content_type=image/jpeg"))
+                #expect(typed.status == .attached, "round \(round): \(typed.detail ?? "")")
+                let named = await fixture.fetcher.process(customerIO("/media/named.jpg?bytes=3000&content_type=application/octet-stream"))
+                #expect(named.status == .attached, "round \(round): \(named.detail ?? "")")
+            }
+            if cached { #expect(fixture.server.stats().requestsPerPath["/media/banner"] == 1) }
+        }
+    }
 }
 
-/// OneSignal's and Braze's iOS extensions name the attachment themselves
+/// OneSignal's, Braze's and CleverTap's iOS extensions name the attachment themselves
 /// (`OneSignalAttachmentHandler.getSupportedFileExtensionFromURL`; Braze's `ab.att.type`, "a suffix
-/// for the file you save"), and iOS takes its type from that name.
-@Suite("OneSignal and Braze iOS: the name the extension gives the file decides whether iPhones attach", .timeLimit(.minutes(2)))
+/// for the file you save"; `CTNotificationServiceExtension.fileExtensionForMediaType`), and iOS
+/// takes its type from that name.
+@Suite("OneSignal, Braze and CleverTap iOS: the name the extension gives the file decides whether iPhones attach", .timeLimit(.minutes(2)))
 struct VendorFileNamingTests {
     @Test(
         "OneSignal's extension: the filename parameter's, the MIME type's, the URL's, then any query value's extension, each only if OneSignal lists it",
@@ -171,6 +199,51 @@ struct VendorFileNamingTests {
             #expect(await fixture.fetch("/media/q.jpg?bytes=3000", type: "JPG").status == .attached)
             let mismatched = await fixture.fetch("/media/r.jpg?bytes=3000", type: "png")
             #expect(mismatched.status == .attached && mismatched.warnings.contains { $0.contains("says type 'png'") })
+        }
+    }
+
+    @Test(
+        "CleverTap's extension: ct_mediaType image, video, audio (exactly) give .jpg, .mp4, .mp3; any other type the response's MIME type image/jpeg, image/png or image/gif; else a name ending in a bare dot",
+        arguments: [
+            ("image", "application/octet-stream", "jpg"),
+            ("video", nil, "mp4"),
+            ("audio", "text/html", "mp3"),
+            ("gif", "image/gif", "gif"),
+            ("gif", "image/jpeg", "jpeg"),
+            ("gif", "application/octet-stream", nil),
+            ("gif", "binary/octet-stream", nil),
+            ("gif", "image/webp", nil),
+            ("gif", nil, nil),
+            ("Image", "IMAGE/PNG; q=1", "png"),
+            ("Image", "image/jpg", nil),
+            ("photo", "video/mp4", nil),
+            (nil, "image/gif", "gif"),
+        ] as [(String?, String?, String?)])
+    func cleverTapExtension(mediaType: String?, contentType: String?, expected: String?) {
+        let mimeExtension = VendorFileNaming.cleverTapMIMEExtension(contentType)
+        #expect(VendorFileNaming.cleverTapExtension(mediaType: mediaType, mimeExtension: mimeExtension) == expected)
+    }
+
+    @Test(
+        "CleverTap with ct_mediaType gif on a GIF served as application/octet-stream: iPhones attach nothing; as image/gif, or with ct_mediaType image, they do; the same from the cache",
+        arguments: [false, true])
+    func cleverTapVerdict(cached: Bool) async throws {
+        try await Fixture.with(cached: cached, configure: { $0.platforms = [.ios] }) { fixture in
+            func cleverTap(_ path: String, _ type: String) -> Data {
+                Data(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"wzrk_pn":true,"ct_mediaUrl":"\#(fixture.server.url(path))","ct_mediaType":"\#(type)"}"#.utf8)
+            }
+            let opaque = "/media/anim?media=gif&bytes=3000&content_type=application/octet-stream"
+            for round in 0..<2 {
+                let refused = await fixture.fetcher.process(cleverTap(opaque, "gif"))
+                #expect(refused.vendor == .cleverTap)
+                #expect(refused.status == .original && refused.reason == .unsupportedType, "round \(round): \(refused.detail ?? "")")
+                #expect(refused.detail?.contains("CleverTap's iOS extension") == true, "\(refused.detail ?? "")")
+                let image = await fixture.fetcher.process(cleverTap(opaque, "image"))
+                #expect(image.status == .attached, "round \(round): \(image.detail ?? "")")
+                let typed = await fixture.fetcher.process(cleverTap("/media/typed?media=gif&bytes=3000&content_type=image/gif", "gif"))
+                #expect(typed.status == .attached, "round \(round): \(typed.detail ?? "")")
+            }
+            if cached { #expect(fixture.server.stats().requestsPerPath["/media/anim"] == 1) }
         }
     }
 }

@@ -40,6 +40,10 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// (see `VendorFileNaming`): its iOS extension then names the file from the URL alone. An
     /// entry written before the flag existed reads as `false`, as it was judged then.
     var oneSignalUntypedMIME = false
+    /// Whether CleverTap's table of MIME types gives the response's `Content-Type` no extension
+    /// (see `VendorFileNaming`): its iOS extension then names the file from `ct_mediaType` alone.
+    /// An entry written before the flag existed reads as `false`, as it was judged then.
+    var cleverTapUntypedMIME = false
     /// Whether the body ends before its format's end mark though its framing vouched for it
     /// (`DownloadedFile.cutAtOrigin`): the origin's file is cut short.
     var cutAtOrigin = false
@@ -62,9 +66,10 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// 1970), then each validator as a 16-bit length and its UTF-8 bytes, then a
     /// flags byte (1: `changedScheme`; 2: the download time follows, in milliseconds, 32 bits;
     /// 4: `unsuffixedName`; 8: `redirectSetCookie`; 16: the origin's lifetime follows, in seconds,
-    /// 32 bits, after the download time; 32: `oneSignalUntypedMIME`; 128: `cutAtOrigin`) only
-    /// when a flag is set, so
+    /// 32 bits, after the download time; 32: `oneSignalUntypedMIME`; 64: `cleverTapUntypedMIME`;
+    /// 128: `cutAtOrigin`) only when a flag is set, so
     /// that the attribute of an entry without flags reads the same in every release of the format.
+    /// Every bit of the flags byte is taken: one more flag needs a format of its own (a version).
     func encoded() -> [UInt8] {
         var bytes: [UInt8] = [Self.version]
         func append(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
@@ -83,7 +88,7 @@ struct CacheEntryMetadata: Sendable, Hashable {
         let slow = Self.kept(downloadTime)
         let flags: UInt8 =
             (changedScheme ? 1 : 0) | (slow != nil ? 2 : 0) | (unsuffixedName ? 4 : 0) | (redirectSetCookie ? 8 : 0) | (lifetime != nil ? 16 : 0)
-            | (oneSignalUntypedMIME ? 32 : 0) | (cutAtOrigin ? 128 : 0)
+            | (oneSignalUntypedMIME ? 32 : 0) | (cleverTapUntypedMIME ? 64 : 0) | (cutAtOrigin ? 128 : 0)
         if flags != 0 { bytes.append(flags) }
         if let slow {
             let kept = min(slow, .seconds(4_000_000))  // UInt32's milliseconds, and no overflow on the way
@@ -124,7 +129,7 @@ struct CacheEntryMetadata: Sendable, Hashable {
         if offset < bytes.count {
             flags = bytes[offset]
             offset += 1
-            guard flags != 0, flags & ~(63 | 128) == 0 else { return nil }
+            guard flags != 0 else { return nil }
         }
         var downloadTime: Duration?
         if flags & 2 != 0 {
@@ -145,6 +150,6 @@ struct CacheEntryMetadata: Sendable, Hashable {
             freshUntil: Date(timeIntervalSince1970: Double(Int64(bitPattern: fresh)) / 1000), etag: texts[0], lastModified: texts[1],
             changedScheme: flags & 1 != 0, downloadTime: downloadTime, unsuffixedName: flags & 4 != 0,
             redirectSetCookie: flags & 8 != 0, lifetime: lifetime, oneSignalUntypedMIME: flags & 32 != 0,
-            cutAtOrigin: flags & 128 != 0)
+            cleverTapUntypedMIME: flags & 64 != 0, cutAtOrigin: flags & 128 != 0)
     }
 }

@@ -30,7 +30,8 @@ extension CacheStore {
                 changedScheme: body.redirectSchemes.changesScheme(from: key.normalizedURL),
                 downloadTime: CacheEntryMetadata.kept(body.downloadTime), unsuffixedName: body.hasUnsuffixedName,
                 redirectSetCookie: body.redirectSetCookie, lifetime: freshness.lifetime.map { Int($0.components.seconds) },
-                oneSignalUntypedMIME: !body.hasOneSignalMIMEExtension, cutAtOrigin: body.cutAtOrigin)
+                oneSignalUntypedMIME: !body.hasOneSignalMIMEExtension, cleverTapUntypedMIME: !body.hasCleverTapMIMEExtension,
+                cutAtOrigin: body.cutAtOrigin)
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
             try Syscalls.setPermissions(of: file, Self.bodyMode)
             let name = key.name

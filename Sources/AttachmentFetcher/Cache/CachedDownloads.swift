@@ -331,7 +331,9 @@ final class CachedDownloads: Sendable {
             }
             // Worked out from the headers parsed here, for the entry's metadata.
             body.unsuffixedName = SuggestedFileName.lacksAcceptedExtension(url: body.effectiveURL, headers: headers)
-            body.oneSignalUntypedMIME = VendorFileNaming.oneSignalMIMEExtension(headers.last { $0.name == "content-type" }?.value) == nil
+            let contentType = headers.last { $0.name == "content-type" }?.value
+            body.oneSignalUntypedMIME = VendorFileNaming.oneSignalMIMEExtension(contentType) == nil
+            body.cleverTapUntypedMIME = VendorFileNaming.cleverTapMIMEExtension(contentType) == nil
             let kept = body
             switch store.commit(kept, key: key, freshness: freshness) {
             case .success(let committed):

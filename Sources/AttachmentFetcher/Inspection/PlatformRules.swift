@@ -76,22 +76,34 @@ struct PlatformRules: Sendable {
 
     /// The vendors whose iOS extension names the file after the name URLSession suggests for
     /// the response (see `SuggestedFileName`): Firebase's (`FIRMessagingExtensionHelper.m`, `"." +
-    /// suggestedFilename.pathExtension`) and Iterable's (`ITBNotificationServiceExtension`, a
-    /// UUID and `suggestedFilename`).
-    static let namesFileAsSuggested: Set<Vendor> = [.firebase, .iterable]
+    /// suggestedFilename.pathExtension`), Iterable's (`ITBNotificationServiceExtension`, a UUID
+    /// and `suggestedFilename`) and Customer.io's (`Sources/Common/Service/HttpRequestRunner.swift`,
+    /// `downloadFile`: `suggestedFilename` alone, attached with no options in
+    /// `UNNotificationWrapper.addImage`).
+    static let namesFileAsSuggested: Set<Vendor> = [.firebase, .iterable, .customerIO]
+
+    /// The SDK's name in a verdict on a suggested name.
+    private static func suggestedNameSDK(_ vendor: Vendor) -> String {
+        switch vendor {
+        case .iterable: "Iterable"
+        case .customerIO: "Customer.io"
+        default: "Firebase"
+        }
+    }
 
     /// iOS's verdict, for such a vendor, on a body whose suggested file name has no extension of
     /// a type iOS attaches: iOS takes the file's type from its name, not its bytes.
     static func unsuffixedNameRefusal(_ vendor: Vendor) -> TransferFailure {
         TransferFailure(
             reason: .unsupportedType,
-            detail: "\(vendor == .iterable ? "Iterable" : "Firebase")'s iOS extension names the file after the name URLSession suggests for the response, which has no extension of a type iOS attaches here (none in the URL's name or a Content-Disposition filename, and a Content-Type that is not an image's, a video's or a sound's, or is one of a type iOS refuses, such as image/webp): iOS takes the type from the name, whatever the bytes")
+            detail: "\(suggestedNameSDK(vendor))'s iOS extension names the file after the name URLSession suggests for the response, which has no extension of a type iOS attaches here (none in the URL's name or a Content-Disposition filename, and a Content-Type that is not an image's, a video's or a sound's, or is one of a type iOS refuses, such as image/webp): iOS takes the type from the name, whatever the bytes")
     }
 
     /// Why iPhones show nothing of `file` because of the name `vendor`'s extension gives it
-    /// (iOS takes the type from the name, whatever the bytes), or `nil`: Firebase's and
-    /// Iterable's suggested name without an extension of a type iOS attaches, OneSignal's search
-    /// for a supported extension finding none, Braze's `ab.att.type` naming no such extension.
+    /// (iOS takes the type from the name, whatever the bytes), or `nil`: Firebase's, Iterable's
+    /// and Customer.io's suggested name without an extension of a type iOS attaches, OneSignal's
+    /// search for a supported extension finding none, Braze's `ab.att.type` naming no such
+    /// extension, CleverTap's `ct_mediaType` and MIME type naming none (a name ending in a dot).
     static func iOSNamingRefusal(by vendor: Vendor?, of file: DownloadedFile, for attachment: AttachmentResult) -> TransferFailure? {
         switch vendor {
         case let vendor? where namesFileAsSuggested.contains(vendor):
@@ -103,6 +115,11 @@ struct PlatformRules: Sendable {
         case .braze?:
             guard case .fileExtension(let type)? = attachment.request.claimedType else { return nil }
             return VendorFileNaming.brazeRefusal(type: type)
+        case .cleverTap?:
+            var mediaType: String?
+            if case .kind(let kind)? = attachment.request.claimedType { mediaType = kind }
+            return VendorFileNaming.cleverTapNamesFile(mediaType: mediaType, mimeNamesType: file.hasCleverTapMIMEExtension)
+                ? nil : VendorFileNaming.cleverTapRefusal
         default:
             return nil
         }

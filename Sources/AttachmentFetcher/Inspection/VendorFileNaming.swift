@@ -1,13 +1,35 @@
 import Foundation
 
-/// How OneSignal's and Braze's iOS extensions name a downloaded attachment, whose type iOS then
-/// takes from that name (see `SuggestedFileName` for Firebase's and Iterable's).
+/// How OneSignal's, Braze's and CleverTap's iOS extensions name a downloaded attachment, whose
+/// type iOS then takes from that name (see `SuggestedFileName` for Firebase's, Iterable's and
+/// Customer.io's).
 ///
 /// - OneSignal (`OneSignalAttachmentHandler.getSupportedFileExtensionFromURL`): the extension of
 ///   the URL's `filename` query value, else the one its table gives the response's MIME type,
 ///   else the URL path's extension, else that of any query value; each only if it is one of
 ///   OneSignal's supported types. None of them, and it attaches nothing.
 /// - Braze (`ab.att.type`, "a suffix for the file you save"): `.` and the type.
+/// - CleverTap (`CTNotificationService/CTNotificationServiceExtension.m`,
+///   `fileExtensionForMediaType:mimeType:`): the download's temporary name with `.jpg`, `.mp4` or
+///   `.mp3` appended for a `ct_mediaType` of exactly `image`, `video` or `audio`, whatever the
+///   bytes; for any other value (`gif`, which its README lists, or `Image`), `.jpeg`, `.png` or
+///   `.gif` for a response of exactly that image type, else a bare `.`: a name of no type, and
+///   `UNNotificationAttachment` fails, so nothing is attached. (A name whose class contradicts
+///   the bytes, `video` on a JPEG, is left to the type-hint warning.)
+///
+/// Not modelled, on purpose:
+/// - Airship (`AirshipExtensions/AirshipNotificationServiceExtension/Source/AirshipNotificationMutationProvider.swift`)
+///   renames the download to its temporary name, `-` and the URL's last path component; when
+///   that name does not end in one of its extensions (jpg, jpeg, png, gif, aif, aiff, mp3, mpg,
+///   mpeg, mp4, m4a, wav, avi) it passes `UNNotificationAttachmentOptionsTypeHintKey`, the type
+///   of the response's MIME type where that has one of those extensions, else the type its
+///   table of leading bytes finds (JPEG, PNG, GIF, AIFF, WAV, AVI, MP3 with ID3, MPEG-4,
+///   MPEG). iOS's verdict then follows the bytes, as here. Left out: a body that none of these
+///   type (say an Exif JPEG, `FF D8 FF E1`, served as `application/octet-stream` from a URL
+///   without an extension), which iOS then types by the URL's name alone.
+/// - Customer.io names the file after URLSession's suggested name (`SuggestedFileName`).
+/// - MoEngage's rich-notification extension ships as a binary framework (`MORichNotification`
+///   in `moengage/MoEngage-iOS-SDK`, headers only): how it names the file is not public.
 enum VendorFileNaming {
     /// `ONESIGNAL_SUPPORTED_ATTACHMENT_TYPES`, compared as written (the SDK's `containsObject:`).
     static let oneSignalTypes: Set<String> = ["aiff", "wav", "mp3", "mp4", "jpg", "jpeg", "png", "gif", "mpeg", "mpg", "avi", "m4a", "m4v"]
@@ -76,4 +98,40 @@ enum VendorFileNaming {
             reason: .unsupportedType,
             detail: "Braze's iOS extension saves the file with ab.att.type as its suffix (.\(shown)), which is no type iOS attaches: it attaches nothing, whatever the bytes")
     }
+
+
+    /// The extensions CleverTap's extension gives the three `ct_mediaType` values it knows
+    /// (`fileExtensionForMediaType:mimeType:`), compared as written (`isEqualToString:`).
+    static let cleverTapMediaTypes: [String: String] = ["image": "jpg", "video": "mp4", "audio": "mp3"]
+
+    /// The response MIME types CleverTap's extension names a file by when `ct_mediaType` is none
+    /// of those three.
+    private static let cleverTapMIMEMap: [String: String] = ["image/jpeg": "jpeg", "image/png": "png", "image/gif": "gif"]
+
+    /// The extension CleverTap's table gives a `Content-Type` value (its MIME type, parameters
+    /// dropped, lower-cased as `URLResponse.mimeType` gives it), if it gives one.
+    static func cleverTapMIMEExtension(_ contentType: String?) -> String? {
+        guard let contentType else { return nil }
+        let mime = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return cleverTapMIMEMap[mime]
+    }
+
+    /// The extension CleverTap's extension appends to the downloaded file's name, for the
+    /// payload's `ct_mediaType` and the extension its table gives the response's type; `nil`:
+    /// it appends a bare `.`, a name of no type, and iOS attaches nothing.
+    static func cleverTapExtension(mediaType: String?, mimeExtension: String?) -> String? {
+        if let mediaType, let named = cleverTapMediaTypes[mediaType] { return named }
+        return mimeExtension
+    }
+
+    /// Whether CleverTap's extension gives the file an extension, for the payload's
+    /// `ct_mediaType` and whether its table gives the response's type one (`mimeNamesType`).
+    static func cleverTapNamesFile(mediaType: String?, mimeNamesType: Bool) -> Bool {
+        mimeNamesType || cleverTapExtension(mediaType: mediaType, mimeExtension: nil) != nil
+    }
+
+    /// CleverTap's iOS verdict when its extension names the file with no extension.
+    static let cleverTapRefusal = TransferFailure(
+        reason: .unsupportedType,
+        detail: "CleverTap's iOS extension names the file from ct_mediaType (image .jpg, video .mp4, audio .mp3 exactly) and otherwise from the response's MIME type (image/jpeg, image/png or image/gif alone); here neither gives one, so the name ends in a bare dot and iOS attaches nothing, whatever the bytes: set ct_mediaType to image, video or audio, or serve the file with its image type")
 }

@@ -119,6 +119,10 @@ struct DownloadedFile: Sendable {
     /// (see `VendorFileNaming`), when known without the headers (a cache entry keeps it);
     /// `hasOneSignalMIMEExtension` works it out from them otherwise.
     var oneSignalUntypedMIME: Bool? = nil
+    /// Whether CleverTap's table of MIME types gives the response's `Content-Type` no extension
+    /// (see `VendorFileNaming`), when known without the headers (a cache entry keeps it);
+    /// `hasCleverTapMIMEExtension` works it out from them otherwise.
+    var cleverTapUntypedMIME: Bool? = nil
     /// Whether the file, though its framing vouched for its end, ends before its format's end
     /// mark (`BodyCompleteness.isCutAtOrigin`): the origin's file itself is cut short, and
     /// phones draw only the part that is there.
@@ -139,6 +143,13 @@ extension DownloadedFile {
     var hasOneSignalMIMEExtension: Bool {
         if let oneSignalUntypedMIME { return !oneSignalUntypedMIME }
         return VendorFileNaming.oneSignalMIMEExtension(HTTPHeader.parse(headerBlock).last { $0.name == "content-type" }?.value) != nil
+    }
+
+    /// Whether CleverTap's table of MIME types gives the response's `Content-Type` an extension
+    /// (all three are images').
+    var hasCleverTapMIMEExtension: Bool {
+        if let cleverTapUntypedMIME { return !cleverTapUntypedMIME }
+        return VendorFileNaming.cleverTapMIMEExtension(HTTPHeader.parse(headerBlock).last { $0.name == "content-type" }?.value) != nil
     }
 }
 
