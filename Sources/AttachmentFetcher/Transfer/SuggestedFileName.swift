@@ -4,8 +4,9 @@ import Foundation
 /// its type. That name is the `Content-Disposition` filename, else the URL's last path component,
 /// with, "in most cases", the extension of its `Content-Type` appended. Firebase's iOS extension
 /// names the attachment after it alone (`FIRMessagingExtensionHelper.m`: `"." +
-/// suggestedFilename.pathExtension`), and so does Iterable's (`ITBNotificationServiceExtension`:
-/// a UUID followed by `suggestedFilename`); iOS takes an attachment's type from its extension.
+/// suggestedFilename.pathExtension`), and so do Iterable's (`ITBNotificationServiceExtension`: a
+/// UUID followed by `suggestedFilename`) and Customer.io's (`HttpRequestRunner.downloadFile`:
+/// `suggestedFilename` alone); iOS takes an attachment's type from its extension.
 enum SuggestedFileName {
     /// Whether the suggested name surely has no extension of a type iOS attaches: neither the
     /// `Content-Disposition` filename nor, without one, the URL's last path component has an
