@@ -642,6 +642,8 @@ struct CacheSafetyTests {
         #expect(CacheEntryMetadata.decode(bytes + [16]) == nil)
         // 64: CleverTap's table of MIME types names no file.
         #expect(CacheEntryMetadata.decode(bytes + [64])?.cleverTapUntypedMIME == true)
+        // 128: the origin's file is cut short.
+        #expect(CacheEntryMetadata.decode(bytes + [128])?.cutAtOrigin == true)
         var fast = metadata
         fast.downloadTime = .milliseconds(999)
         #expect(fast.encoded() == bytes)

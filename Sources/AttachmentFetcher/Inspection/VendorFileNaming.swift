@@ -99,7 +99,6 @@ enum VendorFileNaming {
             detail: "Braze's iOS extension saves the file with ab.att.type as its suffix (.\(shown)), which is no type iOS attaches: it attaches nothing, whatever the bytes")
     }
 
-
     /// The extensions CleverTap's extension gives the three `ct_mediaType` values it knows
     /// (`fileExtensionForMediaType:mimeType:`), compared as written (`isEqualToString:`).
     static let cleverTapMediaTypes: [String: String] = ["image": "jpg", "video": "mp4", "audio": "mp3"]
