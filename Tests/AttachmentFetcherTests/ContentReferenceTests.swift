@@ -387,6 +387,16 @@ struct ContentReferenceTests {
             return
         }
         #expect(why.contains("ct_mediaType"))
+        // A ct_mediaType that is no string (a number, an object) stops the extension too: it
+        // sends it isEqualToString:, which only a string answers.
+        for value in ["1", "true", "[\"image\"]", "{}"] {
+            let odd = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"wzrk_id":"1","ct_mediaUrl":"https://c/a.jpg","ct_mediaType":\#(value)}"#)
+            guard case .notAttached(let why)? = odd.recognized?.recognition else {
+                Issue.record("\(value): \(String(describing: odd.recognized?.recognition))")
+                continue
+            }
+            #expect(why.contains("ct_mediaType") && why.contains("string"), "\(why)")
+        }
         let typed = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"wzrk_id":"1","ct_mediaUrl":"https://c/a.jpg","ct_mediaType":"image"}"#)
         #expect(typed.pictureURLs == ["https://c/a.jpg"])
     }

@@ -390,6 +390,24 @@ struct TransferStateMachineTests {
             == (whole ? .finishBody(Self.jpeg) : .fail(TransferFailure(reason: .httpStatus, detail: detail))))
     }
 
+    @Test("a content-coded 206's range counts the coded bytes its Content-Length announced, not the decoded ones", arguments: [
+        ("bytes 0-399/400", 400 as Int?, true), ("bytes 0-999/1000", 400, false), ("bytes 0-999/1000", nil, false), ("bytes 0-399/400", nil, false),
+    ] as [(String, Int?, Bool)])
+    func encodedPartialContent(contentRange: String, announced: Int?, whole: Bool) {
+        var machine = Self.running()
+        _ = machine.bodyReceived(Self.body(100, announced: announced, encoded: true))
+        _ = machine.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(100, announced: announced, encoded: true), now: Self.beforeDeadline)
+        let action = machine.completed(
+            .response(status: 206, contentRange: contentRange), body: Self.body(1_000, announced: announced, encoded: true), now: Self.beforeDeadline)
+        if whole {
+            #expect(action == .finishBody(Self.jpeg))
+        } else if case .fail(let failure) = action {
+            #expect(failure.reason == .httpStatus && failure.detail.contains(contentRange), "\(failure)")
+        } else {
+            Issue.record("\(action)")
+        }
+    }
+
     @Test("a 304 answers only a conditional request; other statuses and empty bodies fail")
     func statuses() {
         var conditional = Self.running(conditional: true)

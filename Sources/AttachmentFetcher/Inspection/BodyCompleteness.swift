@@ -58,8 +58,10 @@ enum BodyCompleteness {
     /// a file cut short at the origin (an upload that stopped part way, say): for a JPEG, a PNG
     /// or a GIF, whose last bytes are their end mark (`FFD9`, the `IEND` chunk, `00 3B`), the body
     /// is read only when its last bytes are something else (bytes after a JPEG's end marker, a
-    /// PNG's data after `IEND`), and then checked whole; other formats are not looked at. Read
-    /// errors are thrown.
+    /// PNG's data after `IEND`), and then checked whole; other formats are not looked at. A cut
+    /// that happens to end on the mark's bytes (right after an EXIF thumbnail's end marker, on a
+    /// GIF's `00 3B` inside its data) passes: catching it would take a pass over every body.
+    /// Read errors are thrown.
     static func isCutAtOrigin(_ format: Format, _ body: some BodyBytes) throws -> Bool {
         guard let mark = format.endMark else { return false }
         let tail = try body.read(at: max(0, body.count - mark.bytes.count), length: mark.bytes.count)

@@ -31,6 +31,11 @@ struct CleverTapSchema: VendorSchema {
         if case .attachments = recognition, payload["ct_mediaType"] == nil || payload["ct_mediaType"] == .null {
             return .notAttached("CleverTap's extension attaches nothing to a push without ct_mediaType")
         }
+        // It compares the value with `isEqualToString:`, which a number, an array or an object
+        // does not answer: the extension stops there, and iOS shows the push as it came.
+        if case .attachments = recognition, payload["ct_mediaType"]?.string == nil {
+            return .notAttached("CleverTap's extension attaches nothing to a push whose ct_mediaType is not a string (it stops at comparing it)")
+        }
         return recognition
     }
 }

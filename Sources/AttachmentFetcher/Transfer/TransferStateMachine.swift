@@ -314,9 +314,13 @@ struct TransferStateMachine: Sendable {
             }
             // No request asks for a range: a 206 is part of the file, unless its range is every
             // byte of it (an origin that answers every request so), as URLSession then hands
-            // the app the whole file.
-            guard status != 206 || Self.coversWholeBody(contentRange, bytes: body.bytesReceived) else {
-                let range = contentRange.map { ", with Content-Range: \($0), for \(body.bytesReceived) bytes" } ?? ", without Content-Range"
+            // the app the whole file. A range counts the bytes as sent: a content-coded body's
+            // are those its Content-Length announced (libcurl held the body to it), and without
+            // one they are not known.
+            let sent = body.contentEncoded ? body.announcedLength : body.bytesReceived
+            guard status != 206 || sent.map({ Self.coversWholeBody(contentRange, bytes: $0) }) == true else {
+                let length = sent.map { "\($0) bytes" } ?? "a content-coded body without Content-Length"
+                let range = contentRange.map { ", with Content-Range: \($0), for \(length)" } ?? ", without Content-Range"
                 return finish(
                     .fail(TransferFailure(reason: .httpStatus, detail: "HTTP 206 (partial content) to a request for the whole file\(range)")))
             }
@@ -340,7 +344,8 @@ struct TransferStateMachine: Sendable {
 
     /// Whether a `Content-Range` value (RFC 9110 14.4: `bytes first-last/complete`, the unit
     /// compared without case) names every byte of a file of `bytes` bytes: from the first to
-    /// the last, of a complete length that is `bytes`.
+    /// the last, of a complete length that is `bytes`. A complete length of `*` (unknown) does
+    /// not: the range may be the first part of a longer file.
     static func coversWholeBody(_ contentRange: String?, bytes: Int) -> Bool {
         guard let contentRange, bytes > 0 else { return false }
         let parts = contentRange.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
