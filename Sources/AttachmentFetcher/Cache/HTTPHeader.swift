@@ -21,6 +21,13 @@ struct HTTPHeader: Sendable, Hashable {
         }
     }
 
+    /// A `Content-Type` value's media type, its parameters dropped, trimmed and lower-cased (as
+    /// `URLResponse.mimeType` gives it); empty for no value.
+    static func mediaType(of contentType: String?) -> String {
+        guard let contentType else { return "" }
+        return contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+    }
+
     private static func trimmed(_ scalars: Substring.UnicodeScalarView) -> String {
         guard let first = scalars.firstIndex(where: { !isBlank($0) }) else { return "" }
         let last = scalars.lastIndex(where: { !isBlank($0) }) ?? first

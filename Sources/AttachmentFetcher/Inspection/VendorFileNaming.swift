@@ -44,9 +44,7 @@ enum VendorFileNaming {
     /// The extension OneSignal's table gives a `Content-Type` value (its MIME type, parameters
     /// dropped, lower-cased as `URLResponse.mimeType` gives it), if it gives one.
     static func oneSignalMIMEExtension(_ contentType: String?) -> String? {
-        guard let contentType else { return nil }
-        let mime = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        return oneSignalMIMEMap[mime]
+        oneSignalMIMEMap[HTTPHeader.mediaType(of: contentType)]
     }
 
     /// The extension OneSignal's extension names the file with, for the payload's `url` and the
@@ -110,9 +108,7 @@ enum VendorFileNaming {
     /// The extension CleverTap's table gives a `Content-Type` value (its MIME type, parameters
     /// dropped, lower-cased as `URLResponse.mimeType` gives it), if it gives one.
     static func cleverTapMIMEExtension(_ contentType: String?) -> String? {
-        guard let contentType else { return nil }
-        let mime = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        return cleverTapMIMEMap[mime]
+        cleverTapMIMEMap[HTTPHeader.mediaType(of: contentType)]
     }
 
     /// The extension CleverTap's extension appends to the downloaded file's name, for the

@@ -19,8 +19,7 @@ enum SuggestedFileName {
         let disposition = headers.last { $0.name == "content-disposition" }.flatMap { filename(in: $0.value) }
         let name = disposition ?? URLComponents(string: url)?.path.split(separator: "/").last.map(String.init) ?? ""
         if let dot = name.lastIndex(of: "."), name.index(after: dot) != name.endIndex { return false }
-        let value = headers.last { $0.name == "content-type" }?.value.lowercased() ?? ""
-        let type = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        let type = HTTPHeader.mediaType(of: headers.last { $0.name == "content-type" }?.value)
         return !["image/", "video/", "audio/"].contains { type.hasPrefix($0) } || AttachmentTypes.isRefusedOnIOS(type)
     }
 

@@ -142,14 +142,20 @@ extension DownloadedFile {
     /// Whether OneSignal's table of MIME types gives the response's `Content-Type` an extension.
     var hasOneSignalMIMEExtension: Bool {
         if let oneSignalUntypedMIME { return !oneSignalUntypedMIME }
-        return VendorFileNaming.oneSignalMIMEExtension(HTTPHeader.parse(headerBlock).last { $0.name == "content-type" }?.value) != nil
+        return VendorFileNaming.oneSignalMIMEExtension(contentType) != nil
     }
 
     /// Whether CleverTap's table of MIME types gives the response's `Content-Type` an extension
     /// (all three are images').
     var hasCleverTapMIMEExtension: Bool {
         if let cleverTapUntypedMIME { return !cleverTapUntypedMIME }
-        return VendorFileNaming.cleverTapMIMEExtension(HTTPHeader.parse(headerBlock).last { $0.name == "content-type" }?.value) != nil
+        return VendorFileNaming.cleverTapMIMEExtension(contentType) != nil
+    }
+
+    /// The final response's `Content-Type` value, read from its header lines (`nil` for a cache
+    /// entry's file, which keeps none).
+    private var contentType: String? {
+        HTTPHeader.parse(headerBlock).last { $0.name == "content-type" }?.value
     }
 }
 
