@@ -62,24 +62,36 @@ struct SuggestedFileNameTests {
         }
     }
 
+    /// A push naming `url` whose vendor's iOS extension names the file after URLSession's
+    /// suggested name: an FCM message (Firebase's helper) or a Customer.io push.
+    static func suggestedNamePush(_ vendor: Vendor, url: String) -> Data {
+        switch vendor {
+        case .customerIO:
+            Data(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"CIO":{"push":{"image":"\#(url)"}},"CIO-Delivery-ID":"d","CIO-Delivery-Token":"t"}"#.utf8)
+        default:
+            Data(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"fcm_options":{"image":"\#(url)"},"gcm.message_id":"1"}"#.utf8)
+        }
+    }
+
     @Test(
-        "An extension-less image URL served as application/octet-stream: iPhones with Firebase attach nothing, as image/jpeg they do; the same from the cache",
-        arguments: [false, true])
-    func firebaseVerdict(cached: Bool) async throws {
+        "Firebase's helper and Customer.io's extension save the file under the suggested name: an extension-less image URL served as application/octet-stream attaches nothing on iPhones, as image/jpeg or named .jpg it does; the same from the cache",
+        arguments: [Vendor.firebase, .customerIO], [false, true])
+    func suggestedNameVerdict(vendor: Vendor, cached: Bool) async throws {
         try await Fixture.with(cached: cached, configure: { $0.platforms = [.ios] }) { fixture in
-            func fcm(_ path: String) -> Data {
-                Data(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"fcm_options":{"image":"\#(fixture.server.url(path))"},"gcm.message_id":"1"}"#.utf8)
-            }
+            func push(_ path: String) -> Data { Self.suggestedNamePush(vendor, url: fixture.server.url(path)) }
+            let sdk = vendor == .customerIO ? "Customer.io" : "Firebase"
             let opaque = "/media/banner?media=jpg&bytes=3000&content_type=application/octet-stream"
             for round in 0..<2 {
-                let refused = await fixture.fetcher.process(fcm(opaque))
-                #expect(refused.vendor == .firebase)
+                let refused = await fixture.fetcher.process(push(opaque))
+                #expect(refused.vendor == vendor)
                 #expect(refused.status == .original && refused.reason == .unsupportedType, "round \(round): \(refused.detail ?? "")")
-                #expect(refused.detail?.contains("Firebase's iOS extension names the file") == true, "\(refused.detail ?? "")")
-                let typed = await fixture.fetcher.process(fcm("/media/typed?media=jpg&bytes=3000&content_type=image/jpeg"))
+                #expect(refused.detail?.contains("\(sdk)'s iOS extension names the file") == true, "\(refused.detail ?? "")")
+                let typed = await fixture.fetcher.process(push("/media/typed?media=jpg&bytes=3000&content_type=image/jpeg"))
                 #expect(typed.status == .attached, "round \(round): \(typed.detail ?? "")")
+                let named = await fixture.fetcher.process(push("/media/named.jpg?bytes=3000&content_type=application/octet-stream"))
+                #expect(named.status == .attached, "round \(round): \(named.detail ?? "")")
                 // A JPEG served as image/webp gets a name ending in .webp, which iOS refuses.
-                let labelled = await fixture.fetcher.process(fcm("/media/labelled?media=jpg&bytes=3000&content_type=image/webp"))
+                let labelled = await fixture.fetcher.process(push("/media/labelled?media=jpg&bytes=3000&content_type=image/webp"))
                 #expect(labelled.reason == .unsupportedType && labelled.detail?.contains("such as image/webp") == true, "round \(round): \(labelled.detail ?? "")")
                 // Other vendors name the file themselves: a Braze payload for the same URL attaches.
                 let braze = await fixture.fetcher.process(Payloads.braze(url: fixture.server.url(opaque), type: "jpg"))
@@ -101,29 +113,6 @@ struct SuggestedFileNameTests {
             #expect(refused.detail?.contains("Iterable's iOS extension names the file") == true, "\(refused.detail ?? "")")
             let video = await fixture.fetcher.process(iterable("/media/clip?media=mp4&bytes=3000&content_type=video/mp4"))
             #expect(video.reason != .unsupportedType || video.detail?.contains("names the file") != true, "\(video.detail ?? "")")
-        }
-    }
-
-    @Test(
-        "Customer.io's iOS extension saves the file under the suggested name alone: an opaque URL served as application/octet-stream attaches nothing, as image/jpeg it does; the same from the cache",
-        arguments: [false, true])
-    func customerIOVerdict(cached: Bool) async throws {
-        try await Fixture.with(cached: cached, configure: { $0.platforms = [.ios] }) { fixture in
-            func customerIO(_ path: String) -> Data {
-                Data(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"CIO":{"push":{"image":"\#(fixture.server.url(path))"}},"CIO-Delivery-ID":"d","CIO-Delivery-Token":"t"}"#.utf8)
-            }
-            let opaque = "/media/banner?media=jpg&bytes=3000&content_type=application/octet-stream"
-            for round in 0..<2 {
-                let refused = await fixture.fetcher.process(customerIO(opaque))
-                #expect(refused.vendor == .customerIO)
-                #expect(refused.status == .original && refused.reason == .unsupportedType, "round \(round): \(refused.detail ?? "")")
-                #expect(refused.detail?.contains("Customer.io's iOS extension names the file") == true, "\(refused.detail ?? "")")
-                let typed = await fixture.fetcher.process(customerIO("/media/typed?media=jpg&bytes=3000&content_type=image/jpeg"))
-                #expect(typed.status == .attached, "round \(round): \(typed.detail ?? "")")
-                let named = await fixture.fetcher.process(customerIO("/media/named.jpg?bytes=3000&content_type=application/octet-stream"))
-                #expect(named.status == .attached, "round \(round): \(named.detail ?? "")")
-            }
-            if cached { #expect(fixture.server.stats().requestsPerPath["/media/banner"] == 1) }
         }
     }
 }
