@@ -66,6 +66,7 @@ struct PreparedPayload: Sendable {
             warnings.append(note)
         }
         let recognized = VendorSchemas.recognize(json)
+        warnings += VendorSchemas.shapeWarnings(json, recognized: recognized)
         // Android shows a push without an extension; silent and internal pushes and pushes that show
         // nothing need none: the warning is for visible iOS pushes only (added below; an iOS
         // notification says whether the extension runs).

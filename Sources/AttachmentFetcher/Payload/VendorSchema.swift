@@ -96,6 +96,39 @@ enum VendorSchemas {
         return iOSMarkers(payload).map { RecognizedPayload(vendor: $0, platform: .ios, recognition: $1) }
     }
 
+    /// Warnings for a payload in a shape no device receives, read as it stands all the same: an
+    /// iOS vendor's attachment keys without `aps` (iOS shows no alert and runs no extension), an
+    /// Android data map with values that are not strings (FCM's data map holds strings only, and
+    /// its API refuses other values), and an Android vendor's keys beside `aps` (iOS reads the
+    /// APNs payload, and no iOS SDK reads those keys). `recognized` is what `recognize` made of
+    /// `payload`, the map a device is handed (`devicePayload`).
+    static func shapeWarnings(_ payload: JSONObject, recognized: RecognizedPayload?) -> [String] {
+        if payload["aps"] == nil, let recognized {
+            switch (recognized.platform, recognized.recognition) {
+            case (.ios, .attachments), (.ios, .notAttached):
+                return [
+                    "the payload has no aps: iOS shows no alert for it and runs no service extension, so its attachment is not fetched (an APNs payload carries alert and mutable-content in aps)"
+                ]
+            case (.android, _) where !ContentReader.isFirebaseHTTPv1(payload):
+                let keys = payload.members.filter { $0.value.string == nil }.map(\.key)
+                guard !keys.isEmpty else { return [] }
+                let named = keys.count > 4 ? keys.prefix(3) + ["\(keys.count - 3) more"] : keys[...]
+                let list = named.count == 1 ? named[named.startIndex] : named.dropLast().joined(separator: ", ") + " and " + named.last!
+                return [
+                    "\(list) \(keys.count == 1 ? "is not a string" : "are not strings"): an FCM data map's values are strings only (FCM refuses other values), so no device receives this payload as it stands; an iOS payload has aps"
+                ]
+            default:
+                return []
+            }
+        }
+        guard payload["aps"] != nil, recognized == nil else { return [] }
+        let others = JSONObject(members: payload.members.filter { !JSONObject.sameKey($0.key, "aps") })
+        guard let android = AndroidSchemas.all.first(where: { $0.vendor != .firebase && $0.recognize(others) != nil }) else { return [] }
+        return [
+            "the payload has aps, so it is read as iOS's, but its other keys are \(android.vendor)'s Android ones, which no iOS SDK reads: \(android.vendor)'s iOS keys name its attachment on iOS"
+        ]
+    }
+
     /// What a device is handed of `payload` when that differs from the payload itself, with a
     /// note saying so: of an FCM HTTP v1 data message whose data map another vendor's Android SDK
     /// takes (Braze's `_ab`, CleverTap's `wzrk_pn`, Customer.io's delivery keys…), the map, since
