@@ -12,7 +12,8 @@ import UnixSignals
 /// the summary and the report would all die with the process.
 ///
 /// A second one ends the process at once, with the same status, once the outcomes printed by
-/// then are written (`beforeQuitting`).
+/// then are written (`beforeQuitting`); so does a first one that comes after every payload's
+/// outcome is in (`batchEnded`), while the summary and the report are written.
 ///
 /// A signal ignored when the process started stays ignored, as for a shell script's background
 /// job (libdispatch, under `UnixSignals`, does not catch it then).
@@ -83,7 +84,18 @@ final class BatchInterruption: Sendable {
         _ = onInterrupt.withLock { $0.actions.removeValue(forKey: key) }
     }
 
+    /// Says that every payload's outcome is in: from now on a signal ends the process at once,
+    /// as a second one does, since what is left (the summary, the report) has nothing in flight
+    /// to wait for and may wait on a file that never gives way.
+    func batchEnded() { ended.store(true, ordering: .relaxed) }
+    private let ended = Atomic<Bool>(false)
+
     func receive(_ signal: Int32, timeout: Double) {
+        if ended.load(ordering: .relaxed) {
+            onQuit.withLock { $0 }?()
+            StandardStreams.error.write("fetch-attachment: interrupted while writing the summary and report: quitting now\n")
+            StandardStreams.exit(128 + signal)
+        }
         guard received.compareExchange(expected: 0, desired: signal, ordering: .relaxed).exchanged else {
             onQuit.withLock { $0 }?()
             StandardStreams.error.write("fetch-attachment: interrupted again: quitting now\n")

@@ -44,20 +44,69 @@ struct BatchRunner {
         }
         let started = ContinuousClock.now
         let progress = Progress(total: Progress.isEnabled && source.isFile ? FileLineSource.countLines(descriptor) : nil)
-        let (records, statistics, interruption) = try await BatchInterruption.watching(timeout: options.timeout) { interruption in
+
+        /// The summary, the input's read error, the report and the exit status, once every
+        /// payload's outcome is in.
+        func finish(records: [BatchRecord], statistics: PushAttachmentFetcher.Statistics, interruption: BatchInterruption) -> Int32 {
+            progress.finish()
+            let wall = started.duration(to: .now)
+            let handedOut = interruption.signal != nil && interruption.firstLineNotStarted == nil && source.handedOutEveryLine
+            let firstNotProcessed = min(BatchSummary.firstLineNotProcessed(records), interruption.firstLineNotStarted ?? .max)
+            // Not asked once interrupted: a read may still be waiting for input, holding the reader.
+            let readError = interruption.requested ? nil : source.readError
+            let summary = BatchSummary(
+                records: records, statistics: statistics, wall: wall, platforms: configuration.platforms, interruption: interruption.signal,
+                firstLineNotProcessed: handedOut ? nil : firstNotProcessed, inputFailed: readError != nil, proxy: configuration.proxy,
+                connectionPool: configuration.connectionPool)
+            StandardStreams.error.writeWrapped(summary.text)
+            if let error = readError {
+                StandardStreams.error.write(
+                    "fetch-attachment: cannot read \(TerminalText.escaped(input)) to its end: \(StandardStreams.readFailure(of: input, error))\n")
+            }
+            // The report is written whatever ended the batch: what was done is not lost.
+            var reportFailed = false
+            if let report, let reportPath {
+                do {
+                    let html = report.html(
+                        statistics: statistics, wall: wall,
+                        interruption: interruption.signal.map { ($0, handedOut ? nil : firstNotProcessed) })
+                    try CommandSyscalls.writeFile(reportPath, Array(html.utf8))
+                    StandardStreams.error.write("report: \(TerminalText.escaped(reportPath))\n")
+                } catch {
+                    // What is wrong with the path now (its directory gone, say), else the write's
+                    // `Errno`, in the system's words.
+                    StandardStreams.error.write(
+                        "fetch-attachment: cannot write the report \(TerminalText.escaped(reportPath)): \(PathCheck.writeProblem(reportPath) ?? "\(error)")\n")
+                    reportFailed = true
+                }
+            }
+            // The input's read error, a signal, then the report's failure: each says more than
+            // whether every payload got its attachment.
+            if readError != nil { return StandardStreams.writeErrorStatus }
+            if let status = interruption.exitStatus { return status }
+            if reportFailed { return UnusableFile.cannotCreate }
+            // No payload is no attachment ready: an empty input (a step before that failed) is not
+            // a campaign that went well.
+            return !records.isEmpty && records.allSatisfy(\.attached) ? 0 : 1
+        }
+
+        // The signals stay watched to the end: once the batch is over, one ends the process at
+        // once, since the summary or the report may wait on a file that never gives way.
+        return try await BatchInterruption.watching(timeout: options.timeout) { interruption -> Int32 in
             func processAll(_ process: @escaping Process) async -> [BatchRecord] {
                 await Self.processAll(
                     source, process: process, limit: limit, concurrency: concurrency, printer: printer, report: report,
                     progress: progress, interruption: interruption)
             }
+            let processed: ([BatchRecord], PushAttachmentFetcher.Statistics)
             do {
-                return try await CommandFetcher.with(
+                processed = try await CommandFetcher.with(
                     configuration: configuration, logger: options.logger()
-                ) { fetcher -> ([BatchRecord], PushAttachmentFetcher.Statistics, BatchInterruption) in
+                ) { fetcher -> ([BatchRecord], PushAttachmentFetcher.Statistics) in
                     BatchSummary.writeCacheNotes(for: fetcher)
                     let records = await processAll { await fetcher.process($0) }
                     BatchSummary.writeCacheWriteNote(for: fetcher)
-                    return (records, fetcher.statistics, interruption)
+                    return (records, fetcher.statistics)
                 }
             } catch let error as AttachmentFetcherError {
                 // No fetcher (the output or cache directory cannot be used): as for one payload,
@@ -65,49 +114,12 @@ struct BatchRunner {
                 // once first, since it is the campaign's problem, not its payloads'.
                 StandardStreams.error.writeWrapped(
                     "fetch-attachment: \(error.message): no file can be fetched, so every payload that names one is storage")
-                return (await processAll { PayloadInput.unusableOutcome(error, payload: $0, configuration: configuration) }, PushAttachmentFetcher.Statistics(), interruption)
+                processed = (await processAll { PayloadInput.unusableOutcome(error, payload: $0, configuration: configuration) }, PushAttachmentFetcher.Statistics())
             }
+            interruption.batchEnded()
+            let (records, statistics) = processed
+            return finish(records: records, statistics: statistics, interruption: interruption)
         }
-        progress.finish()
-        let wall = started.duration(to: .now)
-        let handedOut = interruption.signal != nil && interruption.firstLineNotStarted == nil && source.handedOutEveryLine
-        let firstNotProcessed = min(BatchSummary.firstLineNotProcessed(records), interruption.firstLineNotStarted ?? .max)
-        // Not asked once interrupted: a read may still be waiting for input, holding the reader.
-        let readError = interruption.requested ? nil : source.readError
-        let summary = BatchSummary(
-            records: records, statistics: statistics, wall: wall, platforms: configuration.platforms, interruption: interruption.signal,
-            firstLineNotProcessed: handedOut ? nil : firstNotProcessed, inputFailed: readError != nil, proxy: configuration.proxy,
-            connectionPool: configuration.connectionPool)
-        StandardStreams.error.writeWrapped(summary.text)
-        if let error = readError {
-            StandardStreams.error.write(
-                "fetch-attachment: cannot read \(TerminalText.escaped(input)) to its end: \(StandardStreams.readFailure(of: input, error))\n")
-        }
-        // The report is written whatever ended the batch: what was done is not lost.
-        var reportFailed = false
-        if let report, let reportPath {
-            do {
-                let html = report.html(
-                    statistics: statistics, wall: wall,
-                    interruption: interruption.signal.map { ($0, handedOut ? nil : firstNotProcessed) })
-                try CommandSyscalls.writeFile(reportPath, Array(html.utf8))
-                StandardStreams.error.write("report: \(TerminalText.escaped(reportPath))\n")
-            } catch {
-                // What is wrong with the path now (its directory gone, say), else the write's
-                // `Errno`, in the system's words.
-                StandardStreams.error.write(
-                    "fetch-attachment: cannot write the report \(TerminalText.escaped(reportPath)): \(PathCheck.writeProblem(reportPath) ?? "\(error)")\n")
-                reportFailed = true
-            }
-        }
-        // The input's read error, a signal, then the report's failure: each says more than
-        // whether every payload got its attachment.
-        if readError != nil { return StandardStreams.writeErrorStatus }
-        if let status = interruption.exitStatus { return status }
-        if reportFailed { return UnusableFile.cannotCreate }
-        // No payload is no attachment ready: an empty input (a step before that failed) is not
-        // a campaign that went well.
-        return !records.isEmpty && records.allSatisfy(\.attached) ? 0 : 1
     }
 
     /// The outcome of one line: the fetcher's for a payload; `invalid-payload` for a line

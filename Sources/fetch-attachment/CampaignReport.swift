@@ -497,10 +497,10 @@ final class CampaignReport: Sendable {
             return "<span class=\"detail\">not embedded: the page holds \(thumbnailBudget) bytes of pictures at most</span>"
         }
         // The file as it is now (its receiver may have replaced it): read no more than a
-        // thumbnail may hold, and counted by what was read.
-        guard let file = FileHandle(forReadingAtPath: path) else { return "" }
-        defer { try? file.close() }
-        guard let data = try? file.read(upToCount: largestThumbnail + 1) ?? Data() else { return "" }
+        // thumbnail may hold, and counted by what was read; nothing unless it is a regular file
+        // (a link put in its place is not followed, a FIFO not waited on).
+        guard let bytes = CommandSyscalls.readRegularFile(path, upTo: largestThumbnail + 1) else { return "" }
+        let data = Data(bytes)
         guard data.count <= largestThumbnail, thumbnailBytes + data.count <= thumbnailBudget else {
             return "<span class=\"detail\">not embedded: the file changed since it was fetched</span>"
         }

@@ -35,6 +35,29 @@ enum CommandSyscalls {
         try typed { try descriptor.read(into: buffer) }
     }
 
+    /// At most `limit` bytes of the regular file at `path`, or `nil` when there is none there: a
+    /// symbolic link is not followed, and a FIFO, device or socket is not read (opened without
+    /// blocking, then checked with `fstat(2)`), so that whoever can write in the file's directory
+    /// cannot have another file read in its place, nor hold the process on it.
+    static func readRegularFile(_ path: String, upTo limit: Int) -> [UInt8]? {
+        guard let descriptor = try? FileDescriptor.open(FilePath(path), .readOnly, options: [.noFollow, .nonBlocking, .closeOnExec])
+        else { return nil }
+        return try? descriptor.closeAfter { () throws -> [UInt8]? in
+            var status = stat()
+            guard fstat(descriptor.rawValue, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+            // Sized by the file (one byte more, to see it grow), never past `limit`.
+            let size = min(limit, Int(clamping: status.st_size) + 1)
+            var bytes = [UInt8](repeating: 0, count: size)
+            var count = 0
+            while count < size {
+                let read = try bytes[count...].withUnsafeMutableBytes { try descriptor.read(into: $0) }
+                if read == 0 { break }
+                count += read
+            }
+            return Array(bytes[..<count])
+        }
+    }
+
     /// Writes `bytes` to `path`, created (0644, less the umask) or truncated: every write and
     /// the close checked, so that a failure is the system's own `Errno` ("Permission denied",
     /// "No space left on device"), not Foundation's "could not be completed".

@@ -800,6 +800,37 @@ struct CLITests {
         }
     }
 
+    @Test("SIGTERM once every outcome is in, while the report waits on a FIFO no one reads: the process ends at once, exit 143",
+          .timeLimit(.minutes(1)))
+    func signalWhileWritingTheReportEndsTheProcess() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let report = directory + "/report.html"
+        #expect(mkfifo(report, 0o600) == 0)
+        let (status, waited) = try await CommandRunner.withRunning(
+            "fetch-attachment", ["--batch", "-", "--json", "--no-cache", "--output-dir", directory + "/out", "--report", report],
+            readLines: true
+        ) { program -> Bool in
+            try await program.write(Data(#"{"aps":{"alert":"B"},"ab":{}}"#.utf8) + Data("\n".utf8))
+            try await program.finishInput()
+            #expect(await program.nextLine(within: .seconds(20)) != nil)
+            // One signal, once the report's open waits for a reader (a thread of the process
+            // sleeps in the kernel's `wait_for_partner`).
+            let tasks = "/proc/\(program.processIdentifier)/task"
+            func waitsOnFIFO() -> Bool {
+                ((try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []).contains {
+                    (try? String(contentsOfFile: "\(tasks)/\($0)/wchan", encoding: .utf8)) == "wait_for_partner"
+                }
+            }
+            try await TestTiming.wait(atMost: .seconds(30), until: waitsOnFIFO)
+            let waited = waitsOnFIFO()
+            program.send(SIGTERM)
+            return waited
+        }
+        #expect(waited, "the report's open never waited on the FIFO")
+        #expect(status == 143)
+    }
+
     @Test("mock-cdn stops cleanly, exit 0, on SIGTERM and on Ctrl-C", arguments: [SIGTERM, SIGINT])
     func mockCDNStopsOnSignal(signal: Int32) async throws {
         let binary = CommandRunner.productsDirectory.appendingPathComponent("mock-cdn").path

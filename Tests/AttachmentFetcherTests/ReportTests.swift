@@ -341,6 +341,48 @@ struct ReportTests {
         #expect(html.contains("<td class=\"num\">3000000</td>"), "\(html)")
     }
 
+    @Test(
+        "The report embeds an attachment only as the regular file it is: a symbolic link or a FIFO put in its place by whoever can write the output directory is left out, and the batch still ends",
+        arguments: ["symlink", "fifo"])
+    func thumbnailOnlyOfRegularFiles(replacement: String) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let secret = Data(String(repeating: "not for the report ", count: 20).utf8)
+        try secret.write(to: URL(fileURLWithPath: directory + "/secret"))
+        // The first file is placed at once; the second payload keeps the batch going while the
+        // first is replaced, before the report reads it.
+        let lines = [server.url("/media/first.png?bytes=2000"), server.url("/media/second.png?bytes=2000&delay_ms=2500")].map {
+            #"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"\#($0)"}}}"#
+        }
+        let batch = directory + "/batch.jsonl"
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
+        let output = directory + "/out", report = directory + "/report.html"
+        async let run = CommandRunner.run(
+            "fetch-attachment",
+            ["--batch", batch, "--no-cache", "--output-dir", output, "--report", report, "--timeout", "20"] + Nginx.loopbackFlags,
+            timeout: .seconds(40))
+        var first: String?
+        for _ in 0..<400 where first == nil {
+            first = (try? FileManager.default.contentsOfDirectory(atPath: output))?.first { $0.hasPrefix("first-") }
+            if first == nil { try await Task.sleep(for: .milliseconds(25)) }
+        }
+        let placed = output + "/" + (try #require(first, "the first file was not placed"))
+        try FileManager.default.removeItem(atPath: placed)
+        if replacement == "symlink" {
+            try FileManager.default.createSymbolicLink(atPath: placed, withDestinationPath: directory + "/secret")
+        } else {
+            #expect(mkfifo(placed, 0o600) == 0)
+        }
+        let result = try await run
+        try await server.shutdown()
+        #expect(result.status == 0, "\(result.stderr)")
+        let html = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(!html.contains(String(secret.base64EncodedString().prefix(40))))
+        // The second file, placed as it was, is embedded.
+        #expect(html.components(separatedBy: "src=\"data:image/png;base64,").count == 2, "\(html)")
+    }
+
     @Test("A headless Chromium renders the report's rows and images", .enabled(if: chromium != nil, "Chromium is not installed"))
     func rendersInABrowser() async throws {
         let directory = try makeTemporaryDirectory()
