@@ -225,6 +225,22 @@ struct AddressPolicyTests {
         try await target.shutdown()
     }
 
+    @Test(
+        "A redirect to port 0 is invalid-url, as the payload's own URL would be, and no connection is tried",
+        arguments: ["http://127.0.0.1:0/x.jpg", "//127.0.0.1:00/x.jpg", "http://[::1]:0/x.jpg", "HTTP://127.0.0.1:0"])
+    func redirectToPortZero(location: String) async throws {
+        try await withDefaultPolicy({ $0.addressPolicy.allowedNetworks = [IPNetwork("127.0.0.1/32")!, IPNetwork("::1/128")!] }) { fixture in
+            let encoded = location.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let outcome = await fixture.fetch("/media/moved.jpg?redirect_to=\(encoded)")
+            #expect(outcome.reason == .invalidURL, "\(outcome.result) \(outcome.detail ?? "")")
+            #expect(outcome.detail == "redirected to a URL whose port is 0, outside 1–65535", "\(outcome.detail ?? "")")
+            #expect(fixture.server.stats().requests == 1)
+            // A port given as it should be is followed.
+            let fine = await fixture.fetch("/media/moved.jpg?redirect_to=\(fixture.server.url("/media/to.jpg?bytes=1000").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
+            #expect(fine.status == .attached, "\(fine.result) \(fine.detail ?? "")")
+        }
+    }
+
     @Test("With the policy in force a network failure says only 'could not fetch'; opened up, libcurl's text")
     func uniformNetworkDetail() async throws {
         try await withDefaultPolicy({ $0.addressPolicy.allowedNetworks = [IPNetwork("127.0.0.1/32")!] }) { fixture in

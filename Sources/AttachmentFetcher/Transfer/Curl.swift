@@ -99,6 +99,8 @@ final class CurlResponseSink {
     /// Whether the latest response's `Location` names a scheme other than http and https (which
     /// libcurl may not even parse: the transfer's URL is then still the one before it).
     private(set) var locationLeavesHTTP = false
+    /// Whether a redirect's `Location` writes its port as 0: the transfer was stopped.
+    private(set) var redirectToPortZero = false
     /// Whether the latest response's header lines, trailers included, passed
     /// `maximumHeaderBytes`: the transfer was stopped.
     private(set) var headersOverflowed = false
@@ -144,6 +146,7 @@ final class CurlResponseSink {
         redirectSchemes = []
         pendingRedirect = []
         locationLeavesHTTP = false
+        redirectToPortZero = false
         headersOverflowed = false
         contentLength = nil
         conflictingLengths = false
@@ -172,7 +175,8 @@ final class CurlResponseSink {
         return true
     }
 
-    /// Takes one header line; `false` stops the transfer (its headers passed `maximumHeaderBytes`).
+    /// Takes one header line; `false` stops the transfer (its headers passed `maximumHeaderBytes`,
+    /// two `Content-Length` values differ, or a redirect names port 0).
     fileprivate func consumeHeaderLine(_ line: UnsafeRawBufferPointer) -> Bool {
         if line.starts(with: "HTTP/".utf8) {
             // A new response after a 3xx: libcurl followed that redirect. After an informational
@@ -215,6 +219,11 @@ final class CurlResponseSink {
             } else if let location = Self.value(of: line, named: "location:") {
                 pendingRedirect = RedirectSchemes.target(ofLocation: location)
                 locationLeavesHTTP = RedirectSchemes.namesOtherScheme(location)
+                // Stopped before libcurl follows it (a 3xx's `Location` only).
+                if RedirectResponse.isRedirect(status), RedirectSchemes.namesPortZero(location) {
+                    redirectToPortZero = true
+                    return false
+                }
             } else if let length = Self.value(of: line, named: "content-length:") {
                 if let earlier = contentLength, earlier != length {
                     conflictingLengths = true

@@ -147,6 +147,9 @@ struct CurlFailures {
         case .fileSizeExceeded:
             return policy.ceilingExceeded
         case .writeError:
+            if transfer.sink.redirectToPortZero {
+                return TransferFailure(reason: .invalidURL, detail: "redirected to a URL whose port is 0, outside 1–65535")
+            }
             if transfer.sink.conflictingLengths {
                 return TransferFailure(reason: .network, detail: "the response has two different Content-Length headers")
             }

@@ -25,6 +25,25 @@ struct RedirectSchemes: OptionSet, Hashable, Sendable {
         explicitScheme(of: value).map { $0 != "http" && $0 != "https" } ?? false
     }
 
+    /// Whether a `Location` value's authority (`scheme://` or `//`, then up to the path, query or
+    /// fragment) writes its port as 0 (`:0`, `:00`…), which libcurl would try to connect to:
+    /// a port outside 1–65535, which the payload's own URL may not have either
+    /// (`AttachmentURL`). Other bad ports libcurl refuses itself.
+    static func namesPortZero(_ value: some Collection<UInt8>) -> Bool {
+        let text = Array(value.drop(while: { $0 == 0x20 || $0 == 0x09 }))
+        let slashes: [UInt8] = Array("//".utf8)
+        guard let start = explicitScheme(of: text).map({ $0.utf8.count + 1 }) ?? (text.starts(with: slashes) ? 0 : nil),
+            text[start...].starts(with: slashes)
+        else { return false }
+        let authority = text[(start + 2)...].prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        let hostAndPort = authority.lastIndex(of: UInt8(ascii: "@")).map { authority[($0 + 1)...] } ?? authority[...]
+        // After an IPv6 literal's `]`, else after the host's last `:`.
+        let afterHost = hostAndPort.lastIndex(of: UInt8(ascii: "]")).map { hostAndPort[($0 + 1)...] } ?? hostAndPort
+        guard let colon = afterHost.lastIndex(of: UInt8(ascii: ":")) else { return false }
+        let port = afterHost[(colon + 1)...]
+        return !port.isEmpty && port.allSatisfy { $0 == UInt8(ascii: "0") }
+    }
+
     /// The scheme a `Location` value names, lower-cased: RFC 3986 3.1's letter, then letters,
     /// digits, "+", "-" or ".", then ":"; `nil` for a relative reference.
     private static func explicitScheme(of value: some Collection<UInt8>) -> String? {
