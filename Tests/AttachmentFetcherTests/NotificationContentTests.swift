@@ -117,6 +117,21 @@ struct NotificationContentTests {
         #expect(silent.vendor == .moengage && silent.isInternal)
     }
 
+    @Test("MoEngage Android with moeFeatures.android.hasHtmlText: the texts are kept as written, and a warning says their tags are formatting on the phone")
+    func moengageHTMLText() throws {
+        let html = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"normal notification","gcm_campaign_id":"c","gcm_title":"<b>Big</b> sale","gcm_alert":"<i>50%</i> off<br>today","moeFeatures":"{\"android\":{\"hasHtmlText\":true}}"}"#)
+        #expect(html.content?.title == "<b>Big</b> sale" && html.content?.body == "<i>50%</i> off<br>today")
+        #expect(
+            html.warnings == [
+                "moeFeatures.android.hasHtmlText: MoEngage's SDK renders the title, body and summary as HTML, so their tags and entities are formatting on the phone, not text (shown here as written)"
+            ], "\(html.warnings)")
+        // Without the flag, or with texts that hold no markup, nothing is said.
+        let plain = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"normal notification","gcm_campaign_id":"c","gcm_title":"<b>Big</b>","gcm_alert":"B"}"#)
+        #expect(plain.warnings.isEmpty, "\(plain.warnings)")
+        let noMarkup = try ReadPayload(#"{"push_from":"moengage","gcm_notificationType":"normal notification","gcm_campaign_id":"c","gcm_title":"Big","gcm_alert":"B","moeFeatures":"{\"android\":{\"hasHtmlText\":true}}"}"#)
+        #expect(noMarkup.warnings.isEmpty, "\(noMarkup.warnings)")
+    }
+
     @Test("Airship: content override and media options, several media, interactive buttons, remote-data; Android style, actions, buttons, ping")
     func airship() throws {
         let ios = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1,"badge":2,"sound":"default"},"_":"send-id","com.urbanairship.metadata":"…","^d":"myapp://x","com.urbanairship.media_attachment":{"url":"https://cdn.example.com/a.jpg","thumbnail_id":"…","options":{"crop":{"x":0,"y":0,"width":1,"height":1},"hidden":false},"content":{"title":"T2","subtitle":"S2","body":"B2"}}}"#)

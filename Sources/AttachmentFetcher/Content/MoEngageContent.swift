@@ -12,7 +12,8 @@ import Foundation
 /// are the keys that are not MoEngage's (`gcm_*`, `moe_*`, `moeFeatures`, `push_from`,
 /// `inbox_expiry`) nor FCM's. A rich-push template
 /// (`moeFeatures.richPush` `title` / `body` / `summary`) replaces those texts on Android 11 (API
-/// 30) and earlier only: a warning names each that differs. Shown only with both
+/// 30) and earlier only: a warning names each that differs. With `moeFeatures.android.hasHtmlText`
+/// the texts are HTML, kept as written, with a warning where they hold markup. Shown only with both
 /// `gcm_notificationType` and `gcm_campaign_id`, a non-blank title and message (the rich push's
 /// when it has both), and not `moeFeatures.pushToInbox`: as PushBase 6.6.0 decides (decompiled;
 /// MoEngage publishes no source).
@@ -122,6 +123,14 @@ extension ContentReader {
         // The current SDK's large icon is `moeFeatures.android.largeIcon`; older SDKs read `gcm_l_ic`.
         let androidFeatures = object(features?["android"], at: "moeFeatures.android")
         content.largeIconURL = text(androidFeatures?["largeIcon"], at: "moeFeatures.android.largeIcon") ?? text("gcm_l_ic")
+        // `hasHtmlText`: the SDK renders its texts as HTML; they are kept as written, and said
+        // to hold formatting where they hold markup (a tag or an entity).
+        if flag(androidFeatures?["hasHtmlText"], at: "moeFeatures.android.hasHtmlText") == true,
+            [content.title, content.body, content.summary].contains(where: { $0?.contains(where: { $0 == "<" || $0 == "&" }) == true })
+        {
+            warnings.append(
+                "moeFeatures.android.hasHtmlText: MoEngage's SDK renders the title, body and summary as HTML, so their tags and entities are formatting on the phone, not text (shown here as written)")
+        }
         // A rich-push template's own texts replace these up to API 30 only.
         if let rich {
             for (key, shown) in [("title", content.title), ("body", content.body), ("summary", content.summary)] {
