@@ -70,7 +70,7 @@ struct NotificationContentTests {
         #expect(buttons.content?.extras == [:])
         #expect(buttons.content?.buttons == [
             Button(id: "details", title: "Details", url: "https://example.com/e", webview: true),
-            Button(id: "ab_a1", title: "Open"), Button(id: "ab_a2", title: "Close"),
+            Button(id: "ab_a1", title: "Open", tap: .opensApp), Button(id: "ab_a2", title: "Close", tap: .dismisses),
         ])
 
         let inline = try ReadPayload(#"{"_ab":"true","t":"New","a":"Look","ab_iip":"true","ab_iu":"https://cdn.example.com/c.jpg"}"#)
@@ -419,5 +419,32 @@ struct NotificationContentTests {
 
         let nobody = try ReadPayload(#"{"title":"T","body":"B"}"#)
         #expect(nobody.recognized == nil && nobody.content == nil)
+    }
+
+    @Test("A button says what its tap does: Braze's ab_uri opens its URL, ab_open the app, ab_none only dismisses; Iterable's openApp false opens nothing; unknown stays null")
+    func buttonTaps() throws {
+        func buttonsJSON(_ text: String) throws -> String {
+            let read = try ReadPayload(text)
+            let content = try #require(read.content)
+            let line = Outcome(
+                status: .original, reason: .noAttachment, detail: nil, vendor: read.vendor, attachments: [], warnings: [],
+                elapsed: .zero, payload: Data(), notification: content
+            ).jsonLine()
+            let start = try #require(line.range(of: #""buttons":["#))
+            return String(line[start.lowerBound...].prefix { $0 != "]" }) + "]"
+        }
+        let braze = try buttonsJSON(
+            #"{"_ab":"true","t":"RSVP","a":"Coming?","ab_a0_a":"ab_uri","ab_a0_t":"Details","ab_a0_uri":"https://example.com/e","ab_a0_use_webview":"true","ab_a0_id":"details","ab_a1_a":"ab_open","ab_a1_t":"Open","ab_a2_a":"ab_none","ab_a2_t":"Close","ab_a3_a":"ab_uri","ab_a3_t":"Home"}"#)
+        #expect(
+            braze == #""buttons":[{"id":"details","tap":"opens-url","title":"Details","url":"https://example.com/e","webview":true},{"id":"ab_a1","tap":"opens-app","title":"Open","url":null,"webview":false},{"id":"ab_a2","tap":"dismisses","title":"Close","url":null,"webview":false},{"id":"ab_a3","tap":"opens-app","title":"Home","url":null,"webview":false}]"#,
+            "\(braze)")
+        let iterable = try buttonsJSON(
+            #"{"aps":{"alert":"B","mutable-content":1},"itbl":{"messageId":"m","actionButtons":[{"identifier":"later","title":"Later","openApp":false},{"identifier":"open","title":"Open"},{"identifier":"web","title":"Web","action":{"type":"openUrl","data":"https://example.com/w"}}]}}"#)
+        #expect(
+            iterable == #""buttons":[{"id":"later","tap":"dismisses","title":"Later","url":null,"webview":false},{"id":"open","tap":"opens-app","title":"Open","url":null,"webview":false},{"id":"web","tap":"opens-url","title":"Web","url":"https://example.com/w","webview":false}]"#,
+            "\(iterable)")
+        // A Braze default category's buttons do what the app registered: the payload cannot say.
+        let category = try buttonsJSON(#"{"aps":{"alert":"B","category":"ab_cat_yes_no"},"ab":{}}"#)
+        #expect(category.contains(#"{"id":"ab_pb_yes","tap":null,"title":"Yes","url":null,"webview":false}"#), "\(category)")
     }
 }

@@ -61,6 +61,10 @@ struct OutcomeJSONTests {
         content.title = title
         content.badge = .set(3)
         content.extras = ["deep": .string("x")]
+        content.buttons = [
+            NotificationContent.Button(id: "a", title: "A", url: "https://example.com/a", webview: true),
+            NotificationContent.Button(id: "b", tap: .dismisses), NotificationContent.Button(id: "c", title: awkward),
+        ]
         if platform == .android {
             content.accentColor = "#80FF0000"
             content.smallIcon = title

@@ -362,7 +362,7 @@ struct VendorSDKRuleTests {
         #expect(without.content?.buttons == [])
         #expect(without.warnings.contains { $0.contains("itbl.messageId") }, "\(without.warnings)")
         let with = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"itbl":{"campaignId":5,"templateId":6,"messageId":"m","actionButtons":[{"identifier":"open","title":"Open"}]}}"#)
-        #expect(with.content?.buttons == [Button(id: "open", title: "Open")])
+        #expect(with.content?.buttons == [Button(id: "open", title: "Open", tap: .opensApp)])
         #expect(with.warnings.isEmpty, "\(with.warnings)")
     }
 

@@ -179,11 +179,19 @@ extension ContentReader {
         var buttons: [NotificationContent.Button] = []
         for index in 0..<32 {
             guard let type = text("ab_a\(index)_a") else { break }
+            // `ab_uri` opens its URL, or the app when it has none; `ab_open` the app; `ab_none`
+            // only dismisses; the SDK does nothing for another type.
+            let tap: NotificationContent.Button.Tap? =
+                switch type {
+                case "ab_uri", "ab_open": .opensApp
+                case "ab_none": .dismisses
+                default: nil
+                }
             buttons.append(
                 .init(
                     id: text("ab_a\(index)_id") ?? "ab_a\(index)", title: text("ab_a\(index)_t"),
                     url: type == "ab_uri" ? text("ab_a\(index)_uri") : nil,
-                    webview: type == "ab_uri" && flag(payload["ab_a\(index)_use_webview"], at: "ab_a\(index)_use_webview") == true))
+                    webview: type == "ab_uri" && flag(payload["ab_a\(index)_use_webview"], at: "ab_a\(index)_use_webview") == true, tap: tap))
         }
         content.buttons = buttons
         // Braze's silent push has neither `t` nor `a`: one with either of them, or a picture, that

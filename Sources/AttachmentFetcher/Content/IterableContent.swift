@@ -128,8 +128,14 @@ extension ContentReader {
                     // `optString`: a missing identifier is an empty one, and the button is shown.
                     id = button["identifier"]?.string ?? ""
                 }
+                // `openApp` (true unless the payload says false) opens the app; without it the
+                // tap opens nothing. A text input's tap asks for the text first.
+                let opensApp = flag(button["openApp"], at: "\(path).openApp") ?? true
+                let textInput = button["buttonType"]?.string == "textInput"
                 buttons.append(
-                    .init(id: id, title: text(button["title"], at: "\(path).title"), url: iterableURL(button["action"], at: "\(path).action")))
+                    .init(
+                        id: id, title: text(button["title"], at: "\(path).title"), url: iterableURL(button["action"], at: "\(path).action"),
+                        tap: textInput ? nil : opensApp ? .opensApp : .dismisses))
             }
         }
         if content.platform == .ios {

@@ -32,21 +32,39 @@ public struct NotificationContent: Sendable, Hashable {
 
     /// One action button.
     public struct Button: Sendable, Hashable {
+        /// What a tap on a button does.
+        public enum Tap: String, Sendable, Hashable {
+            /// It opens the app (Braze's `ab_open`, and `ab_uri` without a URL; Iterable's
+            /// `openApp`, true unless the payload says false).
+            case opensApp = "opens-app"
+            /// It opens the button's `url`.
+            case opensURL = "opens-url"
+            /// It only dismisses the notification, opening neither the app nor a URL (Braze's
+            /// `ab_none`; Iterable's `openApp: false`, whose action the app may run in the
+            /// background).
+            case dismisses
+        }
+
         /// The action's identifier, as the app receives it.
         public var id: String
         /// The button's text, when the payload gives it.
         public var title: String?
-        /// What a tap on the button opens; `nil` opens the app (or only dismisses).
+        /// What a tap on the button opens; `nil` when it opens none (see `tap`).
         public var url: String?
         /// Whether `url` opens in an in-app web view.
         public var webview: Bool
+        /// What a tap on the button does: `.opensURL` for a button with a `url`; `nil` where the
+        /// payload does not say (an app's own category or button group, a vendor whose buttons
+        /// the app handles, Iterable's text input).
+        public var tap: Tap?
 
-        /// A button.
-        public init(id: String, title: String? = nil, url: String? = nil, webview: Bool = false) {
+        /// A button; one with a `url` opens it, whatever `tap` says.
+        public init(id: String, title: String? = nil, url: String? = nil, webview: Bool = false, tap: Tap? = nil) {
             self.id = id
             self.title = title
             self.url = url
             self.webview = webview
+            self.tap = url != nil ? .opensURL : tap
         }
     }
 
@@ -232,8 +250,9 @@ public struct NotificationContent: Sendable, Hashable {
         get { fields.platform }
         set { fields.platform = newValue }
     }
-    /// Whether the device shows anything: `false` for silent and internal pushes, and where the
-    /// vendor's own rule says the push is not displayed.
+    /// Whether the device shows the notification (a banner, in the list): `false` for silent and
+    /// internal pushes, and where the vendor's own rule says the push is not displayed. iOS still
+    /// applies the badge and plays the sound of an APNs push that shows nothing else.
     public var visible: Bool {
         get { fields.visible }
         set { fields.visible = newValue }

@@ -94,12 +94,14 @@ extension NotificationContent.Badge: Encodable {
 }
 
 extension NotificationContent.Button: Encodable {
-    private enum CodingKeys: String, CodingKey { case id, title, url, webview }
+    private enum CodingKeys: String, CodingKey { case id, tap, title, url, webview }
 
-    /// `{"id", "title", "url", "webview"}`, `null` for an absent title or URL.
+    /// `{"id", "tap", "title", "url", "webview"}`, `null` for an absent title, URL or tap
+    /// (`"opens-app"`, `"opens-url"`, `"dismisses"`: what a tap on the button does).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
+        try container.encode(tap?.rawValue, forKey: .tap)
         try container.encode(title, forKey: .title)
         try container.encode(url, forKey: .url)
         try container.encode(webview, forKey: .webview)
@@ -140,6 +142,7 @@ extension NotificationContent {
             if position > 0 { buffer.append(UInt8(ascii: ",")) }
             var inner = SortedObjectWriter(&buffer)
             inner.field("id", button.id, &buffer)
+            inner.field("tap", button.tap?.rawValue, &buffer)
             inner.field("title", button.title, &buffer)
             inner.field("url", button.url, &buffer)
             inner.flag("webview", button.webview, &buffer)
