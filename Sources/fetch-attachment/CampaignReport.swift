@@ -63,6 +63,8 @@ final class CampaignReport: Sendable {
         /// What the first payload that uses the URL shows, on each platform it says (an FCM
         /// HTTP v1 message judged on iOS says what Android and iPhones show).
         var samples: [NotificationContent] = []
+        /// The vendor of the payload the samples are from, whose SDK's rules some fields follow.
+        var sampleVendor: Vendor?
         /// The payloads using the URL whose texts differ from the sample's (personalised copy, a
         /// variant, a template left unrendered): where to look beyond the one shown.
         var otherTexts = PayloadNumbers()
@@ -103,9 +105,11 @@ final class CampaignReport: Sendable {
                 }
             }
             if failed { failedPayloads.record(index) }
-            let shown = outcome.notifications.filter(\.visible)
+            // A push that shows no banner but sets a badge or plays a sound is noticed too.
+            let shown = outcome.notifications.filter(\.isNoticeable)
             if samples.isEmpty {
                 samples = shown
+                sampleVendor = outcome.vendor
             } else if !shown.isEmpty, shown.map(Self.texts) != samples.map(Self.texts) {
                 otherTexts.record(index)
             }
@@ -433,7 +437,7 @@ final class CampaignReport: Sendable {
             row.failed && row.failedPayloads.count < row.payloads.count
                 ? "<span class=\"bad\">failed:</span> \(row.failedPayloads.text)<br>all: \(row.payloads.text)" : row.payloads.text)
         cells.append(
-            row.samples.map(sampleHTML).joined()
+            row.samples.map { sampleHTML($0, vendor: row.sampleVendor) }.joined()
                 + (row.otherTexts.count > 0 ? "<div class=\"detail\">other texts: lines \(row.otherTexts.text)</div>" : ""))
         let classes = ["", "", "wide", "type", "num", "num", "wide", "sample"]
         return "<tr class=\"url-row\">" + zip(cells, classes).map { cell, cls in
@@ -441,38 +445,24 @@ final class CampaignReport: Sendable {
         }.joined() + "</tr>\n"
     }
 
-    /// A notification's title, body, badge, sound, Android's small icon, accent colour and
-    /// lock-screen visibility, buttons and tap target, as its platform would show them.
-    private static func sampleHTML(_ notification: NotificationContent) -> String {
+    /// What a notification of a payload from `vendor` shows, as its platform would show it: the
+    /// lines the human output prints (`NotificationContent.shownLines`), the texts in their own
+    /// direction, the buttons as buttons, the accent colour with a swatch.
+    private static func sampleHTML(_ notification: NotificationContent, vendor: Vendor?) -> String {
         var html = "<div class=\"detail\">\(escape(notification.platform.rawValue))</div>"
-        // Each text in the direction of its own first strong character (Arabic, Hebrew), its
-        // line breaks kept.
-        if let title = notification.shownTitle { html += "<div class=\"text\" dir=\"auto\"><b>\(escape(title.description))</b></div>" }
-        if let subtitle = notification.shownSubtitle { html += "<div class=\"text\" dir=\"auto\">\(escape(subtitle.description))</div>" }
-        if let body = notification.shownBody { html += "<div class=\"text\" dir=\"auto\">\(escape(body.description))</div>" }
-        var details: [String] = []
-        switch notification.badge {
-        case .set(let count)?: details.append("badge: \(count)")
-        case .increment(let delta)?: details.append("badge: the app's count \(delta < 0 ? "" : "+")\(delta)")
-        case nil: break
-        }
-        if let sound = notification.sound { details.append("sound: \(escape(sound))") }
-        if notification.platform == .android {
-            if let icon = notification.smallIcon { details.append("small icon: \(escape(icon))") }
-            if let colour = notification.accentColor { details.append("accent colour: \(swatch(colour))\(escape(colour))") }
-            if let visibility = notification.lockScreenVisibility { details.append("lock screen: \(escape(visibility.name))") }
-            if let shown = notification.shownPublicVersion {
-                details.append("locked: \(escape(shown.texts.isEmpty ? "(empty)" : shown.texts.joined(separator: " / ")))")
+        if !notification.visible { html += "<div class=\"detail\">\(escape(notification.invisibleHeading))</div>" }
+        for line in notification.shownLines(vendor: vendor) {
+            switch line.field {
+            // Each text in the direction of its own first strong character (Arabic, Hebrew), its
+            // line breaks kept.
+            case .title: html += "<div class=\"text\" dir=\"auto\"><b>\(escape(line.text))</b></div>"
+            case .subtitle, .body: html += "<div class=\"text\" dir=\"auto\">\(escape(line.text))</div>"
+            case .buttons where !line.items.isEmpty:
+                html += "<div>" + line.items.map { "<span class=\"button\">\(isolated($0))</span>" }.joined(separator: " ") + "</div>"
+            case .accentColour: html += "<div class=\"detail\">\(escape(line.label)): \(swatch(line.text))\(escape(line.text))</div>"
+            default: html += "<div class=\"detail\">\(escape("\(line.label): \(line.text)"))</div>"
             }
-            if notification.staysAfterTap == true { details.append("stays after a tap") }
-            if notification.ongoing == true { details.append("ongoing") }
-            if let seconds = notification.dismissAfterSeconds { details.append("removed after \(PayloadValue.text(of: seconds)) s") }
         }
-        html += details.map { "<div class=\"detail\">\($0)</div>" }.joined()
-        if !notification.buttons.isEmpty {
-            html += "<div>" + notification.buttons.map { "<span class=\"button\">\(isolated(OutcomePrinter.label(of: $0)))</span>" }.joined(separator: " ") + "</div>"
-        }
-        if let url = notification.openURL { html += "<div class=\"detail\">tap: \(escape(url))</div>" }
         return html
     }
 

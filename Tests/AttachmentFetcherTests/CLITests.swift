@@ -517,6 +517,54 @@ struct CLITests {
         }
     }
 
+    @Test("Without --json, an iOS push with a badge or a sound and no alert shows no banner, and says the badge it sets and the sound it plays")
+    func humanBadgeWithoutAlert() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for (payload, expected) in [
+            (#"{"aps":{"badge":5},"ab":{}}"#, "  ios notification: shows no banner\n    badge: 5\n"),
+            (#"{"aps":{"badge":5,"sound":"default"}}"#, "  ios notification: shows no banner\n    badge: 5\n    sound: default\n"),
+            (#"{"aps":{"alert":"","sound":"","badge":2},"ab":{}}"#, "  ios notification: shows no banner\n    badge: 2\n"),
+            (#"{"aps":{"badge":0,"content-available":1},"custom":{"i":"x","badge_inc":2}}"#, "  ios notification: shows no banner\n    badge: 0 (cleared)\n"),
+        ] {
+            let result = try await CommandRunner.run("fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(payload.utf8))
+            #expect(result.status == 1)
+            #expect(result.stdout.unwrapped.contains(expected), "\(payload): \(result.stdout)")
+            #expect(!result.stdout.unwrapped.contains("shows nothing"), "\(payload): \(result.stdout)")
+        }
+        // The detail says it too, and an Android push that posts nothing still shows nothing.
+        let braze = try await CommandRunner.run("fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"aps":{"badge":5,"sound":"default"},"ab":{}}"#.utf8))
+        #expect(braze.stdout.unwrapped.hasPrefix("original content stands: internal-push: the braze ios push shows no banner but sets the badge to 5 and plays the sound 'default': no request is made"), "\(braze.stdout)")
+        let android = try await CommandRunner.run("fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"_ab":"true","t":"T","ab_bc":"3"}"#.utf8))
+        #expect(android.stdout.unwrapped.contains("  android notification: shows nothing (silent or internal)\n"), "\(android.stdout)")
+        #expect(!android.stdout.unwrapped.contains("badge: 3"), "\(android.stdout)")
+    }
+
+    @Test("Without --json, localisation keys with their arguments, Android's priority, large icon and group, and what each button's tap does")
+    func humanArgumentsPriorityAndButtonTaps() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func human(_ payload: String) async throws -> String {
+            try await CommandRunner.run("fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(payload.utf8)).stdout.unwrapped
+        }
+        let firebase = try await human(#"{"gcm.n.e":"1","gcm.n.title_loc_key":"welcome_title","gcm.n.body_loc_key":"welcome_body","gcm.n.body_loc_args":"[\"Ann\"]"}"#)
+        #expect(firebase.contains("    title: [welcome_title]\n"), "\(firebase)")
+        #expect(firebase.contains("    body: [welcome_body] with argument \"Ann\"\n"), "\(firebase)")
+        let apns = try await human(#"{"aps":{"alert":{"loc-key":"GAME_PLAY","loc-args":["Jenna","Frank"]}},"ab":{}}"#)
+        #expect(apns.contains("    body: [GAME_PLAY] with arguments \"Jenna\", \"Frank\"\n"), "\(apns)")
+        let oneSignal = try await human(
+            #"{"title":"T","alert":"B","licon":"https://cdn.example/i.png","pri":"3","grp":"orders","custom":"{\"i\":\"n1\"}"}"#)
+        for line in [
+            "    priority: low (-1); from Android 8 on, the channel's importance instead\n", "    large icon: https://cdn.example/i.png\n",
+            "    grouped: by group orders\n",
+        ] {
+            #expect(oneSignal.contains(line), "\(line) in \(oneSignal)")
+        }
+        let braze = try await human(
+            #"{"_ab":"true","t":"RSVP","a":"Coming?","ab_a0_a":"ab_uri","ab_a0_t":"Details","ab_a0_uri":"https://example.com/e","ab_a0_use_webview":"true","ab_a0_id":"details","ab_a1_a":"ab_open","ab_a1_t":"Open","ab_a2_a":"ab_none","ab_a2_t":"Close"}"#)
+        #expect(braze.contains("    buttons: [Details → https://example.com/e in a web view] [Open → the app] [Close: only dismisses]\n"), "\(braze)")
+    }
+
     @Test("--batch with a file: one outcome per line, in order, whether lines end in \\n, \\r\\n or nothing")
     func batchFileLines() async throws {
         try await withServer { server, directory in

@@ -421,6 +421,27 @@ struct NotificationContentTests {
         #expect(nobody.recognized == nil && nobody.content == nil)
     }
 
+    @Test("An iOS push with a badge or a sound and no alert shows no banner: its outcome's detail says the badge it sets and the sound it plays; on Android a push that posts nothing does neither")
+    func badgeOrSoundWithoutAlert() {
+        for (text, detail) in [
+            (#"{"aps":{"badge":5},"ab":{}}"#, "the braze ios push shows no banner but sets the badge to 5: no request is made"),
+            (#"{"aps":{"alert":"","sound":"","badge":2},"ab":{}}"#, "the braze ios push shows no banner but sets the badge to 2: no request is made"),
+            (#"{"aps":{"badge":5,"sound":"default"},"ab":{}}"#, "the braze ios push shows no banner but sets the badge to 5 and plays the sound 'default': no request is made"),
+            (#"{"aps":{"sound":"ping.caf"},"ab":{}}"#, "the braze ios push shows no banner but plays the sound 'ping.caf': no request is made"),
+            (#"{"aps":{"badge":0,"content-available":1},"custom":{"i":"x","badge_inc":2}}"#, "the onesignal ios push shows no banner but clears the badge: no request is made"),
+            (#"{"_ab":"true","t":"T","ab_bc":"3"}"#, "the braze android push shows nothing: no request is made"),
+        ] {
+            let prepared = PreparedPayload(Data(text.utf8), maximumAttachments: 4)
+            guard case .original(let reason, let said) = prepared.next else {
+                Issue.record("\(text) makes a request")
+                continue
+            }
+            #expect(reason == .internalPush, "\(text)")
+            #expect(said == detail, "\(text)")
+            #expect(prepared.notification?.visible == false, "\(text)")
+        }
+    }
+
     @Test("A button says what its tap does: Braze's ab_uri opens its URL, ab_open the app, ab_none only dismisses; Iterable's openApp false opens nothing; unknown stays null")
     func buttonTaps() throws {
         func buttonsJSON(_ text: String) throws -> String {

@@ -108,16 +108,65 @@ struct ReportTests {
         try await server.shutdown()
         #expect(result.status == 0, "\(result.stderr)")
         for expected in [
-            "<div class=\"detail\">badge: 3</div>", "<div class=\"detail\">sound: &lt;chime&gt;</div>",
+            "<div class=\"detail\">badge: 3</div>",
+            "<div class=\"detail\">sound: the channel&#39;s (the default channel); &lt;chime&gt; before Android 8</div>",
             "<div class=\"detail\">small icon: ic_&lt;sale&gt;</div>",
             "<div class=\"detail\">accent colour: <span class=\"swatch\" style=\"background:rgba(255,0,0,0.502)\"></span> #80FF0000</div>",
-            "<div class=\"detail\">lock screen: secret</div>", "<div class=\"detail\">stays after a tap</div>",
-            "<div class=\"detail\">locked: &lt;Locked&gt;</div>", "<div class=\"detail\">removed after 30 s</div>",
+            "<div class=\"detail\">lock screen: secret (not shown on a secure lock screen)</div>",
+            "<div class=\"detail\">after a tap: stays in the shade (sticky)</div>",
+            "<div class=\"detail\">lock screen: private (Android&#39;s default); a secure lock screen shows &quot;&lt;Locked&gt;&quot; instead</div>",
+            "<div class=\"detail\">removed after: 30 s</div>",
             "<div class=\"detail\">badge: 5</div>", "<div class=\"detail\">sound: &lt;bell&gt;.caf</div>",
         ] {
             #expect(html.contains(expected), "\(expected)")
         }
         #expect(!html.contains("<chime>") && !html.contains("ic_<sale>") && !html.contains("<Locked>"))
+    }
+
+    @Test("A sample shows each field of the notification as the human output does: the sound's rules, the tap's web view, each button's target and tap, the summary, arguments, a badge without a banner")
+    func sampleAgreesWithHumanOutput() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await MockCDNServer.start(eventLoopThreads: 1)
+        let lines = [
+            ##"{"_ab":"true","t":"Sale","a":"50% off","s":"Deals","uri":"https://example.com/sale","ab_use_webview":"true","ab_nc":"promos","p":"2","sd":"d","ab_iu":"\##(server.url("/media/r1.jpg?bytes=3000"))","ab_li":"https://cdn.example/li.png","ab_a0_a":"ab_uri","ab_a0_t":"Details","ab_a0_uri":"https://example.com/e","ab_a0_use_webview":"true","ab_a1_a":"ab_none","ab_a1_t":"Close"}"##,
+            ##"{"aps":{"alert":{"title":"Quiet","body":"B"},"mutable-content":1,"interruption-level":"passive","sound":"default","category":"ab_cat_yes_no"},"ab":{"att":{"url":"\##(server.url("/media/r2.jpg?bytes=3000"))","type":"jpg"}},"ab_uri":"https://example.com","ab_use_webview":true}"##,
+            ##"{"aps":{"alert":{"title-loc-key":"WELCOME","title-loc-args":["Ann"],"loc-key":"BODY_FMT","loc-args":["3","shoes"]},"mutable-content":1,"badge":4},"ab":{"att":{"url":"\##(server.url("/media/r3.jpg?bytes=3000"))","type":"jpg"}}}"##,
+            ##"{"aps":{"badge":7,"sound":"ping.caf"},"ab":{"att":{"url":"\##(server.url("/media/r4.jpg?bytes=3000"))","type":"jpg"}}}"##,
+            ##"{"gcm.n.e":"1","gcm.n.title":"T","gcm.n.body":"B","gcm.n.image":"\##(server.url("/media/r5.jpg?bytes=2000"))","gcm.n.sound2":"<chime>","gcm.n.visibility":"-1","gcm.n.sticky":"1"}"##,
+        ]
+        let (_, _, html) = try await Self.runBatch(lines, in: directory, Nginx.loopbackFlags)
+        // Each line's notification as the human output prints it, field by field.
+        for line in lines {
+            let human = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory + "/human"] + Nginx.loopbackFlags, stdin: Data(line.utf8))
+            let fields = human.stdout.unwrapped.split(separator: "\n").filter { $0.hasPrefix("    ") && !$0.hasPrefix("     ") }
+                .map { $0.dropFirst(4) }
+                .filter { !$0.hasPrefix("attachment:") && !$0.hasPrefix("picture:") }
+            #expect(!fields.isEmpty, "\(human.stdout)")
+            for field in fields {
+                let label = field.prefix { $0 != ":" }
+                let text = field.dropFirst(label.count + 2)
+                switch label {
+                case "title": #expect(html.contains("<b>\(CampaignReportText.escape(String(text)))</b>"), "\(field)")
+                case "subtitle", "body": #expect(html.contains("dir=\"auto\">\(CampaignReportText.escape(String(text)))</div>"), "\(field)")
+                case "buttons":
+                    for button in text.dropFirst().dropLast().components(separatedBy: "] [") {
+                        #expect(html.contains("<span class=\"button\"><bdi>\(CampaignReportText.escape(button))</bdi></span>"), "\(button) of \(field)")
+                    }
+                default: #expect(html.contains("<div class=\"detail\">\(CampaignReportText.escape(String(field)))</div>"), "\(field)")
+                }
+            }
+        }
+        try await server.shutdown()
+        for expected in [
+            "sound: none (default, not played: a passive notification plays no sound)", "sound: the channel&#39;s (promos); default before Android 8",
+            "tap opens: https://example.com/sale in a web view", "summary: Deals", "<span class=\"button\"><bdi>Close: only dismisses</bdi></span>",
+            "[BODY_FMT] with arguments &quot;3&quot;, &quot;shoes&quot;", "<div class=\"detail\">badge: 7</div>", "<div class=\"detail\">sound: ping.caf</div>",
+            "<div class=\"detail\">shows no banner</div>",
+        ] {
+            #expect(html.contains(expected), "\(expected)")
+        }
     }
 
     @Test("The page opens with the campaign's verdict and what it was, lists a URL a judged platform fails on first with the lines that failed, and sets each text in its own direction, line breaks kept")
@@ -412,5 +461,13 @@ struct ReportTests {
             try? FileManager.default.removeItem(atPath: keep)
             try FileManager.default.copyItem(atPath: screenshot, toPath: keep)
         }
+    }
+}
+
+/// Text as the report writes it in HTML: `&`, `<`, `>`, `"` and `'` escaped.
+enum CampaignReportText {
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+            .replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "'", with: "&#39;")
     }
 }

@@ -7,11 +7,15 @@ extension NotificationContent {
         /// The app's localized string for `key`, formatted with `arguments`.
         case localized(key: String, arguments: [String])
 
-        /// The literal, or `[KEY]` standing for the app's string.
+        /// The literal, or `[KEY]` standing for the app's string, with its arguments, if any:
+        /// `[KEY] with argument "Ann"`, `[KEY] with arguments "Jenna", "Frank"`.
         public var description: String {
             switch self {
-            case .literal(let text): text
-            case .localized(let key, _): "[\(key)]"
+            case .literal(let text): return text
+            case .localized(let key, let arguments):
+                guard !arguments.isEmpty else { return "[\(key)]" }
+                let quoted = arguments.map { "\"\($0)\"" }.joined(separator: ", ")
+                return "[\(key)] with argument\(arguments.count == 1 ? "" : "s") \(quoted)"
             }
         }
     }

@@ -110,7 +110,8 @@ struct PreparedPayload: Sendable {
         case .malformed(let detail):
             next = .original(.invalidPayload, detail)
         case _ where !notification.visible && !otherPlatformNotifications.contains(where: \.visible):
-            next = .original(.internalPush, "the \(vendor) \(recognized.platform.rawValue) push shows nothing: no request is made")
+            // No banner, so no attachment, though iOS may still set the badge and play the sound.
+            next = .original(.internalPush, "the \(vendor) \(recognized.platform.rawValue) push \(notification.invisibleEffect): no request is made")
         case .noAttachment:
             if notification.serviceExtension == false { warnings.append(Self.noExtensionWarning) }
             next = .original(.noAttachment, "the \(vendor) payload names no attachment")
