@@ -198,7 +198,7 @@ struct OutcomeDraft {
             if silent.contains(judge.platform) {
                 return PlatformVerdict(
                     platform: judge.platform, status: .original, reason: .internalPush,
-                    detail: "the push shows nothing on \(judge.platform.rawValue)")
+                    detail: "the push \(notification(on: judge.platform)?.invisibleEffect ?? "shows nothing") on \(judge.platform.rawValue)")
             }
             // A Linux client shows its files itself: no service extension decides.
             if judge.platform != .linux, notification(on: judge.platform)?.serviceExtension == false {

@@ -273,8 +273,14 @@ public final class PushAttachmentFetcher: Sendable {
             let showing = platforms.filter { draft.notification(on: $0)?.visible != false }
             let vendor = draft.vendor.map { "\($0)" } ?? ""
             guard !showing.isEmpty else {
-                let judged = platforms.map(\.rawValue).joined(separator: ", ")
-                return .outcome(draft.original(.internalPush, "the \(vendor) push shows nothing on \(judged): no request is made"))
+                // Per platform where a push that shows no banner still sets a badge or plays a
+                // sound (iOS), else "shows nothing on ios, android".
+                let effects = platforms.map { (draft.notification(on: $0)?.invisibleEffect ?? "shows nothing", $0.rawValue) }
+                let said =
+                    effects.allSatisfy { $0.0 == "shows nothing" }
+                    ? "shows nothing on " + effects.map(\.1).joined(separator: ", ")
+                    : effects.map { "\($0.0) on \($0.1)" }.joined(separator: ", ")
+                return .outcome(draft.original(.internalPush, "the \(vendor) push \(said): no request is made"))
             }
             let requests = named.filter { request in showing.contains { request.isJudged(on: $0) } }
             guard !requests.isEmpty else {

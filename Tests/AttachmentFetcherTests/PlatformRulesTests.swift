@@ -306,6 +306,12 @@ struct PlatformRulesTests {
             let jpeg = fixture.server.url("/files/photo.jpg")
             let outcome = await fixture.fetcher.process(Data(#"{"message":{"android":{"notification":{"title":"T","image":"\#(jpeg)"}},"apns":{"fcm_options":{"image":"\#(jpeg)"}}}}"#.utf8))
             #expect(outcome.reason == .internalPush && outcome.detail == "the firebase push shows nothing on ios: no request is made", "\(outcome.detail ?? "")")
+            // No alert for iPhones, but a badge: iOS still sets it, and the detail says so.
+            let badge = await fixture.fetcher.process(
+                Data(#"{"message":{"android":{"notification":{"title":"T","image":"\#(jpeg)"}},"apns":{"payload":{"aps":{"badge":5}},"fcm_options":{"image":"\#(jpeg)"}}}}"#.utf8))
+            #expect(
+                badge.reason == .internalPush && badge.detail == "the firebase push shows no banner but sets the badge to 5 on ios: no request is made",
+                "\(badge.detail ?? "")")
             #expect(fixture.server.stats().requests == 0)
         }
         // Judged as Android's only (the default): no iPhone notification.
