@@ -33,6 +33,9 @@ struct RealMediaTests {
         // HEVC in an hvc1 sample entry, as Apple's players want it; AV1 (with a warning).
         ("clip-hvc1.mp4", "video/mp4", "mp4"),
         ("clip-av1.mp4", "video/mp4", "mp4"),
+        ("clip-av1-moov-last.mp4", "video/mp4", "mp4"),
+        ("photo-exif-6.jpg", "image/jpeg", "jpg"),
+        ("still.gif", "image/gif", "gif"),
     ]
 
     /// Files iOS refuses, with words the detail must hold: the MIME type or, where libmagic has

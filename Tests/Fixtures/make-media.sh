@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes the real-media corpus in Tests/Fixtures/media with real encoders (Debian's ffmpeg, ImageMagick,
-# sox, lame, cwebp, heif-enc, gzip), small enough to commit: a few KB a file, trimmed in duration and
+# sox, lame, cwebp, heif-enc, gzip, exiftool), small enough to commit: a few KB a file, trimmed in duration and
 # size. The files are committed; this script documents how each was made and rewrites VERSIONS.txt.
-#   apt-get install ffmpeg imagemagick sox lame webp libheif-examples   (ffmpeg brings libx265 and libvpx)
+#   apt-get install ffmpeg imagemagick sox lame webp libheif-examples libimage-exiftool-perl
+#   (ffmpeg brings libx265 and libvpx)
 set -euo pipefail
 cd "$(dirname "$0")/media"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -14,8 +15,15 @@ convert=/usr/bin/convert   # ImageMagick's, not a stand-in earlier on PATH
 "$convert" "$work/pattern.png" -quality 80 photo.jpg
 # Progressive: several scans, tables between them.
 "$convert" "$work/pattern.png" -quality 80 -interlace JPEG photo-progressive.jpg
+# EXIF orientation tags, as cameras write them (exiftool adds an APP1 Exif segment after the JFIF one):
+# 6 (rotate 90° clockwise) big-endian, exiftool's default, and 8 (rotate 270° clockwise) little-endian.
+# iOS turns the picture; Android's BitmapFactory draws it as stored.
+rm -f photo-exif-6.jpg photo-exif-8.jpg
+exiftool -q -Orientation#=6 -o photo-exif-6.jpg photo.jpg
+exiftool -q -ExifByteOrder#=II -Orientation#=8 -o photo-exif-8.jpg photo.jpg
 "$convert" "$work/pattern.png" logo.png
 "$convert" -delay 20 "$work/pattern.png" \( "$work/pattern.png" -negate \) -loop 0 animated.gif
+"$convert" "$work/pattern.png" still.gif
 "$convert" "$work/pattern.png" photo.bmp
 "$convert" "$work/pattern.png" photo.tiff
 # ICO: Android's decoders read it, iOS does not.
@@ -78,6 +86,9 @@ x265=(-c:v libx265 -x265-params log-level=error -preset ultrafast -pix_fmt yuv42
 "${ff[@]}" "${src[@]}" -c:v libvpx-vp9 -deadline realtime -movflags +faststart -f mp4 clip-vp9.mp4
 # AV1, which only iPhones that decode it in hardware play.
 "${ff[@]}" "${src[@]}" -c:v libaom-av1 -cpu-used 8 -movflags +faststart clip-av1.mp4
+# AV1 as ffmpeg writes it without +faststart, moov after the media data: 3 s of key frames put it
+# past the first 4 KiB, so that the ftyp brands (av01 among them) are all that is in view.
+"${ff[@]}" -f lavfi -i testsrc=size=64x48:rate=5 -t 3 -c:v libaom-av1 -cpu-used 8 -g 1 clip-av1-moov-last.mp4
 "${ff[@]}" "${src[@]}" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -f mov clip.mov
 "${ff[@]}" "${src[@]}" -c:v mpeg4 -f 3gp clip.3gp
 "${ff[@]}" "${src[@]}" -c:v mpeg4 -f 3g2 clip.3g2
@@ -98,6 +109,7 @@ cp "$work/clip.ts" clip-sdt.ts
     echo "cwebp $(cwebp -version)"
     echo "libheif $(dpkg-query -W -f '${Version}' libheif-examples)"
     echo "gzip $(gzip --version | head -1)"
+    echo "exiftool $(exiftool -ver)"
     echo
     echo "# Sizes in bytes"
     for f in $(ls | grep -v VERSIONS.txt | sort); do printf '%s %s\n' "$(stat -c %s "$f")" "$f"; done
