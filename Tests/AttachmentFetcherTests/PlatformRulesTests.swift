@@ -420,6 +420,39 @@ struct PlatformRulesTests {
         }
     }
 
+    @Test("A JPEG whose EXIF orientation turns it is shown on Android with a warning naming the SDK that decodes it with BitmapFactory (Airship's only before Android 9); on iOS with none; on a cache hit too")
+    func androidEXIFOrientation() async throws {
+        try await Fixture.with(cached: true, configure: { $0.platforms = [.ios, .android] }) { fixture in
+            let rerun = try fixture.anotherFetcher()
+            func airship(_ path: String) -> Data {
+                let url = fixture.server.url(path)
+                return Data(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.style":"{\"type\":\"big_picture\",\"big_picture\":\"\#(url)\"}"}"#.utf8)
+            }
+            let expected: [(payload: Data, warning: String)] = [
+                (fixture.braze("/files/photo-exif-6.jpg"),
+                 "the JPEG's EXIF orientation (6: rotate 90° clockwise) is not applied by BitmapFactory, which Braze's SDK decodes with: Android shows the picture as stored, turned"),
+                (Self.fcm(fixture.server.url("/files/photo-exif-8.jpg")),
+                 "the JPEG's EXIF orientation (8: rotate 270° clockwise) is not applied by BitmapFactory, which FCM's SDK decodes with: Android shows the picture as stored, turned"),
+                (airship("/files/photo-exif-6.jpg"),
+                 "the JPEG's EXIF orientation (6: rotate 90° clockwise) is not applied by BitmapFactory, which Airship's SDK decodes with before Android 9 (API 28; from then on it decodes with ImageDecoder, which applies it): Android 8.1 and older show the picture as stored, turned"),
+            ]
+            for (payload, warning) in expected {
+                for outcome in [await fixture.fetcher.process(payload), await fixture.fetcher.process(payload), await rerun.process(payload)] {
+                    #expect(outcome.verdicts.first { $0.platform == .android }?.status == .attached, "\(outcome.verdicts)")
+                    #expect(outcome.warnings.filter { $0.contains("EXIF") } == [warning], "\(outcome.warnings)")
+                }
+            }
+            // No tag, no warning; on iOS, which turns the picture, none either.
+            let plain = await fixture.fetch("/files/photo.jpg")
+            #expect(plain.status == .attached && !plain.warnings.contains { $0.contains("EXIF") }, "\(plain.warnings)")
+            await rerun.shutdown()
+        }
+        try await Fixture.with(configure: { $0.platforms = [.ios] }) { fixture in
+            let outcome = await fixture.fetch("/files/photo-exif-6.jpg")
+            #expect(outcome.status == .attached && !outcome.warnings.contains { $0.contains("EXIF") }, "\(outcome.warnings)")
+        }
+    }
+
     @Test("An Android picture slower than its SDK's time is not shown (FCM 5 s, Airship 7 s), one past half of it gets a warning, and a cache entry keeps the time")
     func androidPictureTime() async throws {
         // A payload's time well past the 5.3 s picture: in a full test run the shared download's

@@ -97,35 +97,64 @@ enum BodyCompleteness {
 
     static let jpegEnd = Verdict.cutShort(missing: Format.jpeg.endMark?.name ?? "")
 
-    /// ITU T.81, annex B: markers are `FF` then a code; all but SOI, EOI, TEM and RSTn are
-    /// followed by a two-byte length that counts itself; a scan's segment (SOS) is followed by
-    /// entropy-coded data, in which `FF` is followed by `00` (a stuffed byte) or a restart marker.
+    /// The JPEG check: the walk's end decides.
     private static func jpeg<Source>(_ reader: inout BlockReader<Source>) throws -> Verdict {
-        guard let start = try reader.bytes(at: 0, count: 2) else { return jpegEnd }
-        guard start.elementsEqual([0xFF, 0xD8]) else { return .complete }
+        switch try walkJPEG(&reader, visit: { _, _, _, _ in true }) {
+        case .endMarker, .notJPEG, .unknownLength, .stopped: .complete
+        case .bodyEnded: jpegEnd
+        }
+    }
+
+    /// How a walk over a JPEG's segments ended.
+    enum JPEGWalkEnd: Sendable, Hashable {
+        /// At the end marker (`FFD9`).
+        case endMarker
+        /// The body ended first.
+        case bodyEnded
+        /// The body does not start with SOI (`FFD8`).
+        case notJPEG
+        /// A segment's length below 2, which no encoder writes: the walk cannot go on.
+        case unknownLength
+        /// `visit` asked to stop.
+        case stopped
+    }
+
+    /// Walks a JPEG's marker segments from its start (ITU T.81, annex B): markers are `FF` then a
+    /// code; all but SOI, EOI, TEM and RSTn are followed by a two-byte length that counts itself;
+    /// a scan's segment (SOS) is followed by entropy-coded data, in which `FF` is followed by `00`
+    /// (a stuffed byte) or a restart marker. `visit` gets each segment's code, the offset of its
+    /// length field and that length (at least 2), before the walk checks that the segment ends
+    /// within the body, and returns whether to go on.
+    static func walkJPEG<Source>(
+        _ reader: inout BlockReader<Source>,
+        visit: (_ code: UInt8, _ offset: Int, _ length: Int, _ reader: inout BlockReader<Source>) throws -> Bool
+    ) throws -> JPEGWalkEnd {
+        guard let start = try reader.bytes(at: 0, count: 2) else { return .bodyEnded }
+        guard start.elementsEqual([0xFF, 0xD8]) else { return .notJPEG }
         var offset = 2
         while true {
             // The next marker: normally right here; bytes before it are skipped, as decoders do.
-            guard let marker = try reader.firstIndex(of: 0xFF, from: offset) else { return jpegEnd }
+            guard let marker = try reader.firstIndex(of: 0xFF, from: offset) else { return .bodyEnded }
             // Fill bytes (`FF` repeated) may precede a marker's code.
             var codeOffset = marker + 1
             while try reader.byte(at: codeOffset) == 0xFF { codeOffset += 1 }
-            guard let code = try reader.byte(at: codeOffset) else { return jpegEnd }
+            guard let code = try reader.byte(at: codeOffset) else { return .bodyEnded }
             offset = codeOffset + 1
             switch code {
             case 0xD9:
-                return .complete
+                return .endMarker
             case 0x00, 0x01, 0xD0...0xD8:
                 // A stuffed byte out of place, TEM, a restart marker, another SOI: no length.
                 continue
             default:
-                guard let high = try reader.byte(at: offset), let low = try reader.byte(at: offset + 1) else { return jpegEnd }
+                guard let high = try reader.byte(at: offset), let low = try reader.byte(at: offset + 1) else { return .bodyEnded }
                 let length = Int(high) << 8 | Int(low)
-                guard length >= 2 else { return .complete }
+                guard length >= 2 else { return .unknownLength }
+                guard try visit(code, offset, length, &reader) else { return .stopped }
                 offset += length
-                guard offset <= reader.count else { return jpegEnd }
+                guard offset <= reader.count else { return .bodyEnded }
                 if code == 0xDA {
-                    guard let next = try entropyCodedDataEnd(&reader, from: offset) else { return jpegEnd }
+                    guard let next = try entropyCodedDataEnd(&reader, from: offset) else { return .bodyEnded }
                     offset = next
                 }
             }

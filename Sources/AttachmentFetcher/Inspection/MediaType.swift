@@ -47,6 +47,10 @@ struct MediaType: Hashable, Sendable {
     /// For an animated image other than GIF, the format's name ("WebP"): Android draws its first
     /// frame only.
     var animatedFormat: String? = nil
+    /// For a JPEG, the orientation (2 to 8) its Exif metadata asks of a viewer, when its first
+    /// bytes hold it (`ExifOrientation`); `nil` for none and for 1 (as stored). iOS applies it;
+    /// Android's `BitmapFactory` draws the picture as stored.
+    var exifOrientation: Int? = nil
     /// For MPEG-4 video, its video track's codec (the first sample entry's type: `avc1`,
     /// `hvc1`, `av01`…), when the first bytes show it.
     var videoCodec: String? = nil

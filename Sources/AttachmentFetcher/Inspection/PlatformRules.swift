@@ -69,6 +69,37 @@ struct PlatformRules: Sendable {
     /// Android decodes a GIF as a still picture (FCM: "Animated GIF and video only work on iOS").
     static let androidGIFWarning = "Android draws only the first frame of a GIF: an animation does not play"
 
+    /// The Android warning for a JPEG whose Exif orientation (2 to 8) asks to be turned or
+    /// mirrored: the SDK that draws it decodes with `BitmapFactory`, which ignores the tag, and
+    /// shows the picture as stored. FCM's display (`ImageDownload`: `BitmapFactory.decodeByteArray`),
+    /// which draws Firebase's pictures, a Customer.io notification message's and MoEngage's (judged
+    /// as FCM's); OneSignal's (`getBitmapFromURL`: `BitmapFactory.decodeStream`), CleverTap's
+    /// (`BitmapInputStreamDecoder`), Iterable's and Customer.io's handlers, and Braze's compiled
+    /// image loader, all `BitmapFactory`. Airship's `ImageUtils.fetchScaledBitmap` decodes with
+    /// `BitmapFactory.decodeFile` before Android 9 (API 28) and with `ImageDecoder.decodeBitmap`
+    /// from then on, which applies the orientation: its warning names the older versions alone.
+    static func androidOrientationWarning(_ orientation: Int, drawnBy vendor: Vendor?) -> String {
+        let tag = "the JPEG's EXIF orientation (\(orientation): \(ExifOrientation.meaning(orientation))) is not applied by BitmapFactory"
+        let drawn = ExifOrientation.drawnAsStored(orientation)
+        if vendor == .airship {
+            return "\(tag), which Airship's SDK decodes with before Android 9 (API 28; from then on it decodes with ImageDecoder, which applies it): Android 8.1 and older show the picture as stored, \(drawn)"
+        }
+        return "\(tag), which \(androidDecoderSDK(vendor))'s SDK decodes with: Android shows the picture as stored, \(drawn)"
+    }
+
+    /// The name of the SDK that decodes the Android picture of a push `vendor` sent.
+    private static func androidDecoderSDK(_ vendor: Vendor?) -> String {
+        switch vendor {
+        case .airship?: "Airship"
+        case .braze?: "Braze"
+        case .oneSignal?: "OneSignal"
+        case .cleverTap?: "CleverTap"
+        case .iterable?: "Iterable"
+        case .customerIO?: "Customer.io"
+        default: "FCM"
+        }
+    }
+
     /// Android's `BitmapFactory` decodes one still image of an animated WebP, PNG or AVIF.
     static func androidAnimationWarning(_ format: String) -> String {
         "Android draws only the first frame of an animated \(format): the animation does not play"
@@ -160,6 +191,9 @@ struct PlatformRules: Sendable {
         }
         if platform == .android, media.fileExtension == "gif" { warnings.append(Self.androidGIFWarning) }
         if platform == .android, let format = media.animatedFormat { warnings.append(Self.androidAnimationWarning(format)) }
+        if platform == .android, let orientation = media.exifOrientation {
+            warnings.append(Self.androidOrientationWarning(orientation, drawnBy: vendor))
+        }
         if platform == .ios, media.videoCodec == "av01" { warnings.append(Self.iOSAV1Warning) }
         if platform == .android {
             switch Self.androidTimeVerdict(downloadTime, drawnBy: vendor, url: url) {
