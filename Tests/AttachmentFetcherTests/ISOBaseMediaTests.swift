@@ -94,7 +94,7 @@ struct ISOBaseMediaTests {
 
     /// The classifier's call: the bytes, and what they say as ISO base media.
     func animated(_ mime: String, _ bytes: [UInt8]) -> String? {
-        AnimatedImage.animatedFormat(mime: mime, bytes: bytes, file: ISOBaseMedia(bytes))
+        AnimatedImage.animation(mime: mime, bytes: bytes, file: ISOBaseMedia(bytes)).animatedFormat
     }
 
     @Test("Animation flags: WebP's VP8X, PNG's acTL before IDAT, AVIF's avis brand")
@@ -109,5 +109,30 @@ struct ISOBaseMediaTests {
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         #expect(!AnimatedImage.isAnimatedPNG(png + [0xFF, 0xFF, 0xFF, 0xFF] + Array("tEXt".utf8) + Array("acTL".utf8)))
         #expect(!AnimatedImage.isAnimatedPNG(png + [0, 0, 0]))
+    }
+
+    @Test("GIF: a second image or a loop extension in view is an animation, a trailer after one image a still; otherwise unknown")
+    func gifAnimation() throws {
+        let animated = try Self.prefix("animated.gif"), still = try Self.prefix("still.gif")
+        #expect(AnimatedImage.animation(mime: "image/gif", bytes: animated, file: nil) == .animated(format: "GIF"))
+        #expect(AnimatedImage.animation(mime: "image/gif", bytes: still, file: nil) == .still)
+        // The still GIF cut before its trailer: one image so far, no loop extension.
+        #expect(AnimatedImage.animation(mime: "image/gif", bytes: Array(still.dropLast()), file: nil) == .perhaps(format: "GIF"))
+        // ImageMagick's animation: the NETSCAPE2.0 loop extension comes before the first image,
+        // so a view ending inside that image already tells.
+        let loop = try #require(animated.indices.first { animated[$0...].starts(with: Array("NETSCAPE2.0".utf8)) })
+        let firstImage = try #require(animated.indices.first { $0 > loop && animated[$0] == 0x2C })
+        #expect(AnimatedImage.isAnimatedGIF(Array(animated.prefix(loop + 10))) == nil)  // its name cut
+        #expect(AnimatedImage.isAnimatedGIF(Array(animated.prefix(loop + 11))) == true)
+        #expect(AnimatedImage.isAnimatedGIF(Array(animated.prefix(firstImage + 40))) == true)
+        // Every prefix of both: never a crash; the still one never taken for an animation.
+        for count in 0...still.count { #expect(AnimatedImage.isAnimatedGIF(Array(still.prefix(count))) != true, "\(count)") }
+        for count in 0...animated.count { _ = AnimatedImage.isAnimatedGIF(Array(animated.prefix(count))) }
+        // Hostile: a block no decoder knows, thousands of empty extensions, a colour table past the view.
+        let header = Array("GIF89a".utf8) + [1, 0, 1, 0, 0, 0, 0]
+        #expect(AnimatedImage.isAnimatedGIF(header + [0x99]) == nil)
+        #expect(AnimatedImage.isAnimatedGIF(header + [UInt8]((0..<1000).flatMap { _ in [0x21, 0xF9, 0x00] }) + [0x3B]) == false)
+        #expect(AnimatedImage.isAnimatedGIF(Array("GIF89a".utf8) + [1, 0, 1, 0, 0x87, 0, 0, 1, 2]) == nil)
+        #expect(AnimatedImage.isAnimatedGIF(Array("RIFF".utf8)) == false)
     }
 }

@@ -68,7 +68,7 @@ struct ReportTests {
         #expect(html.contains("<th>lines</th>"))
         // Every distinct warning, with how many payloads had it and which.
         #expect(html.contains("<h2>Warnings</h2>"))
-        #expect(html.contains("<td>Android draws only the first frame of a GIF: an animation does not play</td><td class=\"num\">1</td><td>4</td>"), "\(html)")
+        #expect(html.contains("<td>Android draws only the first frame of an animated GIF: the animation does not play</td><td class=\"num\">1</td><td>4</td>"), "\(html)")
         #expect(html.contains("aps.interruption-level is &#39;&lt;b&gt;x&lt;/b&gt;&#39;"))
         // A warning about each payload's own URL is one row, its URL written <URL>.
         #expect(html.contains("<td>&lt;URL&gt; is plain http: App Transport Security refuses it unless the app allows arbitrary loads or this domain</td><td class=\"num\">10</td><td>1, 2, 3, 4, 5, 6, 7, 8, 10, 11</td>"), "\(html)")

@@ -1,21 +1,79 @@
 /// Whether an image's first bytes declare an animation. A pure function of the bytes.
 ///
 /// Android draws a notification's picture with `BitmapFactory`, which decodes one still image:
-/// an animated WebP, PNG (APNG) or AVIF sequence shows its first frame and does not move, as a
-/// GIF does not. Each format says so near its start, inside the classifier's window:
+/// an animated GIF, WebP, PNG (APNG) or AVIF sequence shows its first frame and does not move.
+/// WebP, PNG and AVIF say so near their start, inside the classifier's window:
 /// - WebP: the `VP8X` chunk's animation flag (RFC 9649, section 2.7);
 /// - PNG: an `acTL` chunk before the first `IDAT` (APNG specification, section 4);
 /// - AVIF: the `avis` brand of an image sequence (AV1 Image File Format, section 8).
+/// A GIF declares nothing up front: its frames are images one after another, and the first
+/// image's data may run far past the window. It is animated when a second image is in view, or
+/// a loop extension (`NETSCAPE2.0`, `ANIMEXTS1.0`), which only an animation has use for, before
+/// the view ends; it is still when the trailer follows its one image in view; otherwise the
+/// bytes in view cannot tell.
 enum AnimatedImage {
-    /// The format's name for a warning when `bytes` (of type `mime`) declare an animation;
-    /// `nil` for a still image, and for GIF, which has a warning of its own. `file` is what the
-    /// bytes say as ISO base media (read once by the classifier), `nil` when they are not.
-    static func animatedFormat(mime: String, bytes: [UInt8], file: ISOBaseMedia?) -> String? {
+    /// What the bytes in view say of an image's animation.
+    enum Animation: Hashable, Sendable {
+        /// One still image, or a type that has no animation.
+        case still
+        /// An animation of the format named ("WebP"): Android draws its first frame only.
+        case animated(format: String)
+        /// Perhaps an animation of the format named ("GIF"): the bytes in view cannot tell.
+        case perhaps(format: String)
+
+        /// The format's name when the image is surely animated.
+        var animatedFormat: String? {
+            if case .animated(let format) = self { return format }
+            return nil
+        }
+    }
+
+    /// What `bytes` (of type `mime`) say of an animation. `file` is what the bytes say as ISO
+    /// base media (read once by the classifier), `nil` when they are not.
+    static func animation(mime: String, bytes: [UInt8], file: ISOBaseMedia?) -> Animation {
         switch mime.lowercased() {
-        case "image/webp": isAnimatedWebP(bytes) ? "WebP" : nil
-        case "image/png": isAnimatedPNG(bytes) ? "PNG (APNG)" : nil
-        case "image/avif": file?.brands.contains("avis") == true ? "AVIF (an image sequence)" : nil
-        default: nil
+        case "image/gif":
+            switch isAnimatedGIF(bytes) {
+            case true?: .animated(format: "GIF")
+            case false?: .still
+            case nil: .perhaps(format: "GIF")
+            }
+        case "image/webp": isAnimatedWebP(bytes) ? .animated(format: "WebP") : .still
+        case "image/png": isAnimatedPNG(bytes) ? .animated(format: "PNG (APNG)") : .still
+        case "image/avif": file?.brands.contains("avis") == true ? .animated(format: "AVIF (an image sequence)") : .still
+        default: .still
+        }
+    }
+
+    /// The application identifiers of a loop extension (`21 FF 0B`, then the 11 bytes): Netscape's,
+    /// which every encoder writes, and the older `ANIMEXTS1.0`.
+    static let loopExtensions: [[UInt8]] = [Array("NETSCAPE2.0".utf8), Array("ANIMEXTS1.0".utf8)]
+
+    /// Whether a GIF's blocks in view show an animation: `true` for a second image, or a loop
+    /// extension when the view ends before the trailer; `false` for a trailer after at most one
+    /// image (and for bytes that are no GIF); `nil` when the view ends, or meets a block no
+    /// decoder knows, before either. The walk is `BodyCompleteness.walkGIF`'s.
+    static func isAnimatedGIF(_ bytes: [UInt8]) -> Bool? {
+        var reader = BlockReader(bytes, blockSize: Swift.max(1, bytes.count))
+        var images = 0
+        var loops = false
+        let end = try? BodyCompleteness.walkGIF(&reader) { introducer, offset, reader in
+            if introducer == 0x2C {
+                images += 1
+                return images < 2
+            }
+            // An application extension (label FF) of 11 bytes naming a loop.
+            if try reader.byte(at: offset + 1) == 0xFF, try reader.byte(at: offset + 2) == 11,
+                let name = try reader.bytes(at: offset + 3, count: 11), loopExtensions.contains(where: { name.elementsEqual($0) })
+            {
+                loops = true
+            }
+            return true
+        }
+        switch end {
+        case .stopped?: return true
+        case .trailer?, .notGIF?: return false
+        case .bodyEnded?, .unknownBlock?, nil: return loops ? true : nil
         }
     }
 

@@ -199,31 +199,61 @@ enum BodyCompleteness {
 
     // MARK: GIF
 
-    /// GIF89a: the header (6 bytes), the logical screen descriptor (7) and its global colour
-    /// table, then extensions (`21`, a label, data sub-blocks) and images (`2C`, a descriptor of 9
-    /// bytes, a local colour table, the LZW code size, data sub-blocks), to the trailer (`3B`).
+    /// The GIF check: the walk's end decides; past a block no decoder knows, the trailer must at
+    /// least end the body.
     private static func gif<Source>(_ reader: inout BlockReader<Source>) throws -> Verdict {
         let missing = Verdict.cutShort(missing: Format.gif.endMark?.name ?? "")
-        guard let signature = try reader.bytes(at: 0, count: 4) else { return missing }
-        guard signature.elementsEqual("GIF8".utf8) else { return .complete }
-        guard let screenFlags = try reader.byte(at: 10) else { return missing }
+        switch try walkGIF(&reader, visit: { _, _, _ in true }) {
+        case .trailer, .notGIF, .stopped: return .complete
+        case .bodyEnded: return missing
+        case .unknownBlock: return try reader.byte(at: reader.count - 1) == 0x3B ? .complete : missing
+        }
+    }
+
+    /// How a walk over a GIF's blocks ended.
+    enum GIFWalkEnd: Sendable, Hashable {
+        /// At the trailer (`3B`).
+        case trailer
+        /// The body ended first.
+        case bodyEnded
+        /// The body does not start `GIF8`.
+        case notGIF
+        /// At a block no decoder knows: the walk cannot go on.
+        case unknownBlock
+        /// `visit` asked to stop.
+        case stopped
+    }
+
+    /// Walks a GIF's blocks (GIF89a): the header (6 bytes), the logical screen descriptor (7)
+    /// and its global colour table, then extensions (`21`, a label, data sub-blocks) and images
+    /// (`2C`, a descriptor of 9 bytes, a local colour table, the LZW code size, data
+    /// sub-blocks), to the trailer (`3B`). `visit` gets each extension's or image's introducer and
+    /// offset before the walk steps over it, and returns whether to go on.
+    static func walkGIF<Source>(
+        _ reader: inout BlockReader<Source>,
+        visit: (_ introducer: UInt8, _ offset: Int, _ reader: inout BlockReader<Source>) throws -> Bool
+    ) throws -> GIFWalkEnd {
+        guard let signature = try reader.bytes(at: 0, count: 4) else { return .bodyEnded }
+        guard signature.elementsEqual("GIF8".utf8) else { return .notGIF }
+        guard let screenFlags = try reader.byte(at: 10) else { return .bodyEnded }
         var offset = 13 + colourTableSize(screenFlags)
         while true {
-            guard let introducer = try reader.byte(at: offset) else { return missing }
+            guard let introducer = try reader.byte(at: offset) else { return .bodyEnded }
             switch introducer {
             case 0x3B:
-                return .complete
+                return .trailer
             case 0x21:
-                guard let next = try subBlocksEnd(&reader, from: offset + 2) else { return missing }
+                guard try visit(introducer, offset, &reader) else { return .stopped }
+                guard let next = try subBlocksEnd(&reader, from: offset + 2) else { return .bodyEnded }
                 offset = next
             case 0x2C:
-                guard let imageFlags = try reader.byte(at: offset + 9) else { return missing }
+                guard try visit(introducer, offset, &reader) else { return .stopped }
+                guard let imageFlags = try reader.byte(at: offset + 9) else { return .bodyEnded }
                 // The descriptor, its colour table, then the LZW minimum code size.
-                guard let next = try subBlocksEnd(&reader, from: offset + 10 + colourTableSize(imageFlags) + 1) else { return missing }
+                guard let next = try subBlocksEnd(&reader, from: offset + 10 + colourTableSize(imageFlags) + 1) else { return .bodyEnded }
                 offset = next
             default:
-                // A block no decoder knows: the trailer must at least end the body.
-                return try reader.byte(at: reader.count - 1) == 0x3B ? .complete : missing
+                return .unknownBlock
             }
         }
     }

@@ -70,7 +70,7 @@ final class MediaClassifier: Sendable {
             return .failure(
                 TransferFailure(reason: .unsupportedType, detail: "detected \(detected()), which neither iOS nor Android shows"))
         }
-        media.animatedFormat = AnimatedImage.animatedFormat(mime: mime, bytes: bytes, file: isoMedia)
+        media.animation = AnimatedImage.animation(mime: mime, bytes: bytes, file: isoMedia)
         if mime.lowercased() == "image/jpeg" { media.exifOrientation = ExifOrientation.orientation(ofJPEG: bytes) }
         if media.kind == .video { media.videoCodec = isoMedia?.videoSampleEntries.first }
         return .success(media)

@@ -44,9 +44,9 @@ struct MediaType: Hashable, Sendable {
     var kind: MediaKind
     /// The suffix the file gets, without the dot: iOS picks the type from it.
     var fileExtension: String
-    /// For an animated image other than GIF, the format's name ("WebP"): Android draws its first
-    /// frame only.
-    var animatedFormat: String? = nil
+    /// Whether the image's first bytes show an animation (`AnimatedImage`): Android draws its
+    /// first frame only.
+    var animation: AnimatedImage.Animation = .still
     /// For a JPEG, the orientation (2 to 8) its Exif metadata asks of a viewer, when its first
     /// bytes hold it (`ExifOrientation`); `nil` for none and for 1 (as stored). iOS applies it;
     /// Android's `BitmapFactory` draws the picture as stored.

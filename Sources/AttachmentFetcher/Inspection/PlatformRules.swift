@@ -66,9 +66,6 @@ struct PlatformRules: Sendable {
     /// AV1 video plays on iPhones that decode it in hardware (the A17 Pro's and later chips).
     static let iOSAV1Warning = "the video is AV1, which plays only on iPhones that decode it in hardware (iPhone 15 Pro, the iPhone 16 family and later)"
 
-    /// Android decodes a GIF as a still picture (FCM: "Animated GIF and video only work on iOS").
-    static let androidGIFWarning = "Android draws only the first frame of a GIF: an animation does not play"
-
     /// The Android warning for a JPEG whose Exif orientation (2 to 8) asks to be turned or
     /// mirrored: the SDK that draws it decodes with `BitmapFactory`, which ignores the tag, and
     /// shows the picture as stored. FCM's display (`ImageDownload`: `BitmapFactory.decodeByteArray`),
@@ -100,9 +97,16 @@ struct PlatformRules: Sendable {
         }
     }
 
-    /// Android's `BitmapFactory` decodes one still image of an animated WebP, PNG or AVIF.
+    /// Android's `BitmapFactory` decodes one still image of an animated GIF, WebP, PNG or AVIF
+    /// (FCM: "Animated GIF and video only work on iOS").
     static func androidAnimationWarning(_ format: String) -> String {
         "Android draws only the first frame of an animated \(format): the animation does not play"
+    }
+
+    /// The same for an image whose bytes in view cannot tell whether it is animated (a GIF whose
+    /// first image runs past them): worded to be true either way.
+    static func androidPerhapsAnimatedWarning(_ format: String) -> String {
+        "if the \(format) is animated, Android draws only its first frame: the animation does not play"
     }
 
     /// The vendors whose iOS extension names the file after the name URLSession suggests for
@@ -189,8 +193,13 @@ struct PlatformRules: Sendable {
         if case .since(let version) = support {
             warnings.append("\(platform.displayName) shows \(media.mime) only from \(version) on")
         }
-        if platform == .android, media.fileExtension == "gif" { warnings.append(Self.androidGIFWarning) }
-        if platform == .android, let format = media.animatedFormat { warnings.append(Self.androidAnimationWarning(format)) }
+        if platform == .android {
+            switch media.animation {
+            case .animated(let format): warnings.append(Self.androidAnimationWarning(format))
+            case .perhaps(let format): warnings.append(Self.androidPerhapsAnimatedWarning(format))
+            case .still: break
+            }
+        }
         if platform == .android, let orientation = media.exifOrientation {
             warnings.append(Self.androidOrientationWarning(orientation, drawnBy: vendor))
         }
