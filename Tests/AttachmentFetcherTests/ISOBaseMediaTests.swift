@@ -62,6 +62,16 @@ struct ISOBaseMediaTests {
         #expect(AttachmentTypes.refined("application/octet-stream", file: ISOBaseMedia(unknown)) == "application/octet-stream")
     }
 
+    @Test("The video codec: the sample entry in view, else the av01 brand")
+    func videoCodec() throws {
+        #expect(ISOBaseMedia(try Self.prefix("clip-av1.mp4"))?.videoCodec == "av01")
+        let late = try #require(ISOBaseMedia(try Self.prefix("clip-av1-moov-last.mp4")))
+        #expect(late.videoSampleEntries == [] && late.brands.contains("av01") && late.videoCodec == "av01")
+        #expect(ISOBaseMedia(try Self.prefix("clip.mp4"))?.videoCodec == "avc1")
+        // Brands alone without av01: unknown.
+        #expect(ISOBaseMedia(Self.box("ftyp", Array("isom".utf8) + [0, 0, 2, 0] + Array("isomiso2mp41".utf8)))?.videoCodec == nil)
+    }
+
     @Test("Hostile boxes: sizes of 0, 1 (64-bit), too small, past the end, and endless tiny boxes")
     func hostileBoxes() {
         let ftyp = Self.box("ftyp", Array("isom".utf8) + [0, 0, 0, 0] + Array("mp41".utf8))

@@ -35,6 +35,14 @@ struct ISOBaseMedia: Equatable, Sendable {
         readTracks(bytes, from: ftyp.end)
     }
 
+    /// The video codec as far as the bytes in view tell: the first video track's sample entry;
+    /// when no video track's sample entry is in view (a `moov` past them), `av01` for a file
+    /// listing the `av01` brand, which the AV1 Codec ISO Media File Format Binding gives files
+    /// holding AV1 tracks (ffmpeg writes it); otherwise `nil`.
+    var videoCodec: String? {
+        videoSampleEntries.first ?? (brands.contains("av01") ? "av01" : nil)
+    }
+
     /// Whether any brand is one of `names`.
     func hasBrand(_ names: Set<String>) -> Bool { brands.contains(where: names.contains) }
 

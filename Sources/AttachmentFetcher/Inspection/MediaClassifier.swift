@@ -72,7 +72,7 @@ final class MediaClassifier: Sendable {
         }
         media.animation = AnimatedImage.animation(mime: mime, bytes: bytes, file: isoMedia)
         if mime.lowercased() == "image/jpeg" { media.exifOrientation = ExifOrientation.orientation(ofJPEG: bytes) }
-        if media.kind == .video { media.videoCodec = isoMedia?.videoSampleEntries.first }
+        if media.kind == .video { media.videoCodec = isoMedia?.videoCodec }
         return .success(media)
     }
 

@@ -52,7 +52,8 @@ struct MediaType: Hashable, Sendable {
     /// Android's `BitmapFactory` draws the picture as stored.
     var exifOrientation: Int? = nil
     /// For MPEG-4 video, its video track's codec (the first sample entry's type: `avc1`,
-    /// `hvc1`, `av01`…), when the first bytes show it.
+    /// `hvc1`, `av01`…), when the first bytes show it; with the `moov` out of view, `av01` for a
+    /// file listing that brand (`ISOBaseMedia.videoCodec`).
     var videoCodec: String? = nil
 }
 
