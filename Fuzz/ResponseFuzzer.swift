@@ -4,7 +4,7 @@ import Foundation
 /// fetcher parses itself: response headers (`HTTPHeader`, the cache's `HTTPFreshness` of a
 /// response and of the redirects before it, `HTTPDate`, `SuggestedFileName`'s reading of
 /// `Content-Disposition`), bodies (each format's `BodyCompleteness` walk, `ISOBaseMedia`,
-/// `AnimatedImage`) and a cache entry's metadata attribute (`CacheEntryMetadata.decode`).
+/// `AnimatedImage`, `ExifOrientation`) and a cache entry's metadata attribute (`CacheEntryMetadata.decode`).
 /// `scripts/fuzz.sh` builds it with `-sanitize=fuzzer,address` from those sources alone.
 ///
 /// The first byte chooses what the rest is: a header block (even), a body of one of the
@@ -69,7 +69,10 @@ private func checkBody(_ bytes: [UInt8], selector: Int) {
         precondition(file.brands.first == file.majorBrand, "the major brand not first")
     }
     for mime in ["image/webp", "image/png", "image/avif", "image/gif"] {
-        _ = AnimatedImage.animatedFormat(mime: mime, bytes: bytes, file: file)
+        _ = AnimatedImage.animation(mime: mime, bytes: bytes, file: file)
+    }
+    if let orientation = ExifOrientation.orientation(ofJPEG: bytes) {
+        precondition((2...8).contains(orientation), "an orientation outside 2 to 8: \(orientation)")
     }
     // What the classifier makes of libmagic's answer and the same bytes.
     for mime in ["application/octet-stream", "video/mp4", "audio/mp4", "audio/mpeg", "image/heic", "video/quicktime"] {

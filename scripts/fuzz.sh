@@ -33,9 +33,9 @@ build() {
 }
 build payload-fuzzer Sources/AttachmentFetcher/Payload/*.swift Sources/AttachmentFetcher/Content/*.swift \
     Sources/AttachmentFetcher/Outcome.swift Sources/AttachmentFetcher/OutcomeJSON.swift Sources/AttachmentFetcher/Hex.swift \
-    Sources/AttachmentFetcher/Inspection/MediaType.swift Sources/AttachmentFetcher/Inspection/ISOBaseMedia.swift \
+    Sources/AttachmentFetcher/Inspection/{MediaType,ISOBaseMedia,AnimatedImage,BodyCompleteness}.swift \
     Fuzz/PayloadFuzzer.swift
-build response-fuzzer Sources/AttachmentFetcher/Inspection/{BodyCompleteness,AnimatedImage,ISOBaseMedia,MediaType}.swift \
+build response-fuzzer Sources/AttachmentFetcher/Inspection/{BodyCompleteness,AnimatedImage,ExifOrientation,ISOBaseMedia,MediaType}.swift \
     Sources/AttachmentFetcher/Cache/{HTTPHeader,HTTPFreshness,CacheEntryMetadata}.swift \
     Sources/AttachmentFetcher/Transfer/{SuggestedFileName,RedirectResponse}.swift \
     Fuzz/ResponseFuzzer.swift
