@@ -164,6 +164,13 @@ struct OutcomeDraft {
                 // payload's own platform's.
                 let own = judges.first { $0.platform == notification?.platform } ?? judges.first
                 failures.append((attachment, own.map(failure.judged) ?? failure))
+                // Several vendors' iOS extensions attach an error response's body all the same.
+                if let response = failure.errorResponse, judges.contains(where: { $0.platform == .ios }),
+                    notification(on: .ios)?.serviceExtension != false,
+                    let warning = VendorFileNaming.errorResponseWarning(vendor: draft.vendor, response: response, url: reported)
+                {
+                    draft.warnings.append(warning)
+                }
                 for judge in judges where refusals[judge.platform] == nil { refusals[judge.platform] = failure.judged(by: judge) }
             }
         }

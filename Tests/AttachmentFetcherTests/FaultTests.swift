@@ -15,6 +15,30 @@ struct FaultTests {
         }
     }
 
+    @Test("An error response with a body: iPhones with Firebase, OneSignal, Airship, CleverTap, Iterable or Customer.io attach it all the same (their extensions check no status), which a warning says, with and without the cache; none for Braze, for an iPhone that runs no extension, or for Android", arguments: [false, true])
+    func errorResponseBodies(cached: Bool) async throws {
+        try await Fixture.with(cached: cached) { fixture in
+            // The mock CDN's 404 is an HTML page (nginx's test has a placeholder image).
+            let url = fixture.server.url("/media/placeholder.jpg?status=404")
+            func statusWarnings(_ payload: String) async -> [String] {
+                let outcome = await fixture.fetcher.process(Data(payload.utf8))
+                #expect(outcome.status == .original && outcome.detail?.contains("HTTP 404") == true, "\(payload) \(outcome.detail ?? "")")
+                return outcome.warnings.filter { $0.contains("does not check the status") }
+            }
+            let firebase = await statusWarnings(#"{"aps":{"alert":"x","mutable-content":1},"fcm_options":{"image":"\#(url)"}}"#)
+            #expect(firebase == [
+                "\(url) answered HTTP 404 with a body served as text/html: Firebase's iOS extension does not check the status, so iPhones attach that body if iOS takes it for an image, a sound or a video (a CDN's placeholder image, say); its body was not downloaded, so whether it is one is not judged"
+            ])
+            let oneSignal = await statusWarnings(#"{"aps":{"alert":"x","mutable-content":1},"custom":{"i":"n"},"att":{"id":"\#(url)"}}"#)
+            #expect(oneSignal.count == 1 && oneSignal[0].contains("OneSignal's iOS extension"))
+            let iterable = await statusWarnings(#"{"aps":{"alert":"x","mutable-content":1},"itbl":{"attachment-url":"\#(url)"}}"#)
+            #expect(iterable.count == 1 && iterable[0].contains("Iterable's iOS extension"))
+            #expect(await statusWarnings(String(decoding: Payloads.braze(url: url), as: UTF8.self)).isEmpty)
+            #expect(await statusWarnings(#"{"aps":{"alert":"x"},"fcm_options":{"image":"\#(url)"}}"#).isEmpty, "no service extension runs")
+            #expect(await statusWarnings(#"{"message":{"android":{"notification":{"title":"T","image":"\#(url)"}}}}"#).isEmpty, "Android")
+        }
+    }
+
     @Test("A 206 to a request for the whole file is attached when its Content-Range names every byte (URLSession hands that on as the file), and is http-status otherwise")
     func partialContent() async throws {
         try await Fixture.with { fixture in

@@ -133,4 +133,13 @@ struct HTTPHeaderTests {
         #expect(silent.bounded(by: year, defaultLifetime: .seconds(900)).lifetime == .seconds(900))
         #expect(silent.bounded(by: [RedirectResponse(status: 301, headerBlock: "")], defaultLifetime: .seconds(900)).lifetime == nil)
     }
+
+    @Test("An error response's Content-Type is quoted only in the shape a media type has")
+    func errorResponseContentType() {
+        #expect(TransferFailure.ErrorResponse.mediaType(of: "Image/PNG; charset=binary") == "image/png")
+        #expect(TransferFailure.ErrorResponse.mediaType(of: "text/html") == "text/html")
+        for hostile in ["text/html\u{1B}[31m", "image", "a/b/c", "/png", "image/ png", "image/pñg", "image/" + String(repeating: "x", count: 100), "", nil] {
+            #expect(TransferFailure.ErrorResponse.mediaType(of: hostile) == nil, "\(String(describing: hostile))")
+        }
+    }
 }

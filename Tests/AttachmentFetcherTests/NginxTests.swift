@@ -11,12 +11,13 @@ import Testing
 struct NginxTests {
     /// One batch through the CLI, without a cache or with the one at `cache`: each line's
     /// outcome, by index.
-    static func runBatch(_ urls: [String], nginx: Nginx, cache: String? = nil) async throws -> [[String: Any]] {
+    static func runBatch(
+        _ urls: [String], nginx: Nginx, cache: String? = nil,
+        payload: (String) -> String = { #"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#($0)"}}}"# }
+    ) async throws -> [[String: Any]] {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let lines = urls.map { url in
-            #"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"ab":{"att":{"url":"\#(url)"}}}"#
-        }
+        let lines = urls.map(payload)
         let batch = directory + "/batch.jsonl"
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: batch))
         let result = try await CommandRunner.run(
@@ -82,6 +83,29 @@ struct NginxTests {
         let log = try String(contentsOfFile: nginx.accessLogPath, encoding: .utf8)
         #expect(log.contains("https HTTP/2.0 /media/photo.jpg"), "\(log.prefix(2000))")
         #expect(log.contains("http HTTP/1.1 /media/photo.jpg"))
+    }
+
+    @Test("A 404 that carries a placeholder image (nginx's error_page): http-status, and for Firebase's iOS extension, which attaches it all the same, a warning naming the type nginx served; none for Braze, nor for an empty 404")
+    func errorResponseBodies() async throws {
+        try await Nginx.with { nginx in
+            let urls = [nginx.httpsBase + "/placeholder/missing.jpg", nginx.httpsBase + "/media/missing.jpg", nginx.httpsBase + "/gone-empty/missing.jpg"]
+            let firebase = try await Self.runBatch(urls, nginx: nginx) {
+                #"{"aps":{"alert":{"title":"T","body":"B"},"mutable-content":1},"fcm_options":{"image":"\#($0)"}}"#
+            }
+            let braze = try await Self.runBatch(urls, nginx: nginx)
+            for outcome in firebase + braze {
+                #expect(outcome["reason"] as? String == "http-status" && (outcome["detail"] as? String)?.hasPrefix("HTTP 404") == true)
+            }
+            func statusWarnings(_ outcome: [String: Any]) -> [String] {
+                (outcome["warnings"] as? [String] ?? []).filter { $0.contains("does not check the status") }
+            }
+            #expect(statusWarnings(firebase[0]) == [
+                "\(urls[0]) answered HTTP 404 with a body served as image/png: Firebase's iOS extension does not check the status, so iPhones attach that body if iOS takes it for an image, a sound or a video (a CDN's placeholder image, say); its body was not downloaded, so whether it is one is not judged"
+            ])
+            #expect(statusWarnings(firebase[1]).count == 1 && statusWarnings(firebase[1])[0].contains("served as text/html"))
+            #expect(statusWarnings(firebase[2]).isEmpty, "an empty 404 gives the extension nothing to attach")
+            #expect(braze.allSatisfy { statusWarnings($0).isEmpty })
+        }
     }
 
     @Test("The cache against nginx's own validators and freshness: a spike is one request, a no-cache body is revalidated with a 304 and served again, an expires one is not asked again")
@@ -180,6 +204,7 @@ struct Nginx: Sendable {
         try FileManager.default.copyItem(atPath: Fixture.mediaDirectory, toPath: media)
         try FileManager.default.copyItem(atPath: media + "/logo.png", toPath: media + "/with space.png")
         try FileManager.default.copyItem(atPath: media + "/logo.png.gz", toPath: root + "/gz/logo.png.gz")
+        FileManager.default.createFile(atPath: root + "/nothing.bin", contents: Data())
         let (httpPort, httpsPort) = (try freePort(), try freePort())
         let redirects = (1...20).map { hop in
             "location = /r/\(hop) { return 302 \(hop == 20 ? "/media/photo.jpg" : "/r/\(hop + 1)"); }"
@@ -215,6 +240,8 @@ struct Nginx: Sendable {
         let locations = """
             location /gz/ { gzip_static always; gunzip off; }
             location = /empty { return 204; }
+            location /placeholder/ { alias \(root)/media/; error_page 404 /media/logo.png; }
+            location /gone-empty/ { alias \(root)/media/; error_page 404 /nothing.bin; }
             location /revalidate/ { alias \(root)/media/; add_header Cache-Control "no-cache"; }
             location /week/ { alias \(root)/media/; expires 7d; }
             location = /r/0 { return 302 /r/1; }

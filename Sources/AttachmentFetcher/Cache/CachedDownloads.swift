@@ -409,7 +409,9 @@ final class CachedDownloads: Sendable {
     private func rememberedFailure(_ key: CacheKey) -> TransferFailure? {
         let now = store.clock.instant()
         guard let remembered = failures.withLock({ $0.recall(key, now: now) }) else { return nil }
-        return TransferFailure(reason: remembered.reason, detail: "\(remembered.detail) (a recent failure, not retried yet)")
+        var failure = TransferFailure(reason: remembered.reason, detail: "\(remembered.detail) (a recent failure, not retried yet)")
+        failure.errorResponse = remembered.errorResponse
+        return failure
     }
 
     /// Failures that say something about the origin; deadlines, local storage trouble and running

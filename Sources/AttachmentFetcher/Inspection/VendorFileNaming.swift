@@ -129,4 +129,34 @@ enum VendorFileNaming {
     static let cleverTapRefusal = TransferFailure(
         reason: .unsupportedType,
         detail: "CleverTap's iOS extension names the file from ct_mediaType (image .jpg, video .mp4, audio .mp3 exactly) and otherwise from the response's MIME type (image/jpeg, image/png or image/gif alone); here neither gives one, so the name ends in a bare dot and iOS attaches nothing, whatever the bytes: set ct_mediaType to image, video or audio, or serve the file with its image type")
+
+    /// The vendors whose iOS extension attaches an error response's body as if it were the
+    /// file: each checks only that the download did not fail, and URLSession's download task
+    /// does not fail on a 4xx or 5xx. Firebase (`FIRMessagingExtensionHelper.m`: `if (error !=
+    /// nil)`), OneSignal (`OneSignalAttachmentHandler.m`: only an announced length over 50 MB is
+    /// refused), Airship (`AirshipNotificationMutationProvider.swift`: the response is read for
+    /// its MIME type alone), CleverTap (`CTNotificationServiceExtension.m`), Iterable
+    /// (`ITBNotificationServiceExtension.swift`) and Customer.io (`HttpRequestRunner.swift`,
+    /// the rich-push download). Braze's and MoEngage's extensions ship as binary frameworks:
+    /// whether they check is not public, so they get no warning.
+    static let attachErrorResponses: Set<Vendor> = [.firebase, .oneSignal, .airship, .cleverTap, .iterable, .customerIO]
+
+    /// The warning for an error response of `url` (a 4xx or 5xx with a body) when `vendor`'s iOS
+    /// extension attaches whatever body comes back, such as a CDN's placeholder image; `nil`
+    /// for other vendors and for an announced empty body. The body is not downloaded, so its
+    /// type is the one the origin names, and whether iOS takes it is not judged.
+    static func errorResponseWarning(vendor: Vendor?, response: TransferFailure.ErrorResponse, url: String) -> String? {
+        guard let vendor, attachErrorResponses.contains(vendor), response.announcedLength != 0 else { return nil }
+        let name: String
+        switch vendor {
+        case .firebase: name = "Firebase"
+        case .oneSignal: name = "OneSignal"
+        case .airship: name = "Airship"
+        case .cleverTap: name = "CleverTap"
+        case .iterable: name = "Iterable"
+        default: name = "Customer.io"
+        }
+        let served = response.contentType.map { "a body served as \($0)" } ?? "a body of no stated type"
+        return "\(url) answered HTTP \(response.status) with \(served): \(name)'s iOS extension does not check the status, so iPhones attach that body if iOS takes it for an image, a sound or a video (a CDN's placeholder image, say); its body was not downloaded, so whether it is one is not judged"
+    }
 }

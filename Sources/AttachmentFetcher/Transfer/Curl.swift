@@ -545,6 +545,13 @@ final class CurlEasy {
         return .microseconds(Int64(microseconds))
     }
 
+    /// The last response's `Content-Type` value as libcurl read it, `nil` without one.
+    var contentType: String? {
+        var type: UnsafeMutablePointer<CChar>?
+        guard CCurl_easy_getinfo_string(handle, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK, let type else { return nil }
+        return String(cString: type)
+    }
+
     /// The URL last fetched, after redirects.
     var effectiveURL: String? {
         var url: UnsafeMutablePointer<CChar>?

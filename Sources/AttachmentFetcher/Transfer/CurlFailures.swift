@@ -143,7 +143,11 @@ struct CurlFailures {
         case .httpReturnedError where easy.proxyConnectCode >= 300:
             return TransferFailure(reason: .network, detail: "the proxy refused the tunnel to the origin: HTTP \(easy.proxyConnectCode)")
         case .httpReturnedError:
-            return TransferFailure(reason: .httpStatus, detail: "HTTP \(easy.responseCode)")
+            var failure = TransferFailure(reason: .httpStatus, detail: "HTTP \(easy.responseCode)")
+            failure.errorResponse = .init(
+                status: easy.responseCode, contentType: TransferFailure.ErrorResponse.mediaType(of: easy.contentType),
+                announcedLength: easy.contentLength)
+            return failure
         case .fileSizeExceeded:
             return policy.ceilingExceeded
         case .writeError:

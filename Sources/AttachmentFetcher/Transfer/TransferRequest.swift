@@ -23,6 +23,32 @@ struct TransferFailure: Error, Sendable, Hashable {
     /// Whether that room is the user's quota (`EDQUOT`), of which the file system's free space
     /// says nothing.
     var roomIsQuota = false
+    /// For an origin's error response (a 4xx or 5xx, which libcurl ends at its headers): its
+    /// status, `Content-Type` and announced length. Several vendors' iOS extensions attach
+    /// such a body all the same (`VendorFileNaming.errorResponseWarning`).
+    var errorResponse: ErrorResponse? = nil
+
+    /// An error response as its headers describe it; its body is not downloaded.
+    struct ErrorResponse: Sendable, Hashable {
+        var status: Int
+        /// The media type of its `Content-Type`, lower-cased, without parameters; `nil` without one.
+        var contentType: String?
+        /// Its announced `Content-Length`, `nil` without one.
+        var announcedLength: Int64?
+
+        /// The media type of a `Content-Type` value the origin chose, kept only in the shape
+        /// RFC 9110 gives it (`type/subtype`, token characters, at most 100 of them): it is
+        /// quoted in a warning.
+        static func mediaType(of contentType: String?) -> String? {
+            let type = HTTPHeader.mediaType(of: contentType)
+            let parts = type.split(separator: "/", omittingEmptySubsequences: false)
+            let token = { (part: Substring) in
+                !part.isEmpty && part.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "!#$%&'*+-.^_`|~".unicodeScalars.contains($0)) }
+            }
+            guard type.utf8.count <= 100, parts.count == 2, parts.allSatisfy(token) else { return nil }
+            return type
+        }
+    }
 
     init(
         reason: FallbackReason, detail: String, media: MediaType? = nil, atLeast: Int? = nil, androidDetail: String? = nil,
