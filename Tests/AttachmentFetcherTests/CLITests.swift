@@ -449,7 +449,7 @@ struct CLITests {
             for line in [
                 "android notification:", "title: T", "body: B", "summary: Sub", "expanded text: B", "badge: 3",
                 "sound: the channel's (the default channel); default before Android 8",
-                "buttons: [Open → myapp://y] [Dismiss]", "tap opens: myapp://x", "picture: \(directory)/",
+                "buttons: [Open → myapp://y] [Dismiss → the app]", "tap opens: myapp://x", "picture: \(directory)/",
                 "accent colour: #FF00CC66",
             ] {
                 #expect(shown.stdout.unwrapped.contains(line), "\(line) in \(shown.stdout)")

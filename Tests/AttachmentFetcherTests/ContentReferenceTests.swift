@@ -103,7 +103,7 @@ struct ContentReferenceTests {
         #expect(iterable.warnings.contains { $0.contains("aps.category 'cat1'") }, "\(iterable.warnings)")
         // Without a category the payload's buttons are the category the SDK's extension makes.
         let own = try ReadPayload(#"{"aps":{"alert":"x","mutable-content":1},"custom":{"i":"n"},"buttons":[{"i":"yes","n":"Yes"}]}"#)
-        #expect(own.content?.buttons == [Button(id: "yes", title: "Yes")] && own.warnings.isEmpty)
+        #expect(own.content?.buttons == [Button(id: "yes", title: "Yes", tap: .opensApp)] && own.warnings.isEmpty)
     }
 
     @Test("iOS without aps.mutable-content runs no service extension: OneSignal's badge_inc and buttons, Iterable's buttons and Airship's content override do not happen")
@@ -119,7 +119,7 @@ struct ContentReferenceTests {
         let withExtension = try ReadPayload(#"{"aps":{"alert":"B","badge":3,"mutable-content":1},"custom":{"i":"n","badge_inc":1},"buttons":[{"i":"yes","n":"Yes"}]}"#)
         #expect(withExtension.content?.serviceExtension == true)
         #expect(withExtension.content?.badge == .increment(1))
-        #expect(withExtension.content?.buttons == [Button(id: "yes", title: "Yes")] && withExtension.warnings.isEmpty, "\(withExtension.warnings)")
+        #expect(withExtension.content?.buttons == [Button(id: "yes", title: "Yes", tap: .opensApp)] && withExtension.warnings.isEmpty, "\(withExtension.warnings)")
         let iterable = try ReadPayload(#"{"aps":{"alert":"x"},"itbl":{"messageId":"m","actionButtons":[{"identifier":"open","title":"Open"}]}}"#)
         #expect(iterable.content?.buttons == [])
         #expect(iterable.warnings.contains { $0.contains("itbl.actionButtons") && $0.contains("mutable-content") }, "\(iterable.warnings)")
@@ -128,7 +128,7 @@ struct ContentReferenceTests {
         #expect(airship.warnings.contains { $0.hasPrefix("com.urbanairship.media_attachment.content") && $0.contains("mutable-content") }, "\(airship.warnings)")
         // OneSignal's minified form is shown by the SDK itself, without an extension: its buttons stand.
         let minified = try ReadPayload(#"{"aps":{"content-available":1},"m":{"title":"T","body":"B"},"o":[{"i":"ok","n":"OK"}],"custom":{"i":"n"}}"#)
-        #expect(minified.content?.buttons == [Button(id: "ok", title: "OK")], "\(minified.warnings)")
+        #expect(minified.content?.buttons == [Button(id: "ok", title: "OK", tap: .opensApp)], "\(minified.warnings)")
         #expect(minified.warnings == [ContentReader.oneSignalShownByTheAppWarning], "\(minified.warnings)")
         // Android needs no extension.
         let android = try ReadPayload(#"{"_ab":"true","t":"T","a":"B"}"#)
@@ -142,10 +142,10 @@ struct ContentReferenceTests {
         }
         // A built-in group: all its buttons, titled, each with its actions when it has any.
         let builtIn = try android(#","com.urbanairship.interactive_type":"ua_shop_now_share","com.urbanairship.interactive_actions":"{\"share\":{\"^u\":\"https://example.com/s\"}}""#)
-        #expect(builtIn.content?.buttons == [Button(id: "shop_now", title: "Shop Now"), Button(id: "share", title: "Share", url: "https://example.com/s")])
+        #expect(builtIn.content?.buttons == [Button(id: "shop_now", title: "Shop Now", tap: .opensApp), Button(id: "share", title: "Share", url: "https://example.com/s")])
         #expect(builtIn.warnings.isEmpty, "\(builtIn.warnings)")
         let noActions = try android(#","com.urbanairship.interactive_type":"ua_icons_happy_sad""#)
-        #expect(noActions.content?.buttons == [Button(id: "happy", title: "😀"), Button(id: "sad", title: "😞")])
+        #expect(noActions.content?.buttons == [Button(id: "happy", title: "😀", tap: .dismisses), Button(id: "sad", title: "😞", tap: .dismisses)])
         // Actions without a group: Airship adds no buttons.
         let noGroup = try android(#","com.urbanairship.interactive_actions":"{\"yes\":{\"^d\":\"myapp://yes\"}}""#)
         #expect(noGroup.content?.buttons == [])
@@ -160,7 +160,7 @@ struct ContentReferenceTests {
 
         // iOS: Airship registers the same groups as categories.
         let iOS = try ReadPayload(#"{"aps":{"alert":"B","category":"ua_yes_no_foreground"},"_":"s","com.urbanairship.interactive_actions":{"yes":{"^d":"myapp://yes"}}}"#)
-        #expect(iOS.content?.buttons == [Button(id: "yes", title: "Yes", url: "myapp://yes"), Button(id: "no", title: "No")])
+        #expect(iOS.content?.buttons == [Button(id: "yes", title: "Yes", url: "myapp://yes"), Button(id: "no", title: "No", tap: .dismisses)])
         let noCategory = try ReadPayload(#"{"aps":{"alert":"B"},"_":"s","com.urbanairship.interactive_actions":{"yes":{"^d":"myapp://yes"}}}"#)
         #expect(noCategory.content?.buttons == [])
         #expect(noCategory.warnings.contains { $0.contains("aps.category") && $0.contains("no buttons") }, "\(noCategory.warnings)")
@@ -520,10 +520,10 @@ struct ContentReferenceTests {
         #expect(legacy.content?.openURL == "https://example.com/l" && legacy.content?.sound == "chime")
 
         let wrapped = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":{"o":[{"i":"fav","n":"Favorite"}]}}}"#)
-        #expect(wrapped.content?.buttons == [Button(id: "fav", title: "Favorite")])
+        #expect(wrapped.content?.buttons == [Button(id: "fav", title: "Favorite", tap: .opensApp)])
         // actionbuttons is read in the os_data format only (OSNotification.m's parseOSDataPayload).
         let actionButtons = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n"},"actionbuttons":[{"n":"Later"}]}"#)
-        #expect(actionButtons.content?.buttons == [Button(id: "Later", title: "Later")])
+        #expect(actionButtons.content?.buttons == [Button(id: "Later", title: "Later", tap: .opensApp)])
 
         let landing = try ReadPayload(#"{"aps":{"alert":"x"},"_":"s","com.urbanairship.metadata":"m","^p":"https://example.com/page"}"#)
         #expect(landing.content?.openURL == "https://example.com/page" && landing.content?.openInWebview == true)

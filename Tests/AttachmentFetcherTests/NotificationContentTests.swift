@@ -156,7 +156,7 @@ struct NotificationContentTests {
         #expect(android.vendor == .airship && android.platform == .android && data.visible)
         #expect(data.body == "B" && data.title == "T" && data.summary == "S" && data.openURL == "myapp://x")
         #expect(data.expandedTitle == "T" && data.expandedText == "S")
-        #expect(data.category == nil && data.buttons == [Button(id: "yes", title: "Yes", url: "myapp://yes"), Button(id: "no", title: "No")])
+        #expect(data.category == nil && data.buttons == [Button(id: "yes", title: "Yes", url: "myapp://yes"), Button(id: "no", title: "No", tap: .dismisses)])
         #expect(data.channel == "news" && data.priority == 1 && data.campaignID == "send-id" && data.extras == ["promo": .string("42")])
         #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"] && android.warnings.isEmpty)
 
@@ -167,7 +167,7 @@ struct NotificationContentTests {
     @Test("OneSignal iOS as its extension makes it: two buttons in reverse order; badge_inc 0 is no increment, a string of digits is one")
     func oneSignalExtensionQuirks() throws {
         let two = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"custom":{"i":"n"},"buttons":[{"i":"yes","n":"Yes"},{"i":"no","n":"No"}]}"#)
-        #expect(two.content?.buttons == [Button(id: "no", title: "No"), Button(id: "yes", title: "Yes")])
+        #expect(two.content?.buttons == [Button(id: "no", title: "No", tap: .opensApp), Button(id: "yes", title: "Yes", tap: .opensApp)])
         #expect(two.warnings.contains { $0.contains("reverse") && $0.contains("buttons") }, "\(two.warnings)")
         let three = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":[{"i":"a","n":"A"},{"i":"b","n":"B"},{"i":"c","n":"C"}]}}"#)
         #expect(three.content?.buttons.map(\.id) == ["a", "b", "c"])
@@ -186,7 +186,7 @@ struct NotificationContentTests {
         let rich = try ReadPayload(#"{"aps":{"content-available":1,"category":"cat"},"m":"Hi","o":[{"n":"OK"}],"at":{"x":"https://cdn.example.com/a.jpg"},"b":0,"custom":{"i":"n","badge_inc":2}}"#)
         let content = try #require(rich.content)
         #expect(content.visible && content.body == "Hi" && content.sound == "default" && content.badge == nil)
-        #expect(content.buttons == [Button(id: "OK", title: "OK")])
+        #expect(content.buttons == [Button(id: "OK", title: "OK", tap: .opensApp)])
         #expect(rich.pictureURLs == ["https://cdn.example.com/a.jpg"])
         let osData = try ReadPayload(#"{"aps":{"content-available":1},"os_data":{"i":"n","buttons":{"m":"Hi","s":"chime","b":3,"o":[{"i":"a","n":"A"},{"i":"b","n":"B"}],"at":{"x":"https://cdn.example.com/b.jpg"}}}}"#)
         #expect(osData.content?.visible == true && osData.content?.sound == "chime" && osData.content?.badge == .set(3))
@@ -202,18 +202,18 @@ struct NotificationContentTests {
         #expect(content.badge == .increment(1) && content.badge?.count(from: 4) == 5 && content.threadID == "orders")
         #expect(content.openURL == "https://example.com" && content.campaignID == "notif-uuid")
         #expect(content.extras == ["order": .string("7")])
-        #expect(content.buttons == [Button(id: "no", title: "No"), Button(id: "yes", title: "Yes")])
+        #expect(content.buttons == [Button(id: "no", title: "No", url: "https://example.com"), Button(id: "yes", title: "Yes", url: "https://example.com")])
         #expect(legacy.pictureURLs == ["https://cdn.example.com/a.jpg"])
 
         let osData = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"notif-uuid","u":"myapp://x","ti":"tmpl","tn":"Template","badge_inc":-1,"buttons":[{"i":"fav","n":"Favorite","icon_type":"system","path":"star"}],"att":{"img":"https://cdn.example.com/a.jpg"}},"order":"7"}"#)
         #expect(osData.content?.badge == .increment(-1) && osData.content?.badge?.count(from: 0) == 0)
         #expect(osData.content?.openURL == "myapp://x" && osData.content?.extras == ["order": .string("7")])
-        #expect(osData.content?.buttons == [Button(id: "fav", title: "Favorite")])
+        #expect(osData.content?.buttons == [Button(id: "fav", title: "Favorite", url: "myapp://x")])
 
         let minified = try ReadPayload(#"{"aps":{"content-available":1},"m":{"title":"T","body":"B"},"b":2,"s":"default","o":[{"i":"ok","n":"OK"}],"custom":{"i":"notif-uuid"}}"#)
         #expect(minified.vendor == .oneSignal && minified.content?.visible == true)
         #expect(minified.content?.title == "T" && minified.content?.badge == .set(2) && minified.content?.sound == "default")
-        #expect(minified.content?.buttons == [Button(id: "ok", title: "OK")])
+        #expect(minified.content?.buttons == [Button(id: "ok", title: "OK", tap: .opensApp)])
 
         let android = try ReadPayload(#"{"title":"T","alert":"B","bicon":"https://cdn.example.com/a.jpg","licon":"https://cdn.example.com/i.png","sound":"chime","pri":"9","grp":"orders","collapse_key":"order-7","custom":"{\"i\":\"notif-uuid\",\"u\":\"https://example.com\",\"a\":{\"order\":\"7\"}}","o":"[{\"i\":\"yes\",\"n\":\"Yes\",\"p\":\"ic_yes\"},{\"n\":\"Later\"}]"}"#)
         let data = try #require(android.content)
@@ -221,7 +221,7 @@ struct NotificationContentTests {
         #expect(data.title == "T" && data.body == "B" && data.largeIconURL == "https://cdn.example.com/i.png")
         #expect(data.sound == "chime" && data.priority == 2 && data.threadID == "orders")
         #expect(data.openURL == "https://example.com" && data.campaignID == "notif-uuid" && data.extras == ["order": .string("7")])
-        #expect(data.buttons == [Button(id: "yes", title: "Yes"), Button(id: "Later", title: "Later")])
+        #expect(data.buttons == [Button(id: "yes", title: "Yes", url: "https://example.com"), Button(id: "Later", title: "Later", url: "https://example.com")])
         #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"] && android.warnings.isEmpty)
 
         let silent = try ReadPayload(#"{"custom":"{\"i\":\"notif-uuid\",\"a\":{\"sync\":\"1\"}}"}"#)
@@ -363,7 +363,7 @@ struct NotificationContentTests {
         #expect(content.badge == .set(3) && content.campaignID == "1700000000_20260101")
         // Every data key: the click listener receives the whole payload.
         #expect(content.extras.count == 15 && content.extras["k"] == .string("v") && content.extras["wzrk_pid"] == .string("p-1"))
-        #expect(content.buttons == [Button(id: "open", title: "Open", url: "myapp://y"), Button(id: "dismiss", title: "Dismiss")])
+        #expect(content.buttons == [Button(id: "open", title: "Open", url: "myapp://y"), Button(id: "dismiss", title: "Dismiss", tap: .opensApp)])
         #expect(android.pictureURLs == ["https://cdn.example.com/a.jpg"])
         #expect(android.warnings == ["CleverTap's wzrk_sound plays only before Android 8 (API 26): from Android 8 the sound is the channel's (promos)"])
 
@@ -467,5 +467,53 @@ struct NotificationContentTests {
         // A Braze default category's buttons do what the app registered: the payload cannot say.
         let category = try buttonsJSON(#"{"aps":{"alert":"B","category":"ab_cat_yes_no"},"ab":{}}"#)
         #expect(category.contains(#"{"id":"ab_pb_yes","tap":null,"title":"Yes","url":null,"webview":false}"#), "\(category)")
+    }
+
+    @Test("Buttons without a URL of their own: OneSignal's open the app, or the notification's launch URL u (iOS and Android); CleverTap's Android ones open the app; Airship's built-in groups follow the SDK's foreground flags")
+    func buttonTapsWithoutURL() throws {
+        typealias Button = NotificationContent.Button
+        func buttons(_ text: String) throws -> [Button] { try #require(try ReadPayload(text).content).buttons }
+        #expect(try buttons(#"{"aps":{"alert":"B","mutable-content":1},"custom":{"i":"n"},"buttons":[{"i":"a","n":"A"}]}"#) == [Button(id: "a", title: "A", tap: .opensApp)])
+        #expect(
+            try buttons(#"{"aps":{"alert":"B","mutable-content":1},"custom":{"i":"n","u":"https://example.com/o"},"buttons":[{"i":"a","n":"A"}]}"#)
+                == [Button(id: "a", title: "A", url: "https://example.com/o")])
+        #expect(
+            try buttons(#"{"alert":"B","custom":"{\"i\":\"n\",\"u\":\"https://example.com/o\",\"a\":{\"actionButtons\":[{\"id\":\"b\",\"text\":\"Buy\"}]}}"}"#)
+                == [Button(id: "b", title: "Buy", url: "https://example.com/o")])
+        #expect(
+            try buttons(#"{"alert":"B","custom":"{\"i\":\"n\",\"a\":{\"actionButtons\":[{\"id\":\"b\",\"text\":\"Buy\"}]}}"}"#)
+                == [Button(id: "b", title: "Buy", tap: .opensApp)])
+        #expect(
+            try buttons(#"{"wzrk_pn":"true","nt":"T","nm":"B","wzrk_acts":"[{\"l\":\"Open\",\"dl\":\"myapp://y\",\"id\":\"open\"},{\"l\":\"Later\",\"id\":\"later\"}]"}"#)
+                == [Button(id: "open", title: "Open", url: "myapp://y"), Button(id: "later", title: "Later", tap: .opensApp)])
+        func airship(_ group: String) throws -> [Button.Tap?] {
+            try buttons(#"{"com.urbanairship.push.ALERT":"B","com.urbanairship.title":"T","com.urbanairship.interactive_type":"\#(group)"}"#).map(\.tap)
+        }
+        #expect(try airship("ua_yes_no_foreground") == [.opensApp, .dismisses])
+        #expect(try airship("ua_accept_decline_background") == [.dismisses, .dismisses])
+        #expect(try airship("ua_remind_share") == [.dismisses, .opensApp])
+        #expect(try airship("ua_rate_remind") == [.opensApp, .dismisses])
+        #expect(try airship("ua_download") == [.opensApp])
+        #expect(try airship("ua_opt_in") == [.dismisses])
+    }
+
+    @Test("aps.target-content-id and aps.alert.launch-image are kept (JSON target_content_id, launch_image) and said in the tap line; OneSignal's minified form, whose notification the app makes, keeps no target")
+    func targetContentAndLaunchImage() throws {
+        let read = try ReadPayload(#"{"aps":{"alert":{"title":"T","body":"B","launch-image":"Splash"},"target-content-id":"room-7"},"ab":{}}"#)
+        let content = try #require(read.content)
+        #expect(content.targetContentID == "room-7" && content.launchImage == "Splash")
+        let outcome = Outcome(
+            status: .original, reason: .noAttachment, detail: nil, vendor: read.vendor, attachments: [], warnings: [],
+            elapsed: .zero, payload: Data(), notification: content)
+        let line = outcome.jsonLine()
+        #expect(line.contains(#""launch_image":"Splash""#) && line.contains(#""target_content_id":"room-7""#), "\(line)")
+        let encoded = String(decoding: try JSONEncoder().encode(content), as: UTF8.self)
+        #expect(encoded.contains(#""launch_image":"Splash""#) && encoded.contains(#""target_content_id":"room-7""#), "\(encoded)")
+        let tap = content.shownLines(vendor: nil).first { $0.field == .tap }?.text
+        #expect(tap == "the app (its window for room-7), launching with Splash in place of the launch screen")
+        let plain = try #require(try ReadPayload(#"{"aps":{"alert":"B"},"ab":{}}"#).content)
+        #expect(plain.targetContentID == nil && plain.launchImage == nil && !plain.shownLines(vendor: nil).contains { $0.text.contains("window") })
+        let minified = try #require(try ReadPayload(#"{"aps":{"content-available":1,"target-content-id":"x"},"os_data":{"i":"n","buttons":{"m":"B","o":[{"i":"a","n":"A"}]}}}"#).content)
+        #expect(minified.targetContentID == nil)
     }
 }

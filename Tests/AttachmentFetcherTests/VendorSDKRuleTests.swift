@@ -127,7 +127,7 @@ struct VendorSDKRuleTests {
         #expect(broken.content?.buttons == [])
         #expect(broken.warnings.contains { $0.contains("o[1] has no text (n)") }, "\(broken.warnings)")
         let actions = try ReadPayload(#"{"alert":"B","custom":"{\"i\":\"n\",\"a\":{\"actionButtons\":[{\"id\":\"y\",\"text\":\"Yes\",\"icon\":\"ic\"}],\"actionId\":\"z\",\"k\":\"v\"}}"}"#)
-        #expect(actions.content?.buttons == [Button(id: "y", title: "Yes")])
+        #expect(actions.content?.buttons == [Button(id: "y", title: "Yes", tap: .opensApp)])
         #expect(actions.content?.extras == ["k": .string("v")])
     }
 
@@ -327,18 +327,18 @@ struct VendorSDKRuleTests {
     @Test("OneSignal iOS, as OSNotification.m parses: os_data.buttons or else actionbuttons in the os_data format (a top-level buttons list is an extra there), the top-level buttons in the original one")
     func oneSignalOSDataButtons() throws {
         let read = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n","buttons":[{"i":"a","n":"A"}]},"buttons":[{"i":"z","n":"Z"}]}"#)
-        #expect(read.content?.buttons == [Button(id: "a", title: "A")])
+        #expect(read.content?.buttons == [Button(id: "a", title: "A", tap: .opensApp)])
         #expect(read.content?.extras["buttons"] != nil)
         let topLevel = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n"},"buttons":[{"i":"z","n":"Z"}]}"#)
         #expect(topLevel.content?.buttons == [])
         let action = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"os_data":{"i":"n"},"actionbuttons":[{"n":"Later"}]}"#)
-        #expect(action.content?.buttons == [Button(id: "Later", title: "Later")])
+        #expect(action.content?.buttons == [Button(id: "Later", title: "Later", tap: .opensApp)])
         let original = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"custom":{"i":"n","buttons":[{"i":"c","n":"C"}]},"buttons":[{"i":"z","n":"Z"},{"i":"untitled"}]}"#)
-        #expect(original.content?.buttons == [Button(id: "z", title: "Z")])
+        #expect(original.content?.buttons == [Button(id: "z", title: "Z", tap: .opensApp)])
         // The minified form inside os_data: m, b and o under os_data.buttons when aps has no alert.
         let minified = try ReadPayload(#"{"aps":{"content-available":1},"os_data":{"i":"n","buttons":{"m":{"title":"T","body":"B"},"b":2,"o":[{"i":"ok","n":"OK"}]}}}"#)
         #expect(minified.content?.title == "T" && minified.content?.body == "B" && minified.content?.badge == .set(2))
-        #expect(minified.content?.buttons == [Button(id: "ok", title: "OK")])
+        #expect(minified.content?.buttons == [Button(id: "ok", title: "OK", tap: .opensApp)])
     }
 
     @Test("OneSignal iOS: the minified `o` buttons are read only in the minified form (m and no aps.alert)")
@@ -346,7 +346,7 @@ struct VendorSDKRuleTests {
         let alert = try ReadPayload(#"{"aps":{"alert":"B","mutable-content":1},"custom":{"i":"n1"},"o":[{"i":"ok","n":"OK"}]}"#)
         #expect(alert.content?.buttons == [])
         let minified = try ReadPayload(#"{"aps":{"content-available":1},"m":{"title":"T","body":"B"},"o":[{"i":"ok","n":"OK"}],"custom":{"i":"n1"}}"#)
-        #expect(minified.content?.buttons == [Button(id: "ok", title: "OK")])
+        #expect(minified.content?.buttons == [Button(id: "ok", title: "OK", tap: .opensApp)])
     }
 
     @Test("OneSignal Android: an in-app message preview (custom.a.os_in_app_message_preview_id) is not shown and fetches nothing")

@@ -1,6 +1,7 @@
 /// The APNs layer every iOS vendor inherits: `aps.alert` (a string, or title / subtitle / body
 /// and their localisation keys), `aps.badge` (absolute), `aps.sound` (a name, or a critical
-/// sound's dictionary), `category`, `thread-id`, `interruption-level`, `relevance-score`, and a
+/// sound's dictionary), `category`, `thread-id`, `interruption-level`, `relevance-score`,
+/// `target-content-id`, the alert's `launch-image`, and a
 /// warning for `filter-criteria` (a Focus filter the app sets may hold the push back).
 /// Every top-level key but `aps` is an extra until the vendor removes its own.
 ///
@@ -25,6 +26,7 @@ extension ContentReader {
             warnings.append("aps.interruption-level is '\(level)': iOS knows passive, active, time-sensitive and critical")
         }
         content.relevanceScore = fraction(aps["relevance-score"], at: "aps.relevance-score")
+        content.targetContentID = text(aps["target-content-id"], at: "aps.target-content-id")
         // A Focus filter the app sets (SetFocusFilterIntent) decides whether the push comes
         // through while that Focus is on: nothing here can tell, so it is said.
         if let criteria = text(aps["filter-criteria"], at: "aps.filter-criteria"), content.visible {
@@ -78,6 +80,7 @@ extension ContentReader {
             content.subtitleLocArgs = strings(alert["subtitle-loc-args"], at: "\(path).subtitle-loc-args")
             content.bodyLocKey = text(alert["loc-key"], at: "\(path).loc-key")
             content.bodyLocArgs = strings(alert["loc-args"], at: "\(path).loc-args")
+            content.launchImage = text(alert["launch-image"], at: "\(path).launch-image")
             for (literal, text, key, locKey) in [
                 ("title", content.title, "title-loc-key", content.titleLocKey),
                 ("subtitle", content.subtitle, "subtitle-loc-key", content.subtitleLocKey),

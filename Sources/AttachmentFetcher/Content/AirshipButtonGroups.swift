@@ -19,6 +19,23 @@ enum AirshipButtonGroups {
 
     private static let iOSCount = 27
 
+    /// Whether the button `id` of the built-in group `group` opens the app: a foreground button
+    /// (`foreground="true"` in `ua_notification_buttons.xml`, the same flags on iOS) brings the
+    /// app up; a background one runs its actions and only dismisses the notification
+    /// (`NotificationIntentProcessor`). Yes and Accept are foreground only in the `_foreground`
+    /// groups; No, Decline, Remind Me Later, Opt-in and -out, (Un)follow, Like, Dislike, More and
+    /// Less Like This, Save and the icon buttons never are.
+    static func opensApp(_ id: String, inGroup group: String) -> Bool {
+        switch id {
+        case "yes", "accept": group.hasSuffix("_foreground")
+        default: foregroundButtons.contains(id)
+        }
+    }
+
+    private static let foregroundButtons: Set<String> = [
+        "share", "download", "shop_now", "buy_now", "add", "more_info", "rate", "search", "book", "add_calendar",
+    ]
+
     private static let titles: [String: String] = [
         "yes": "Yes", "no": "No", "accept": "Accept", "decline": "Decline", "download": "Download", "share": "Share",
         "remind": "Remind Me Later", "opt_in": "Opt-in", "opt_out": "Opt-out", "follow": "Follow", "unfollow": "Unfollow",

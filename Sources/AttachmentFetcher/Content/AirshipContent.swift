@@ -88,9 +88,9 @@ extension ContentReader {
     private mutating func airshipButtons(group: String?, at path: String) {
         let actionsPath = "com.urbanairship.interactive_actions"
         let byID = object(payload[actionsPath], at: actionsPath) ?? [:]
-        func button(_ id: String, title: String?) -> NotificationContent.Button {
+        func button(_ id: String, title: String?, tap: NotificationContent.Button.Tap? = nil) -> NotificationContent.Button {
             let target = object(byID[id], at: "\(actionsPath).\(id)").flatMap { airshipActionTarget($0, at: "\(actionsPath).\(id)") }
-            return .init(id: id, title: title, url: target?.0, webview: target?.1 ?? false)
+            return .init(id: id, title: title, url: target?.0, webview: target?.1 ?? false, tap: tap)
         }
         guard let group else {
             if !byID.isEmpty { warnings.append("\(actionsPath) has actions, but \(path) names no button group: no buttons are shown") }
@@ -98,7 +98,9 @@ extension ContentReader {
             return
         }
         if let builtIn = AirshipButtonGroups.group(group, on: content.platform) {
-            content.buttons = builtIn.map { button($0.id, title: $0.title) }
+            content.buttons = builtIn.map {
+                button($0.id, title: $0.title, tap: AirshipButtonGroups.opensApp($0.id, inGroup: group) ? .opensApp : .dismisses)
+            }
         } else if content.platform == .android, group.hasPrefix("ua_") {
             warnings.append("\(path) '\(group)' is no Airship button group (and apps cannot register ua_ groups): no buttons are shown")
             content.buttons = []

@@ -109,7 +109,9 @@ extension ContentReader {
                 guard let action = object(entry, at: path),
                     let id = text(action["id"], at: "\(path).id"), let label = text(action["l"], at: "\(path).l")
                 else { continue }
-                content.buttons.append(.init(id: id, title: label, url: text(action["dl"], at: "\(path).dl")))
+                // Without a deep link, the button's intent is the app's launch intent
+                // (`INotificationRenderer`); `ac` decides only whether the notification goes.
+                content.buttons.append(.init(id: id, title: label, url: text(action["dl"], at: "\(path).dl"), tap: .opensApp))
             }
         }
         // The Push Templates module draws a push that names a template (`pt_id`) from its own

@@ -122,9 +122,13 @@ extension NotificationContent {
             lines.append(ShownLine(field: .buttons, label: "buttons", text: "the app's for category \(category)"))
         }
         let messageCenter = messageCenterID.map { $0.isEmpty ? "Message Center's inbox" : "Message Center's message \($0)" }
-        let tap =
+        var tap =
             openURL.map { "\($0)\(openInWebview ? " in a web view" : "")" + (messageCenter.map { ", then \($0)" } ?? "") }
             ?? messageCenter ?? "the app"
+        // iOS brings forward the app's window of that content, and shows that launch image
+        // while the app starts.
+        if platform == .ios, let window = targetContentID { tap += " (its window for \(window))" }
+        if platform == .ios, let image = launchImage { tap += ", launching with \(image) in place of the launch screen" }
         lines.append(ShownLine(field: .tap, label: "tap opens", text: tap))
         return lines
     }

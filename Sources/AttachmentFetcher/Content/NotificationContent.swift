@@ -154,6 +154,8 @@ public struct NotificationContent: Sendable, Hashable {
         var soundVolume: Double?
         var category: String?
         var threadID: String?
+        var targetContentID: String?
+        var launchImage: String?
         var tag: String?
         var openURL: String?
         var openInWebview: Bool = false
@@ -301,6 +303,18 @@ public struct NotificationContent: Sendable, Hashable {
     public var category: String? {
         get { fields.category }
         set { fields.category = newValue }
+    }
+    /// iOS's `aps.target-content-id`: the identifier of the app's window (scene) a tap brings
+    /// forward, where an app has several (iPad, Mac).
+    public var targetContentID: String? {
+        get { fields.targetContentID }
+        set { fields.targetContentID = newValue }
+    }
+    /// iOS's `aps.alert.launch-image`: the image or storyboard iOS shows in place of the app's
+    /// launch screen when a tap on the push launches the app.
+    public var launchImage: String? {
+        get { fields.launchImage }
+        set { fields.launchImage = newValue }
     }
     /// iOS's `thread-id`; on Android the vendor's group key.
     public var threadID: String? {

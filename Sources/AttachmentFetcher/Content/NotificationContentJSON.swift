@@ -15,6 +15,7 @@ extension NotificationContent: Encodable {
         case messageCenterID = "message_center_id", tag, ongoing
         case accentColor = "accent_color", smallIcon = "small_icon", lockScreenVisibility = "lock_screen_visibility"
         case publicVersion = "public_version", staysAfterTap = "stays_after_tap", dismissAfterSeconds = "dismiss_after_seconds"
+        case targetContentID = "target_content_id", launchImage = "launch_image"
     }
 
     /// The `"notification"` object of the CLI's JSON: the contract's fields always (`null` when
@@ -67,6 +68,8 @@ extension NotificationContent: Encodable {
         try container.encodeIfPresent(staysAfterTap, forKey: .staysAfterTap)
         try container.encodeIfPresent(ongoing, forKey: .ongoing)
         try container.encodeIfPresent(dismissAfterSeconds.map(PayloadValue.number), forKey: .dismissAfterSeconds)
+        try container.encodeIfPresent(targetContentID, forKey: .targetContentID)
+        try container.encodeIfPresent(launchImage, forKey: .launchImage)
     }
 }
 
@@ -172,6 +175,7 @@ extension NotificationContent {
         if let inlineImage { object.flag("inline_image", inlineImage, &buffer) }
         object.optionalField("interruption_level", interruptionLevel, &buffer)
         object.optionalField("large_icon_url", largeIconURL, &buffer)
+        object.optionalField("launch_image", launchImage, &buffer)
         object.optionalField("lock_screen_visibility", lockScreenVisibility?.name, &buffer)
         object.optionalField("message_center_id", messageCenterID, &buffer)
         if let ongoing { object.flag("ongoing", ongoing, &buffer) }
@@ -198,6 +202,7 @@ extension NotificationContent {
         object.optionalField("subtitle_loc_key", subtitleLocKey, &buffer)
         object.optionalField("summary", summary, &buffer)
         object.optionalField("tag", tag, &buffer)
+        object.optionalField("target_content_id", targetContentID, &buffer)
         object.field("thread_id", threadID, &buffer)
         object.optionalField("thumbnail_id", thumbnailID, &buffer)
         if let time { object.number("time", time, &buffer) }

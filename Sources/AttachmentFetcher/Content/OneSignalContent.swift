@@ -52,13 +52,14 @@ extension ContentReader {
             // plays the default sound without `s`, and sets no badge for `b` 0.
             // Its content is the SDK's: the alert, sound, badge, buttons and attachments, and the
             // payload as its user info; nothing else `aps` says (a thread, an interruption level,
-            // a relevance score, a critical sound, a category: the SDK makes its own for the
+            // a relevance score, a target window, a critical sound, a category: the SDK makes its own for the
             // buttons) reaches it. The app downloads the attachments (`addAttachments`), without
             // a service extension.
             content.category = nil
             content.threadID = nil
             content.interruptionLevel = nil
             content.relevanceScore = nil
+            content.targetContentID = nil
             content.criticalSound = nil
             content.soundVolume = nil
             readAlert(fields["m"], at: prefix + "m")
@@ -121,6 +122,20 @@ extension ContentReader {
             warnings.append(
                 "OneSignal's SDK shows exactly two buttons in reverse order: iOS shows '\(buttons[1].title ?? buttons[1].id)' before '\(buttons[0].title ?? buttons[0].id)' (\(buttonsPath))")
         }
+        setOneSignalButtonTaps()
+    }
+
+    /// A OneSignal button has no target of its own: a tap opens the app, and the notification's
+    /// launch URL `u` when it has one, which the SDK opens for a button's tap as for the
+    /// notification's. iOS: every action the extension registers has
+    /// `UNNotificationActionOptionForeground` (`OneSignalAttachmentHandler.m`), and
+    /// `OSNotificationsManager` launches the URL whatever the action. Android: each button's
+    /// intent goes to `NotificationOpenedActivity`, which opens the URL instead of the app when
+    /// there is one (`OSNotificationOpenBehaviorFromPushPayload`). An app may turn either off in
+    /// its settings.
+    private mutating func setOneSignalButtonTaps() {
+        let url = content.openURL
+        content.buttons = content.buttons.map { .init(id: $0.id, title: $0.title, url: url, tap: .opensApp) }
     }
 
     /// The minified form's notification is made by the app, in the background, when iOS wakes it
@@ -224,6 +239,7 @@ extension ContentReader {
                 return .init(id: id, title: text(button["text"], at: "\(path).text"))
             }
         }
+        setOneSignalButtonTaps()
     }
 
     /// Android's minified buttons `o`, as `NotificationBundleProcessor.maximizeButtonsFromBundle`
