@@ -62,6 +62,61 @@ struct SuggestedFileNameTests {
         }
     }
 
+    @Test("Airship's flag (version 3 of the attribute, with a second flags byte) reads back as written, beside every other; an entry without it stays version 2; a second flags byte of zero is damage")
+    func metadataSecondFlagsByte() {
+        var metadata = CacheEntryMetadata(
+            size: 10, modified: 1, freshUntil: Date(timeIntervalSince1970: 1_800_000_000), etag: nil, lastModified: nil)
+        #expect(metadata.encoded().first == 2)
+        metadata.airshipUntypedMIME = true
+        #expect(metadata.encoded().first == 3)
+        #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
+        #expect(CacheEntryMetadata.decode(metadata.encoded())?.airshipUntypedMIME == true)
+        var damaged = metadata.encoded()
+        damaged[30] = 0  // version, three numbers, two empty validators, the first flags byte (0)
+        #expect(CacheEntryMetadata.decode(damaged) == nil)
+        #expect(CacheEntryMetadata.decode(Array(metadata.encoded().dropLast())) == nil)
+        metadata.cutAtOrigin = true
+        metadata.unsuffixedName = true
+        metadata.downloadTime = .seconds(2)
+        metadata.lifetime = 60
+        metadata.etag = "\"v1\""
+        #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
+        metadata.airshipUntypedMIME = false
+        #expect(metadata.encoded().first == 2 && CacheEntryMetadata.decode(metadata.encoded()) == metadata)
+    }
+
+    @Test(
+        "Airship's extension types a file by the URL's extension, else by a hint from the MIME type or its table of first bytes: an extension-less URL served as application/octet-stream attaches an old-style JPEG (FF D8 FF E0) but not one with its Exif segment first, as phones write it; served as image/jpeg it does; a last path component ending in jpg without a dot never does; the same from the cache",
+        arguments: [false, true])
+    func airshipVerdict(cached: Bool) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for (name, fixture) in [("exif", "photo-exif-first.jpg"), ("jfif", "photo.jpg"), ("photojpg", "photo.jpg")] {
+            try FileManager.default.copyItem(atPath: Fixture.mediaDirectory + "/" + fixture, toPath: directory + "/" + name)
+        }
+        try await Fixture.with(cached: cached, filesDirectory: directory, configure: { $0.platforms = [.ios] }) { fixture in
+            func airship(_ path: String) -> Data {
+                Data(#"{"aps":{"alert":"x","mutable-content":1},"com.urbanairship.media_attachment":{"url":"\#(fixture.server.url(path))"}}"#.utf8)
+            }
+            for round in 0..<2 {
+                let exif = await fixture.fetcher.process(airship("/files/exif"))
+                #expect(exif.vendor == .airship)
+                #expect(exif.reason == .unsupportedType && exif.detail?.contains("Airship's iOS extension names the file") == true, "round \(round): \(exif.detail ?? "")")
+                let jfif = await fixture.fetcher.process(airship("/files/jfif"))
+                #expect(jfif.status == .attached, "round \(round): \(jfif.detail ?? "")")
+                let typed = await fixture.fetcher.process(airship("/files/exif?content_type=image/jpeg"))
+                #expect(typed.status == .attached, "round \(round): \(typed.detail ?? "")")
+                let undotted = await fixture.fetcher.process(airship("/files/photojpg?content_type=image/jpeg"))
+                #expect(undotted.reason == .unsupportedType, "round \(round): \(undotted.detail ?? "")")
+                // Braze names the file itself (ab.att.type): the same Exif-first JPEG attaches.
+                let braze = await fixture.fetcher.process(Payloads.braze(url: fixture.server.url("/files/exif"), type: "jpg"))
+                #expect(braze.status == .attached, "round \(round): \(braze.detail ?? "")")
+            }
+            // One request per URL: /files/exif as application/octet-stream and as image/jpeg.
+            if cached { #expect(fixture.server.stats().requestsPerPath["/files/exif"] == 2, "\(fixture.server.stats().requestsPerPath)") }
+        }
+    }
+
     /// A push naming `url` whose vendor's iOS extension names the file after URLSession's
     /// suggested name: an FCM message (Firebase's helper) or a Customer.io push.
     static func suggestedNamePush(_ vendor: Vendor, url: String) -> Data {
@@ -123,6 +178,30 @@ struct SuggestedFileNameTests {
 /// takes its type from that name.
 @Suite("OneSignal, Braze and CleverTap iOS: the name the extension gives the file decides whether iPhones attach", .timeLimit(.minutes(2)))
 struct VendorFileNamingTests {
+    @Test("Airship's table of first bytes, on real files: JFIF JPEGs, PNG, GIF, AIFF, WAV, AVI, MP3 with ID3, MPEG-4 of its brands and MPEG are typed; an Exif-first JPEG, MPEG audio without a tag, WebP and an M4V brand are not")
+    func airshipHeaderTable() throws {
+        for typed in ["photo.jpg", "photo-exif-6.jpg", "logo.png", "animated.gif", "tone.aiff", "tone.wav", "clip.avi", "tone-cover-art.mp3", "clip.mp4", "tone.m4a", "clip.mpg"] {
+            #expect(VendorFileNaming.airshipHeaderTypes(try ISOBaseMediaTests.prefix(typed)), "\(typed)")
+        }
+        for untyped in ["photo-exif-first.jpg", "tone-layer2.mp3", "photo.webp", "clip.m4v"] {
+            #expect(!VendorFileNaming.airshipHeaderTypes(try ISOBaseMediaTests.prefix(untyped)), "\(untyped)")
+        }
+        #expect(!VendorFileNaming.airshipHeaderTypes([0xFF, 0xD8, 0xFF]))
+    }
+
+    @Test(
+        "Airship's extension: a last path component ending in one of its extensions is typed by the name's own extension, any other by a hint",
+        arguments: [
+            ("https://cdn.example/a/photo.jpg", false, false, true), ("https://cdn.example/a/PHOTO.JPEG?x=1", false, false, true),
+            ("https://cdn.example/a/photojpg", true, true, false), ("https://cdn.example/a/x.xjpg", true, true, false),
+            ("https://cdn.example/a/banner", false, false, false), ("https://cdn.example/a/banner", true, false, true),
+            ("https://cdn.example/a/banner", false, true, true), ("https://cdn.example/a/banner.webp", false, true, true),
+            ("https://cdn.example/a/photo%2Ejpg", false, false, true),
+        ])
+    func airshipTyping(url: String, mimeHints: Bool, headerTypes: Bool, typed: Bool) {
+        #expect(VendorFileNaming.airshipTypesFile(url: url, mimeHints: mimeHints, headerTypes: headerTypes) == typed)
+    }
+
     @Test(
         "OneSignal's extension: the filename parameter's, the MIME type's, the URL's, then any query value's extension, each only if OneSignal lists it",
         arguments: [

@@ -18,9 +18,11 @@ convert=/usr/bin/convert   # ImageMagick's, not a stand-in earlier on PATH
 # EXIF orientation tags, as cameras write them (exiftool adds an APP1 Exif segment after the JFIF one):
 # 6 (rotate 90° clockwise) big-endian, exiftool's default, and 8 (rotate 270° clockwise) little-endian.
 # iOS turns the picture; Android's BitmapFactory draws it as stored.
-rm -f photo-exif-6.jpg photo-exif-8.jpg
+rm -f photo-exif-6.jpg photo-exif-8.jpg photo-exif-first.jpg
 exiftool -q -Orientation#=6 -o photo-exif-6.jpg photo.jpg
 exiftool -q -ExifByteOrder#=II -Orientation#=8 -o photo-exif-8.jpg photo.jpg
+# As a phone's camera writes it: the Exif segment first (FF D8 FF E1), no JFIF one; orientation 1.
+exiftool -q -JFIF:all= -Orientation#=1 -o photo-exif-first.jpg photo.jpg
 "$convert" "$work/pattern.png" logo.png
 "$convert" -delay 20 "$work/pattern.png" \( "$work/pattern.png" -negate \) -loop 0 animated.gif
 "$convert" "$work/pattern.png" still.gif

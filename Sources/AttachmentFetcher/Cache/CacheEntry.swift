@@ -24,7 +24,7 @@ struct CachedEntry: Sendable, Hashable {
             redirectSchemes: metadata.changedScheme ? RedirectSchemes.scheme(of: key.normalizedURL).other : [],
             redirectSetCookie: metadata.redirectSetCookie, downloadTime: metadata.downloadTime,
             unsuffixedName: metadata.unsuffixedName, oneSignalUntypedMIME: metadata.oneSignalUntypedMIME,
-            cleverTapUntypedMIME: metadata.cleverTapUntypedMIME,
+            cleverTapUntypedMIME: metadata.cleverTapUntypedMIME, airshipUntypedMIME: metadata.airshipUntypedMIME,
             cutAtOrigin: metadata.cutAtOrigin)
     }
 }

@@ -47,6 +47,10 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// Whether the body ends before its format's end mark though its framing vouched for it
     /// (`DownloadedFile.cutAtOrigin`): the origin's file is cut short.
     var cutAtOrigin = false
+    /// Whether Airship's extension takes no type hint from the response's `Content-Type` (see
+    /// `VendorFileNaming.airshipMIMEHints`). An entry written before the flag existed reads as
+    /// `false`, as it was judged then.
+    var airshipUntypedMIME = false
 
     /// The shortest download time an entry keeps: below it no Android SDK's picture time is
     /// near (the shortest is 5 s, and a warning starts at half of it).
@@ -58,6 +62,9 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// The extended attribute that holds it.
     static let attributeName = "user.afe"
     private static let version: UInt8 = 2
+    /// Version 2 with a second flags byte (`flagsVersion`), written only when one of its flags
+    /// is set: an entry without them reads the same in every release.
+    private static let flagsVersion: UInt8 = 3
     /// The version that also kept a 32-byte SHA-256 of the body after the freshness: still read
     /// (the digest skipped), so that a cache written by it stays usable.
     private static let digestVersion: UInt8 = 1
@@ -69,9 +76,12 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// 32 bits, after the download time; 32: `oneSignalUntypedMIME`; 64: `cleverTapUntypedMIME`;
     /// 128: `cutAtOrigin`) only when a flag is set, so
     /// that the attribute of an entry without flags reads the same in every release of the format.
-    /// Every bit of the flags byte is taken: one more flag needs a format of its own (a version).
+    /// Every bit of that byte is taken: version 3 (`flagsVersion`) has the flags byte always and a
+    /// second one after it, not zero (1: `airshipUntypedMIME`), and is written only when one of the
+    /// second byte's flags is set.
     func encoded() -> [UInt8] {
-        var bytes: [UInt8] = [Self.version]
+        let moreFlags: UInt8 = airshipUntypedMIME ? 1 : 0
+        var bytes: [UInt8] = [moreFlags != 0 ? Self.flagsVersion : Self.version]
         func append(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
         append(UInt64(size))
         append(UInt64(bitPattern: modified))
@@ -89,7 +99,12 @@ struct CacheEntryMetadata: Sendable, Hashable {
         let flags: UInt8 =
             (changedScheme ? 1 : 0) | (slow != nil ? 2 : 0) | (unsuffixedName ? 4 : 0) | (redirectSetCookie ? 8 : 0) | (lifetime != nil ? 16 : 0)
             | (oneSignalUntypedMIME ? 32 : 0) | (cleverTapUntypedMIME ? 64 : 0) | (cutAtOrigin ? 128 : 0)
-        if flags != 0 { bytes.append(flags) }
+        if moreFlags != 0 {
+            bytes.append(flags)
+            bytes.append(moreFlags)
+        } else if flags != 0 {
+            bytes.append(flags)
+        }
         if let slow {
             let kept = min(slow, .seconds(4_000_000))  // UInt32's milliseconds, and no overflow on the way
             let milliseconds = UInt32(clamping: kept.components.seconds * 1000 + kept.components.attoseconds / 1_000_000_000_000_000)
@@ -102,7 +117,7 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// Metadata read back from an attribute; `nil` when it is not this package's or is damaged
     /// (a validator holding a line break or a NUL is damage).
     static func decode(_ bytes: [UInt8]) -> CacheEntryMetadata? {
-        guard let first = bytes.first, first == version || first == digestVersion else { return nil }
+        guard let first = bytes.first, first == version || first == digestVersion || first == flagsVersion else { return nil }
         let digestBytes = first == digestVersion ? 32 : 0
         guard bytes.count >= 1 + 24 + digestBytes + 4 else { return nil }
         var offset = 1
@@ -126,7 +141,14 @@ struct CacheEntryMetadata: Sendable, Hashable {
             offset += count
         }
         var flags: UInt8 = 0
-        if offset < bytes.count {
+        var moreFlags: UInt8 = 0
+        if first == flagsVersion {
+            // Both flags bytes, the second not zero (else the entry would be version 2).
+            guard offset + 2 <= bytes.count, bytes[offset + 1] != 0 else { return nil }
+            flags = bytes[offset]
+            moreFlags = bytes[offset + 1]
+            offset += 2
+        } else if offset < bytes.count {
             flags = bytes[offset]
             offset += 1
             guard flags != 0 else { return nil }
@@ -150,6 +172,6 @@ struct CacheEntryMetadata: Sendable, Hashable {
             freshUntil: Date(timeIntervalSince1970: Double(Int64(bitPattern: fresh)) / 1000), etag: texts[0], lastModified: texts[1],
             changedScheme: flags & 1 != 0, downloadTime: downloadTime, unsuffixedName: flags & 4 != 0,
             redirectSetCookie: flags & 8 != 0, lifetime: lifetime, oneSignalUntypedMIME: flags & 32 != 0,
-            cleverTapUntypedMIME: flags & 64 != 0, cutAtOrigin: flags & 128 != 0)
+            cleverTapUntypedMIME: flags & 64 != 0, cutAtOrigin: flags & 128 != 0, airshipUntypedMIME: moreFlags & 1 != 0)
     }
 }

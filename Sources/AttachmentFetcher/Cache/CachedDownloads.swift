@@ -334,6 +334,7 @@ final class CachedDownloads: Sendable {
             let contentType = headers.last { $0.name == "content-type" }?.value
             body.oneSignalUntypedMIME = VendorFileNaming.oneSignalMIMEExtension(contentType) == nil
             body.cleverTapUntypedMIME = VendorFileNaming.cleverTapMIMEExtension(contentType) == nil
+            body.airshipUntypedMIME = !VendorFileNaming.airshipMIMEHints(contentType)
             let kept = body
             switch store.commit(kept, key: key, freshness: freshness) {
             case .success(let committed):

@@ -73,6 +73,7 @@ final class MediaClassifier: Sendable {
         media.animation = AnimatedImage.animation(mime: mime, bytes: bytes, file: isoMedia)
         if mime.lowercased() == "image/jpeg" { media.exifOrientation = ExifOrientation.orientation(ofJPEG: bytes) }
         if media.kind == .video { media.videoCodec = isoMedia?.videoCodec }
+        media.airshipHeaderTypes = VendorFileNaming.airshipHeaderTypes(bytes)
         return .success(media)
     }
 

@@ -55,6 +55,9 @@ struct MediaType: Hashable, Sendable {
     /// `hvc1`, `av01`…), when the first bytes show it; with the `moov` out of view, `av01` for a
     /// file listing that brand (`ISOBaseMedia.videoCodec`).
     var videoCodec: String? = nil
+    /// Whether Airship's iOS extension's table of first bytes types the file
+    /// (`VendorFileNaming.airshipHeaderTypes`); `true` until the classifier looks.
+    var airshipHeaderTypes = true
 }
 
 /// Which detected MIME types each platform shows, in which class, under which file suffix.

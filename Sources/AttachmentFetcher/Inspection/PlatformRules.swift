@@ -150,6 +150,10 @@ struct PlatformRules: Sendable {
         case .braze?:
             guard case .fileExtension(let type)? = attachment.request.claimedType else { return nil }
             return VendorFileNaming.brazeRefusal(type: type)
+        case .airship?:
+            let url = attachment.url?.string ?? attachment.request.url
+            return VendorFileNaming.airshipTypesFile(url: url, mimeHints: file.hasAirshipMIMEHint, headerTypes: file.media.airshipHeaderTypes)
+                ? nil : VendorFileNaming.airshipRefusal
         case .cleverTap?:
             var mediaType: String?
             if case .kind(let kind)? = attachment.request.claimedType { mediaType = kind }

@@ -1,8 +1,8 @@
 import Foundation
 
-/// How OneSignal's, Braze's and CleverTap's iOS extensions name a downloaded attachment, whose
-/// type iOS then takes from that name (see `SuggestedFileName` for Firebase's, Iterable's and
-/// Customer.io's).
+/// How OneSignal's, Braze's, CleverTap's and Airship's iOS extensions name a downloaded
+/// attachment, whose type iOS then takes from that name (see `SuggestedFileName` for
+/// Firebase's, Iterable's and Customer.io's).
 ///
 /// - OneSignal (`OneSignalAttachmentHandler.getSupportedFileExtensionFromURL`): the extension of
 ///   the URL's `filename` query value, else the one its table gives the response's MIME type,
@@ -16,17 +16,18 @@ import Foundation
 ///   `.gif` for a response of exactly that image type, else a bare `.`: a name of no type, and
 ///   `UNNotificationAttachment` fails, so nothing is attached. (A name whose class contradicts
 ///   the bytes, `video` on a JPEG, is left to the type-hint warning.)
+/// - Airship (`AirshipExtensions/AirshipNotificationServiceExtension/Source/AirshipNotificationMutationProvider.swift`)
+///   renames the download to its temporary name, `-` and the URL's last path component. When
+///   that component, lower-cased, ends in one of its extensions (jpg, jpeg, png, gif, aif, aiff,
+///   mp3, mpg, mpeg, mp4, m4a, wav, avi; a suffix, not an extension: `photojpg` counts) it
+///   passes no type, and iOS types the file by its name's extension (none for `photojpg`,
+///   whose name's only dot is the temporary name's). Otherwise it passes
+///   `UNNotificationAttachmentOptionsTypeHintKey`: the type of the response's MIME type where
+///   that has one of those extensions, else the type its table of first bytes finds
+///   (`airshipHeaderTypes`). Neither, and iOS has no type: nothing is attached, and, as its
+///   extension attaches all of a push's media or none, none of the push's is.
 ///
 /// Not modelled, on purpose:
-/// - Airship (`AirshipExtensions/AirshipNotificationServiceExtension/Source/AirshipNotificationMutationProvider.swift`)
-///   renames the download to its temporary name, `-` and the URL's last path component; when
-///   that name does not end in one of its extensions (jpg, jpeg, png, gif, aif, aiff, mp3, mpg,
-///   mpeg, mp4, m4a, wav, avi) it passes `UNNotificationAttachmentOptionsTypeHintKey`, the type
-///   of the response's MIME type where that has one of those extensions, else the type its
-///   table of leading bytes finds (JPEG, PNG, GIF, AIFF, WAV, AVI, MP3 with ID3, MPEG-4,
-///   MPEG). iOS's verdict then follows the bytes, as here. Left out: a body that none of these
-///   type (say an Exif JPEG, `FF D8 FF E1`, served as `application/octet-stream` from a URL
-///   without an extension), which iOS then types by the URL's name alone.
 /// - Customer.io names the file after URLSession's suggested name (`SuggestedFileName`).
 /// - MoEngage's rich-notification extension ships as a binary framework (`MORichNotification`
 ///   in `moengage/MoEngage-iOS-SDK`, headers only): how it names the file is not public.
@@ -159,4 +160,58 @@ enum VendorFileNaming {
         let served = response.contentType.map { "a body served as \($0)" } ?? "a body of no stated type"
         return "\(url) answered HTTP \(response.status) with \(served): \(name)'s iOS extension does not check the status, so iPhones attach that body if iOS takes it for an image, a sound or a video (a CDN's placeholder image, say); its body was not downloaded, so whether it is one is not judged"
     }
+
+    /// Airship's `supportedExtensions`: what a URL's last path component must end in for its
+    /// extension to pass no type hint.
+    static let airshipExtensions = ["jpg", "jpeg", "png", "gif", "aif", "aiff", "mp3", "mpg", "mpeg", "mp4", "m4a", "wav", "avi"]
+
+    /// The MIME types `UTType(mimeType:)` gives one of `airshipExtensions` as preferred
+    /// extension, in Apple's type database: Airship's type hint from the response's MIME type.
+    private static let airshipHintingMIMETypes: Set<String> = [
+        "image/jpeg", "image/png", "image/gif", "audio/aiff", "audio/x-aiff", "audio/mpeg", "audio/mp3", "audio/mpeg3",
+        "video/mpeg", "video/mp4", "audio/mp4", "audio/x-m4a", "audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave",
+        "video/avi", "video/msvideo", "video/x-msvideo",
+    ]
+
+    /// Whether Airship's extension takes a type hint from a response's `Content-Type`.
+    static func airshipMIMEHints(_ contentType: String?) -> Bool {
+        airshipHintingMIMETypes.contains(HTTPHeader.mediaType(of: contentType))
+    }
+
+    /// Whether Airship's table of first bytes (`FileHeader.supportedHeaders`) types `bytes`: a
+    /// JPEG only after `FF D8 FF E0`, `E2` or `E3` (not an Exif segment first, `E1`, as
+    /// phones' cameras write), PNG, GIF, AIFF (`FORM` and a zero), WAV and AVI by their RIFF
+    /// form, MP3 only with an ID3 tag, MPEG-4 with `ftyp` and `mp41`, `mp42`, `mmp4`, `isom` or
+    /// `M4A `, MPEG program and video streams.
+    static func airshipHeaderTypes(_ bytes: some RandomAccessCollection<UInt8>) -> Bool {
+        func has(_ expected: [UInt8], at offset: Int) -> Bool {
+            guard bytes.count >= offset + expected.count else { return false }
+            let start = bytes.index(bytes.startIndex, offsetBy: offset)
+            return bytes[start...].prefix(expected.count).elementsEqual(expected)
+        }
+        let ftyp: [UInt8] = Array("ftyp".utf8)
+        let headers: [(offset: Int, bytes: [UInt8])] =
+            [[0xFF, 0xD8, 0xFF, 0xE0], [0xFF, 0xD8, 0xFF, 0xE2], [0xFF, 0xD8, 0xFF, 0xE3], [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A],
+             Array("GIF8".utf8), Array("FORM".utf8) + [0], Array("ID3".utf8), [0x00, 0x00, 0x01, 0xBA], [0x00, 0x00, 0x01, 0xB3]].map { (0, $0) }
+            + [Array("WAVE".utf8), Array("AVI ".utf8)].map { (8, $0) }
+            + ["mp41", "mp42", "mmp4", "isom", "M4A "].map { (4, ftyp + Array($0.utf8)) }
+        return headers.contains { has($0.bytes, at: $0.offset) }
+    }
+
+    /// Whether Airship's extension leaves iOS a type for the file of `url`: by the name's
+    /// extension when the URL's last path component ends in one of `airshipExtensions`, else by
+    /// its type hint from the response's MIME type (`mimeHints`) or the first bytes
+    /// (`headerTypes`).
+    static func airshipTypesFile(url: String, mimeHints: Bool, headerTypes: Bool) -> Bool {
+        let name = (URL(string: url)?.lastPathComponent ?? "").lowercased()
+        guard airshipExtensions.contains(where: { name.hasSuffix($0) }) else { return mimeHints || headerTypes }
+        // No hint: the extension of "<temporary name>.tmp-<name>", after its last dot.
+        guard let dot = name.lastIndex(of: ".") else { return false }
+        return airshipExtensions.contains(String(name[name.index(after: dot)...]))
+    }
+
+    /// Airship's iOS verdict when its extension leaves iOS no type for the file.
+    static let airshipRefusal = TransferFailure(
+        reason: .unsupportedType,
+        detail: "Airship's iOS extension names the file after the URL's last path component and gives iOS its type only by that name's extension (jpg, png, gif, mp3, mp4…) or, without one, by a hint from the response's MIME type or from its own table of first bytes (a JPEG there starts FF D8 FF E0, E2 or E3, not with the Exif segment first as phones write it, an MP3 with an ID3 tag); here none gives one, so iOS attaches nothing, whatever the bytes: end the URL's path in the file's extension, or serve it with its type")
 }

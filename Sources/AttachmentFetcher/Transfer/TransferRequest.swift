@@ -149,6 +149,10 @@ struct DownloadedFile: Sendable {
     /// (see `VendorFileNaming`), when known without the headers (a cache entry keeps it);
     /// `hasCleverTapMIMEExtension` works it out from them otherwise.
     var cleverTapUntypedMIME: Bool? = nil
+    /// Whether Airship's extension takes no type hint from the response's `Content-Type` (see
+    /// `VendorFileNaming.airshipMIMEHints`), when known without the headers (a cache entry keeps
+    /// it); `hasAirshipMIMEHint` works it out from them otherwise.
+    var airshipUntypedMIME: Bool? = nil
     /// Whether the file, though its framing vouched for its end, ends before its format's end
     /// mark (`BodyCompleteness.isCutAtOrigin`): the origin's file itself is cut short, and
     /// phones draw only the part that is there.
@@ -176,6 +180,12 @@ extension DownloadedFile {
     var hasCleverTapMIMEExtension: Bool {
         if let cleverTapUntypedMIME { return !cleverTapUntypedMIME }
         return VendorFileNaming.cleverTapMIMEExtension(contentType) != nil
+    }
+
+    /// Whether Airship's extension takes a type hint from the response's `Content-Type`.
+    var hasAirshipMIMEHint: Bool {
+        if let airshipUntypedMIME { return !airshipUntypedMIME }
+        return VendorFileNaming.airshipMIMEHints(contentType)
     }
 
     /// The final response's `Content-Type` value, read from its header lines (`nil` for a cache

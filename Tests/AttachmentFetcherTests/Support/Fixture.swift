@@ -13,15 +13,17 @@ struct Fixture: Sendable {
 
     /// Runs `body` with a fresh server and fetcher, then shuts both down and removes the directory.
     /// With `cached`, the fetcher uses a cache in `<directory>/../cache` of its own; with
-    /// `typeAnswerDelay`, its engine gets each detected type that much later.
+    /// `typeAnswerDelay`, its engine gets each detected type that much later; the server serves
+    /// `filesDirectory` as `/files/NAME`.
     static func with<R: Sendable>(
         timeout: Duration = .seconds(10) * TestTiming.scale,
         cached: Bool = false,
         typeAnswerDelay: Duration = .zero,
+        filesDirectory: String = Fixture.mediaDirectory,
         configure: (inout PushAttachmentFetcher.Configuration) -> Void = { _ in },
         _ body: (Fixture) async throws -> R
     ) async throws -> R {
-        let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: Fixture.mediaDirectory)
+        let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: filesDirectory)
         let root = try makeTemporaryDirectory()
         let directory = root + "/out"
         var configuration = PushAttachmentFetcher.Configuration(outputDirectory: directory, timeout: timeout)
