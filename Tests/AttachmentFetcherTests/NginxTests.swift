@@ -204,7 +204,7 @@ struct Nginx: Sendable {
         try FileManager.default.copyItem(atPath: Fixture.mediaDirectory, toPath: media)
         try FileManager.default.copyItem(atPath: media + "/logo.png", toPath: media + "/with space.png")
         try FileManager.default.copyItem(atPath: media + "/logo.png.gz", toPath: root + "/gz/logo.png.gz")
-        FileManager.default.createFile(atPath: root + "/nothing.bin", contents: Data())
+        try Data().write(to: URL(fileURLWithPath: root + "/nothing.bin"))
         let (httpPort, httpsPort) = (try freePort(), try freePort())
         let redirects = (1...20).map { hop in
             "location = /r/\(hop) { return 302 \(hop == 20 ? "/media/photo.jpg" : "/r/\(hop + 1)"); }"
