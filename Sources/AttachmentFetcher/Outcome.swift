@@ -113,6 +113,17 @@ public struct Vendor: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 }
 
+extension Vendor {
+    /// The name the vendor's SDK goes by in a warning ("Customer.io"); `nil` for a vendor this
+    /// package does not know.
+    var sdkName: String? { Self.sdkNames[self] }
+
+    private static let sdkNames: [Vendor: String] = [
+        .braze: "Braze", .moengage: "MoEngage", .airship: "Airship", .oneSignal: "OneSignal", .firebase: "Firebase",
+        .cleverTap: "CleverTap", .iterable: "Iterable", .customerIO: "Customer.io",
+    ]
+}
+
 /// A downloaded, validated attachment file.
 public struct Attachment: Hashable, Sendable, Codable {
     /// The URL fetched: the payload's URL in its normalised form (percent-encoded where the

@@ -119,11 +119,7 @@ struct PlatformRules: Sendable {
 
     /// The SDK's name in a verdict on a suggested name.
     private static func suggestedNameSDK(_ vendor: Vendor) -> String {
-        switch vendor {
-        case .iterable: "Iterable"
-        case .customerIO: "Customer.io"
-        default: "Firebase"
-        }
+        vendor.sdkName ?? "Firebase"
     }
 
     /// iOS's verdict, for such a vendor, on a body whose suggested file name has no extension of

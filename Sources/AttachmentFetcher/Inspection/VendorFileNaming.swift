@@ -147,16 +147,7 @@ enum VendorFileNaming {
     /// for other vendors and for an announced empty body. The body is not downloaded, so its
     /// type is the one the origin names, and whether iOS takes it is not judged.
     static func errorResponseWarning(vendor: Vendor?, response: TransferFailure.ErrorResponse, url: String) -> String? {
-        guard let vendor, attachErrorResponses.contains(vendor), response.announcedLength != 0 else { return nil }
-        let name: String
-        switch vendor {
-        case .firebase: name = "Firebase"
-        case .oneSignal: name = "OneSignal"
-        case .airship: name = "Airship"
-        case .cleverTap: name = "CleverTap"
-        case .iterable: name = "Iterable"
-        default: name = "Customer.io"
-        }
+        guard let vendor, attachErrorResponses.contains(vendor), let name = vendor.sdkName, response.announcedLength != 0 else { return nil }
         let served = response.contentType.map { "a body served as \($0)" } ?? "a body of no stated type"
         return "\(url) answered HTTP \(response.status) with \(served): \(name)'s iOS extension does not check the status, so iPhones attach that body if iOS takes it for an image, a sound or a video (a CDN's placeholder image, say); its body was not downloaded, so whether it is one is not judged"
     }
