@@ -116,6 +116,30 @@ struct PlatformRulesTests {
         }
     }
 
+    @Test("A remembered refusal is each platform's verdict in the same terms as the download it remembers", arguments: [
+        "/media/big.mp3?bytes=200000", "/media/big.jpg?bytes=2500000", "/files/clip-hev1.mp4", "/media/x.jpg?bytes=0",
+    ])
+    func rememberedRefusalsKeepEachPlatformsTerms(path: String) async throws {
+        let configure: (inout PushAttachmentFetcher.Configuration) -> Void = {
+            $0.platforms = [.ios, .android]
+            $0.sizeLimits.audio = 100_000
+            $0.sizeLimits.image = 2_000_000
+        }
+        try await Fixture.with(cached: true, configure: configure) { fixture in
+            func details() async -> [String] {
+                let outcome = await fixture.fetch(path)
+                return ([outcome.detail] + outcome.verdicts.map(\.detail)).map { $0 ?? "-" }
+            }
+            let fetched = await details()
+            let remembered = await details()
+            #expect(fixture.fetcher.statistics.originRequests == 1)
+            #expect(fetched.count == 3 && !fetched.contains("-"), "\(fetched)")
+            // Every platform's words, each saying that it is remembered.
+            let note = " (a recent failure, not retried yet)"
+            #expect(remembered == fetched.map { $0 + note })
+        }
+    }
+
     @Test("Without aps.mutable-content an iPhone shows no attachment: that is the reason when the download failed too, and the verdict names the failure")
     func noServiceExtensionAndAFailure() async throws {
         for platforms in [[], [Platform.ios]] {

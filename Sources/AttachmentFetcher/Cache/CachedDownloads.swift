@@ -409,10 +409,8 @@ final class CachedDownloads: Sendable {
 
     private func rememberedFailure(_ key: CacheKey) -> TransferFailure? {
         let now = store.clock.instant()
-        guard let remembered = failures.withLock({ $0.recall(key, now: now) }) else { return nil }
-        var failure = TransferFailure(reason: remembered.reason, detail: "\(remembered.detail) (a recent failure, not retried yet)")
-        failure.errorResponse = remembered.errorResponse
-        return failure
+        // The whole failure, so that each platform judges it again as it judged the download.
+        return failures.withLock({ $0.recall(key, now: now) })?.remembered()
     }
 
     /// Failures that say something about the origin; deadlines, local storage trouble and running

@@ -84,17 +84,11 @@ struct PlatformRules: Sendable {
         return "\(tag), which \(androidDecoderSDK(vendor))'s SDK decodes with: Android shows the picture as stored, \(drawn)"
     }
 
-    /// The name of the SDK that decodes the Android picture of a push `vendor` sent.
+    /// The name of the SDK that decodes the Android picture of a push `vendor` sent: FCM's
+    /// display for Firebase's, for MoEngage's (judged as FCM's) and for an unknown vendor's.
     private static func androidDecoderSDK(_ vendor: Vendor?) -> String {
-        switch vendor {
-        case .airship?: "Airship"
-        case .braze?: "Braze"
-        case .oneSignal?: "OneSignal"
-        case .cleverTap?: "CleverTap"
-        case .iterable?: "Iterable"
-        case .customerIO?: "Customer.io"
-        default: "FCM"
-        }
+        guard let vendor, vendor != .firebase, vendor != .moengage, let name = vendor.sdkName else { return "FCM" }
+        return name
     }
 
     /// Android's `BitmapFactory` decodes one still image of an animated GIF, WebP, PNG or AVIF

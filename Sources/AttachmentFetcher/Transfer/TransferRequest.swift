@@ -27,6 +27,21 @@ struct TransferFailure: Error, Sendable, Hashable {
     /// status, `Content-Type` and announced length. Several vendors' iOS extensions attach
     /// such a body all the same (`VendorFileNaming.errorResponseWarning`).
     var errorResponse: ErrorResponse? = nil
+    /// Whether this is a recent failure a cache remembers rather than a download's own: its
+    /// detail, in every platform's words, says so (`rememberedNote`).
+    private(set) var isRemembered = false
+
+    /// What a remembered failure's detail ends with.
+    static let rememberedNote = " (a recent failure, not retried yet)"
+
+    /// This failure as a cache gives it again, to a payload whose URL failed recently: all of
+    /// it (media, limit, Android's wording, error response), its detail saying so.
+    func remembered() -> TransferFailure {
+        var failure = self
+        if !isRemembered { failure.detail += Self.rememberedNote }
+        failure.isRemembered = true
+        return failure
+    }
 
     /// An error response as its headers describe it; its body is not downloaded.
     struct ErrorResponse: Sendable, Hashable {
@@ -80,6 +95,12 @@ struct TransferFailure: Error, Sendable, Hashable {
     /// limit); otherwise unchanged, as when the platform's rules would accept what the download
     /// refused.
     func judged(by rules: PlatformRules) -> TransferFailure {
+        var judged = judgedAgain(by: rules)
+        if isRemembered, !judged.detail.hasSuffix(Self.rememberedNote) { judged.detail += Self.rememberedNote }
+        return judged
+    }
+
+    private func judgedAgain(by rules: PlatformRules) -> TransferFailure {
         if media == nil, let androidDetail, rules.platform == .android { return TransferFailure(reason: reason, detail: androidDetail) }
         // Larger than every limit before its type was known: on Android, than its picture limit.
         if media == nil, reason == .tooLarge, rules.platform == .android, let atLeast, let limit = rules.limit(for: .image), atLeast > limit {
