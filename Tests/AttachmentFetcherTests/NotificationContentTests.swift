@@ -22,7 +22,7 @@ struct NotificationContentTests {
         let buttons = try ReadPayload(#"{"aps":{"alert":{"title":"RSVP","body":"Coming?"},"category":"ab_cat_yes_no"},"ab":{}}"#)
         #expect(buttons.vendor == .braze)
         #expect(buttons.content?.category == "ab_cat_yes_no")
-        #expect(buttons.content?.buttons == [Button(id: "ab_pb_yes", title: "Yes"), Button(id: "ab_pb_no", title: "No")])
+        #expect(buttons.content?.buttons == [Button(id: "ab_pb_yes", title: "Yes", tap: .opensApp), Button(id: "ab_pb_no", title: "No", tap: .dismisses)])
         #expect(buttons.recognized?.recognition == .noAttachment)
 
         for text in [
@@ -46,7 +46,7 @@ struct NotificationContentTests {
         // With aps.category, iOS shows that category's buttons: a Braze default's, each given
         // the URL of the ab_cat entry with its id; an app's own category, the app's buttons.
         let both = try ReadPayload(#"{"aps":{"alert":"x","category":"ab_cat_yes_no"},"ab":{"ab_cat":[{"a_id":"ab_pb_yes","a_t":"Sure","a_uri":"myapp://y"}]}}"#)
-        #expect(both.content?.buttons == [Button(id: "ab_pb_yes", title: "Yes", url: "myapp://y"), Button(id: "ab_pb_no", title: "No")])
+        #expect(both.content?.buttons == [Button(id: "ab_pb_yes", title: "Yes", url: "myapp://y"), Button(id: "ab_pb_no", title: "No", tap: .dismisses)])
         #expect(both.warnings.contains { $0.contains("aps.category 'ab_cat_yes_no' is set: iOS shows that category's buttons, not ab.ab_cat's titles") }, "\(both.warnings)")
         let appCategory = try ReadPayload(#"{"aps":{"alert":"x","category":"SHOP"},"ab":{"ab_cat":[{"a_t":"Buy"}]}}"#)
         #expect(appCategory.content?.buttons == [])
@@ -464,9 +464,21 @@ struct NotificationContentTests {
         #expect(
             iterable == #""buttons":[{"id":"later","tap":"dismisses","title":"Later","url":null,"webview":false},{"id":"open","tap":"opens-app","title":"Open","url":null,"webview":false},{"id":"web","tap":"opens-url","title":"Web","url":"https://example.com/w","webview":false}]"#,
             "\(iterable)")
-        // A Braze default category's buttons do what the app registered: the payload cannot say.
-        let category = try buttonsJSON(#"{"aps":{"alert":"B","category":"ab_cat_yes_no"},"ab":{}}"#)
-        #expect(category.contains(#"{"id":"ab_pb_yes","tap":null,"title":"Yes","url":null,"webview":false}"#), "\(category)")
+        // Braze's default categories: Accept, Yes, Confirm and More open the app (or the URL an
+        // ab_cat entry gives them), Decline, No and Cancel only close the notification.
+        for (category, expected) in [
+            ("ab_cat_accept_decline", [("ab_pb_accept", "Accept", "opens-app"), ("ab_pb_decline", "Decline", "dismisses")]),
+            ("ab_cat_yes_no", [("ab_pb_yes", "Yes", "opens-app"), ("ab_pb_no", "No", "dismisses")]),
+            ("ab_cat_confirm_cancel", [("ab_pb_confirm", "Confirm", "opens-app"), ("ab_pb_cancel", "Cancel", "dismisses")]),
+            ("ab_cat_more", [("ab_pb_more", "More", "opens-app")]),
+        ] {
+            let json = try buttonsJSON(#"{"aps":{"alert":"B","category":"\#(category)"},"ab":{}}"#)
+            let buttons = expected.map { #"{"id":"\#($0.0)","tap":"\#($0.2)","title":"\#($0.1)","url":null,"webview":false}"# }
+            #expect(json == #""buttons":["# + buttons.joined(separator: ",") + "]", "\(json)")
+        }
+        // The app's own category: the payload cannot say.
+        let own = try buttonsJSON(#"{"aps":{"alert":"B","category":"rsvp"},"ab":{"ab_cat":[{"a_id":"go","a_t":"Go"}]}}"#)
+        #expect(own == #""buttons":[]"#, "\(own)")
     }
 
     @Test("Buttons without a URL of their own: OneSignal's open the app, or the notification's launch URL u (iOS and Android); CleverTap's Android ones open the app; Airship's built-in groups follow the SDK's foreground flags")

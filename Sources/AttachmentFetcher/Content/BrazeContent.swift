@@ -13,12 +13,15 @@
 /// `ab_use_webview`, buttons `ab_a*_a` / `_t` / `_uri` / `_use_webview` / `_id`, extras the
 /// JSON-in-string `extra`, campaign `cid`. Shown only with both `t` and `a`.
 extension ContentReader {
-    /// Braze's default iOS categories and their fixed actions.
-    static let brazeCategories: [String: [(String, String)]] = [
-        "ab_cat_accept_decline": [("ab_pb_accept", "Accept"), ("ab_pb_decline", "Decline")],
-        "ab_cat_yes_no": [("ab_pb_yes", "Yes"), ("ab_pb_no", "No")],
-        "ab_cat_confirm_cancel": [("ab_pb_confirm", "Confirm"), ("ab_pb_cancel", "Cancel")],
-        "ab_cat_more": [("ab_pb_more", "More")],
+    /// Braze's default iOS categories and their fixed actions: id, English title, and what a tap
+    /// does without a URL. Braze's API reference ("Apple push action button object for Braze
+    /// default buttons") gives Accept, Yes, Confirm and More the actions `OPEN_APP` (their
+    /// default), `URI` or `DEEP_LINK`, and Decline, No and Cancel `CLOSE` alone.
+    static let brazeCategories: [String: [(id: String, title: String, tap: NotificationContent.Button.Tap)]] = [
+        "ab_cat_accept_decline": [("ab_pb_accept", "Accept", .opensApp), ("ab_pb_decline", "Decline", .dismisses)],
+        "ab_cat_yes_no": [("ab_pb_yes", "Yes", .opensApp), ("ab_pb_no", "No", .dismisses)],
+        "ab_cat_confirm_cancel": [("ab_pb_confirm", "Confirm", .opensApp), ("ab_pb_cancel", "Cancel", .dismisses)],
+        "ab_cat_more": [("ab_pb_more", "More", .opensApp)],
     ]
 
     mutating func readBrazeIOS() {
@@ -47,8 +50,8 @@ extension ContentReader {
                     "aps.category '\(category)' is set: iOS shows that category's buttons, not ab.ab_cat's titles (\(listed.count) in ab.ab_cat)")
             }
             let byID = Dictionary((listed ?? []).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-            content.buttons = (Self.brazeCategories[category] ?? []).map { id, title in
-                NotificationContent.Button(id: id, title: title, url: byID[id]?.url, webview: byID[id]?.webview ?? false)
+            content.buttons = (Self.brazeCategories[category] ?? []).map { id, title, tap in
+                NotificationContent.Button(id: id, title: title, url: byID[id]?.url, webview: byID[id]?.webview ?? false, tap: tap)
             }
         } else if let listed {
             content.buttons = listed

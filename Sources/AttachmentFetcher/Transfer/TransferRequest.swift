@@ -93,7 +93,7 @@ struct TransferFailure: Error, Sendable, Hashable {
     /// verdict names its own reason and limit. When the type is not known, Android says so in
     /// its own words where it can (`androidDetail`; a body over every limit is over its picture
     /// limit); otherwise unchanged, as when the platform's rules would accept what the download
-    /// refused.
+    /// refused. A remembered failure's verdicts each say that it is remembered.
     func judged(by rules: PlatformRules) -> TransferFailure {
         var judged = judgedAgain(by: rules)
         if isRemembered, !judged.detail.hasSuffix(Self.rememberedNote) { judged.detail += Self.rememberedNote }
