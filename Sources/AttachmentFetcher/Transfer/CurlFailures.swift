@@ -51,8 +51,15 @@ struct CurlFailures {
     ///   92 and `HTTP2StreamReset`'s words. That is the origin's answer to the request, the same
     ///   each time (an origin answering every request so would get each one three times): not
     ///   retried, except `CANCEL`, which is how SwiftNIO's streams end when it tears the
-    ///   connection down.
+    ///   connection down;
+    /// - a request that met a dying connection each of the 5 times libcurl sent it, before any
+    ///   byte of a response (`Curl_retry_request`: a reused connection closed under it, or a
+    ///   refused stream), HTTP/2 or HTTP/1.1: curl error 55, "Connection died, tried 5 times
+    ///   before giving up" (or 56, in the same words). Never processed, so asked again; an origin that ends each
+    ///   connection after a few requests (nginx's `keepalive_requests 3`, a `GOAWAY` each time)
+    ///   failed one payload of 600 that way.
     static func isConnectionFailure(_ code: CurlCode, message: String, of easy: CurlEasy) -> Bool {
+        if code == .sendError || code == .receiveError, message.hasPrefix("Connection died, tried") { return true }
         if code == .http2StreamError, let reset = HTTP2StreamReset(libcurlMessage: message) {
             return reset.isConnectionTeardown
         }
