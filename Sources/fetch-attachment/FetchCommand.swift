@@ -148,8 +148,8 @@ struct FetchOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Log each outcome to standard error.")
     var verbose = false
 
-    @Option(help: ArgumentHelp("Judge every payload's file by these platforms' rules, each with its own verdict (a preflight): 'ios', 'android' or 'ios,android'; 'linux' for a Linux client that shows the notification itself (any image, sound or video iOS or Android shows, within the size limits, whatever the payload's shape: no mutable-content rule, no vendor's file name). The outcome and the exit status are the payload's own platform's verdict (its users receive it), the others saying what they would show of the same file; a list without that platform leaves it unjudged, and the outcome is attached when a listed platform shows a file. Default: the payload's own platform.", valueName: "list"))
-    var platform: String?
+    @Option(help: ArgumentHelp("Judge every payload's file by these platforms' rules, each with its own verdict (a preflight): 'ios', 'android' or 'ios,android' (or --platform ios --platform android); 'linux' for a Linux client that shows the notification itself (any image, sound or video iOS or Android shows, within the size limits, whatever the payload's shape: no mutable-content rule, no vendor's file name). The outcome and the exit status are the payload's own platform's verdict (its users receive it), the others saying what they would show of the same file; a list without that platform leaves it unjudged, and the outcome is attached when a listed platform shows a file. Default: the payload's own platform.", valueName: "list"))
+    var platform: [String] = []
 
     @Option(name: .customLong("max-redirects"), parsing: .unconditional, help: "How many redirects a download may follow, as URLSession does.")
     var maximumRedirects: Int = 20
@@ -218,11 +218,11 @@ struct FetchOptions: ParsableArguments {
         return configuration
     }
 
-    /// `--platform`'s list, each platform once, in the order given.
+    /// `--platform`'s lists, each platform once, in the order given: the option may be given
+    /// more than once, and every list counts (as `--allow-network` and `--resolve` do).
     func platforms() throws -> [Platform] {
-        guard let platform else { return [] }
         var platforms: [Platform] = []
-        for name in platform.split(separator: ",", omittingEmptySubsequences: false) {
+        for name in platform.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
             let trimmed = name.trimmingCharacters(in: .whitespaces).lowercased()
             guard let known = Platform(rawValue: trimmed) else {
                 throw ValidationError("--platform: unknown platform '\(name)' (use ios, android, ios,android or linux)")

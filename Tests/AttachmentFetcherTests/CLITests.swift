@@ -405,6 +405,25 @@ struct CLITests {
         }
     }
 
+    @Test("--platform given more than once judges every platform named, as one list does: none is dropped")
+    func repeatedPlatformOption() async throws {
+        try await withServer { server, directory in
+            let payload = Payloads.braze(url: server.url("/media/w.webp?bytes=900"), type: "webp")
+            func verdicts(_ platforms: [String]) async throws -> [String] {
+                let result = try await CommandRunner.run(
+                    "fetch-attachment", ["--no-cache", "--json", "--output-dir", directory, "--allow-private-networks"] + platforms, stdin: payload)
+                let outcome = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+                return (outcome?["verdicts"] as? [[String: Any]] ?? []).map { "\($0["platform"] ?? "") \($0["status"] ?? "")" }
+            }
+            let list = try await verdicts(["--platform", "ios,android"])
+            #expect(list == ["ios original", "android attached"])
+            #expect(try await verdicts(["--platform", "ios", "--platform", "android"]) == list)
+            #expect(try await verdicts(["--platform", "ios", "--platform", "android,ios"]) == list)
+            let unknown = try await CommandRunner.run("fetch-attachment", ["--platform", "ios", "--platform", "windows"], stdin: payload)
+            #expect(unknown.status == 64 && unknown.stderr.contains("unknown platform 'windows'"), "\(unknown.stderr)")
+        }
+    }
+
     @Test("An FCM HTTP v1 message with an image per platform: the Android notification shows its own picture; each verdict names its file")
     func firebaseHTTPv1PerPlatformOutput() async throws {
         try await withServer { server, directory in
