@@ -315,9 +315,10 @@ final class CampaignReport: Sendable {
         page += "<p class=\"detail\">\(Self.escape(input)), \(Self.escape(generated)); timeout \(String(format: "%g", timeout)) s"
         page += platforms.isEmpty ? "; each payload judged on its own platform" : "; judged on \(platforms.map(\.rawValue).joined(separator: " and "))"
         page += "</p>\n" + Self.verdictHTML(state)
-        page += "<p>\(state.payloads) payloads in \(String(format: "%.2f", seconds)) s; "
-        page += "\(statistics.originRequests) origin requests, \(statistics.cacheHits) cache hits, "
-        page += "\(statistics.bytesDownloaded) bytes downloaded.</p>\n"
+        func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+        page += "<p>\(count(state.payloads, "payload")) in \(String(format: "%.2f", seconds)) s; "
+        page += "\(count(statistics.originRequests, "origin request")), \(count(statistics.cacheHits, "cache hit")), "
+        page += "\(count(statistics.bytesDownloaded, "byte")) downloaded.</p>\n"
         if let interruption {
             page += "<p class=\"bad\">Interrupted by \(Self.escape(BatchSummary.signalName(interruption.signal))): "
             page += interruption.line.map { "the input from line \($0 + 1) on was not processed.</p>\n" } ?? "every line of the input had started.</p>\n"

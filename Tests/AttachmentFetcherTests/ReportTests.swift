@@ -81,6 +81,21 @@ struct ReportTests {
         #expect(html.contains("<b>Spring &lt;sale&gt;</b>"))  // a payload's title, escaped
     }
 
+    @Test("The report's counts are in words a person writes: 1 payload, 1 origin request, 0 cache hits")
+    func countsInWords() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try await MockCDNServer.start(eventLoopThreads: 1, filesDirectory: Fixture.mediaDirectory)
+        let one = [#"{"aps":{"alert":"B","mutable-content":1},"ab":{"att":{"url":"\#(server.url("/files/logo.png"))"}}}"#]
+        let single = try await Self.runBatch(one, in: directory, Nginx.loopbackFlags)
+        let two = try await Self.runBatch(one + one, in: directory, Nginx.loopbackFlags)
+        try await server.shutdown()
+        let bytes = try RealMediaTests.size(of: "logo.png")
+        #expect(single.html.contains(" s; 1 origin request, 0 cache hits, \(bytes) bytes downloaded.</p>"), "\(single.html)")
+        #expect(single.html.contains("<p>1 payload in "))
+        #expect(two.html.contains("<p>2 payloads in ") && two.html.contains(" s; 2 origin requests, 0 cache hits, "), "\(two.html)")
+    }
+
     @Test("An FCM HTTP v1 message judged on both platforms: each URL's sample shows the Android and the iPhone notification")
     func firebaseHTTPv1Samples() async throws {
         let directory = try makeTemporaryDirectory()
