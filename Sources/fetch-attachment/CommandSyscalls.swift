@@ -43,8 +43,7 @@ enum CommandSyscalls {
         guard let descriptor = try? FileDescriptor.open(FilePath(path), .readOnly, options: [.noFollow, .nonBlocking, .closeOnExec])
         else { return nil }
         return try? descriptor.closeAfter { () throws -> [UInt8]? in
-            var status = stat()
-            guard fstat(descriptor.rawValue, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+            guard let status = status(of: descriptor), status.st_mode & S_IFMT == S_IFREG else { return nil }
             // Sized by the file (one byte more, to see it grow), never past `limit`.
             let size = min(limit, Int(clamping: status.st_size) + 1)
             var bytes = [UInt8](repeating: 0, count: size)
@@ -92,8 +91,13 @@ enum CommandSyscalls {
 
     /// The `S_IFMT` bits of `descriptor`'s mode, or `nil` when `fstat(2)` fails.
     private static func fileType(of descriptor: FileDescriptor) -> mode_t? {
+        status(of: descriptor).map { $0.st_mode & S_IFMT }
+    }
+
+    /// `fstat(2)` of `descriptor`, or `nil` when it fails.
+    private static func status(of descriptor: FileDescriptor) -> stat? {
         var status = stat()
-        return fstat(descriptor.rawValue, &status) == 0 ? status.st_mode & S_IFMT : nil
+        return fstat(descriptor.rawValue, &status) == 0 ? status : nil
     }
 
     /// The device and inode of the file at `path` (`stat(2)`, following links), or `nil` if there
