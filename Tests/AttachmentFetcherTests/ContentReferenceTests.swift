@@ -304,9 +304,24 @@ struct ContentReferenceTests {
         let other = try ReadPayload(#"{"alert":"B","sound":"null","oth_chnl":"orders","custom":"{\"i\":\"n\"}"}"#)
         #expect(other.content?.sound == nil && other.content?.channel == "orders")
         #expect(other.warnings.count == 1 && other.warnings.first?.hasSuffix("the sound is the channel's (orders)") == true, "\(other.warnings)")
-        // A sound's name is no such warning.
-        let named = try ReadPayload(#"{"alert":"B","sound":"chime","custom":"{\"i\":\"n\"}"}"#)
-        #expect(named.content?.sound == "chime" && named.warnings.isEmpty, "\(named.warnings)")
+    }
+
+    @Test("OneSignal Android: a sound's name plays from Android 8 on only in the channel chnl creates with it; without chnl the SDK's default channel, or the app's oth_chnl, plays its own")
+    func oneSignalNamedSound() throws {
+        let lines = { (read: ReadPayload) in read.content?.shownLines(vendor: .oneSignal).filter { $0.field == .sound }.map(\.text) ?? [] }
+        let plain = try ReadPayload(#"{"alert":"B","sound":"chime","custom":"{\"i\":\"n\"}"}"#)
+        #expect(plain.content?.sound == "chime")
+        #expect(
+            plain.warnings == ["OneSignal's sound plays only before Android 8 (API 26): from Android 8 the sound is the channel's (the default channel)"],
+            "\(plain.warnings)")
+        #expect(lines(plain) == ["the channel's (the default channel); chime before Android 8"])
+        let other = try ReadPayload(#"{"alert":"B","sound":"chime","oth_chnl":"orders","custom":"{\"i\":\"n\"}"}"#)
+        #expect(other.warnings == ["OneSignal's sound plays only before Android 8 (API 26): from Android 8 the sound is the channel's (orders)"], "\(other.warnings)")
+        #expect(lines(other) == ["the channel's (orders); chime before Android 8"])
+        // `NotificationChannelManager.createChannel` gives the channel it makes the payload's sound.
+        let made = try ReadPayload(#"{"alert":"B","sound":"chime","chnl":"{\"id\":\"promo\"}","custom":"{\"i\":\"n\"}"}"#)
+        #expect(made.content?.channel == "promo" && made.warnings.isEmpty, "\(made.warnings)")
+        #expect(lines(made) == ["chime"])
     }
 
     @Test("CleverTap Android: wzrk_hide_large_icon \"true\", in any case, shows no large icon (ico)")

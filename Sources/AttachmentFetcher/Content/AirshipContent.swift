@@ -218,6 +218,7 @@ extension ContentReader {
         // The Kotlin `AirshipNotificationProvider` sets no sound of its own; the older Java one
         // set it before Android 8 only.
         if content.sound != nil {
+            content.soundBeforeAndroid8Only = true
             warnings.append(
                 "com.urbanairship.sound is not played by Airship's current SDK, which leaves the sound to the channel (\(content.channel ?? "the default channel")); older SDKs play it only before Android 8 (API 26)")
         }

@@ -179,10 +179,12 @@ struct ContentReader {
     /// The warning for an Android sound key that `NotificationCompat`'s `setSound` applies:
     /// from Android 8 (API 26) a notification plays its channel's sound, whatever the builder
     /// was given: Braze's `sd` (`BrazeNotificationUtils.setSoundIfPresentAndSupported`),
-    /// Airship's `com.urbanairship.sound`, FCM's `sound2`/`sound` and CleverTap's `wzrk_sound`.
+    /// FCM's `sound2`/`sound`, CleverTap's `wzrk_sound`, and OneSignal's `sound` without `chnl`
+    /// (`NotificationChannelManager`: the app's `oth_chnl`, else the SDK's default channel).
     /// Added when the content names a sound, which `key` set (called after the channel is read).
     mutating func warnSoundBeforeChannels(_ key: String) {
         guard content.sound != nil else { return }
+        content.soundBeforeAndroid8Only = true
         warnings.append(
             "\(key) plays only before Android 8 (API 26): from Android 8 the sound is the channel's (\(content.channel ?? "the default channel"))")
     }

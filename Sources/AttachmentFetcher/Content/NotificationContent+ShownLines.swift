@@ -68,10 +68,6 @@ extension NotificationContent {
     /// NotificationCompat's names of Android's priorities, −2 to 2.
     static let priorityNames = [-2: "min", -1: "low", 0: "default", 1: "high", 2: "max"]
 
-    /// The vendors whose Android sound key the SDK gives the notification itself, which Android
-    /// plays before Android 8 only: from 8 on, the channel's sound plays (a warning says so).
-    static let soundBeforeChannels: Set<Vendor> = [.braze, .airship, .firebase, .cleverTap]
-
     /// What a person would see and hear of the notification, field by field, for a push from
     /// `vendor`: the texts, badge, sound, Android's priority, icons, accent colour, lock-screen
     /// visibility and dismissal, how it interrupts, its thread or group, buttons and where a
@@ -92,7 +88,7 @@ extension NotificationContent {
             if let text { lines.append(ShownLine(field: field, label: label, text: text)) }
         }
         if let badge = Self.badgeLine(badge) { lines.append(badge) }
-        lines.append(ShownLine(field: .sound, label: "sound", text: shownSound(vendor: vendor)))
+        lines.append(ShownLine(field: .sound, label: "sound", text: shownSound()))
         if platform == .android {
             if let priority {
                 let name = Self.priorityNames[priority].map { "\($0) (\(priority))" } ?? "\(priority)"
@@ -143,12 +139,14 @@ extension NotificationContent {
         }
     }
 
-    /// The sound a visible notification plays, for a push from `vendor`: iOS plays none when the
-    /// push names none, Android the channel's; a passive iOS push plays none.
-    func shownSound(vendor: Vendor?) -> String {
+    /// The sound a visible notification plays: iOS plays none when the push names none, Android
+    /// the channel's; a passive iOS push plays none.
+    func shownSound() -> String {
         let channel = self.channel ?? "the default channel"
         var sound = self.sound ?? (platform == .android ? "the channel's (\(channel))" : "none")
-        if platform == .android, let named = self.sound, let vendor, Self.soundBeforeChannels.contains(vendor) {
+        // A sound the SDK gives the notification itself plays before Android 8 only: from 8 on,
+        // the channel's sound plays (a warning says so).
+        if platform == .android, let named = self.sound, soundBeforeAndroid8Only {
             sound = "the channel's (\(channel)); \(named) before Android 8"
         }
         let qualities = [criticalSound == true ? "critical" : nil, soundVolume.map { "volume \(PayloadValue.text(of: $0))" }].compactMap { $0 }

@@ -192,6 +192,7 @@ public struct NotificationContent: Sendable, Hashable {
         var ongoing: Bool?
         var dismissAfterSeconds: Double?
         var androidPictureDrawer: Vendor?
+        var soundBeforeAndroid8Only = false
     }
 
     /// The texts a push shows before its service extension changes them.
@@ -551,7 +552,6 @@ public struct NotificationContent: Sendable, Hashable {
         set { fields.dismissAfterSeconds = newValue }
     }
 
-    /// An empty notification of `platform`: nothing to show, no badge, no buttons.
     /// Whose code draws the Android picture when it is not the vendor's own SDK: FCM's display
     /// (`.firebase`) for a Customer.io push that is an FCM notification message. Its size and
     /// time limits are then FCM's (`PlatformRules`). Not in the outcome's JSON.
@@ -560,6 +560,15 @@ public struct NotificationContent: Sendable, Hashable {
         set { fields.androidPictureDrawer = newValue }
     }
 
+    /// Whether Android plays `sound` before Android 8 (API 26) only, the SDK setting it on the
+    /// notification, which from Android 8 on plays its channel's sound instead
+    /// (`ContentReader.warnSoundBeforeChannels`, which warns of it). Not in the outcome's JSON.
+    var soundBeforeAndroid8Only: Bool {
+        get { fields.soundBeforeAndroid8Only }
+        set { fields.soundBeforeAndroid8Only = newValue }
+    }
+
+    /// An empty notification of `platform`: nothing to show, no badge, no buttons.
     public init(platform: Platform, visible: Bool = false) {
         storage = Storage(Fields(platform: platform, visible: visible))
     }
