@@ -11,10 +11,10 @@
 ///
 /// Android: title `title`, body `alert`, picture `bicon`, large icon `licon`, small icon `sicon`,
 /// accent colour `bgac` (hexadecimal ARGB), lock-screen visibility `vis` (one that is no integer
-/// shows nothing), sound `sound` (the sound of the channel `chnl` creates; without `chnl`, played
-/// before Android 8 only, with a warning; `"null"` or `"nil"`: none named, with a warning: silent
-/// before Android 8 and in the channel `chnl` creates, the channel's sound otherwise), priority `pri` (1–10), group `grp`, tag
-/// `collapse_key` (not `"do_not_collapse"`), channel `oth_chnl` else `chnl.id` (the background
+/// shows nothing), sound `sound` (the sound of the channel `chnl` creates; without `chnl`,
+/// played before Android 8 only, with a warning; `"null"` or `"nil"`: none named, with a
+/// warning: silent before Android 8 and in the channel `chnl` creates, the channel's sound
+/// otherwise), priority `pri` (1–10), group `grp`, tag `collapse_key` (not `"do_not_collapse"`), channel `oth_chnl` else `chnl.id` (the background
 /// image `bg_img` is a warning), buttons the JSON-in-string `o`, and the JSON-in-string `custom`
 /// (`i`, `u`, extras `a`). Shown only with a non-empty `alert`, and not at all when it is an
 /// in-app message preview (`custom.a.os_in_app_message_preview_id`).
@@ -207,14 +207,14 @@ extension ContentReader {
         // from Android 8 only a channel the SDK creates from `chnl` is made silent
         // (`NotificationChannelManager.createChannel`: `setSound(null, null)`), and any other
         // channel (`oth_chnl`, or the SDK's default one) plays its own sound.
-        // A sound's name: `createChannel` gives it to the channel `chnl` makes; without `chnl`
-        // the notification goes to the app's `oth_chnl` or the SDK's default channel, which
-        // play their own, and the name only before Android 8.
-        if silencing == nil, payload["chnl"] == nil { warnSoundBeforeChannels("OneSignal's sound") }
         if let silencing {
             warnings.append(
                 "sound '\(silencing)' turns the sound off before Android 8 (API 26) and in the channel that chnl creates; from Android 8 otherwise the sound is the channel's (\(otherChannel ?? "OneSignal's default channel"))")
         }
+        // A sound's name: `createChannel` gives it to the channel `chnl` makes; without `chnl`
+        // the notification goes to the app's `oth_chnl` or the SDK's default channel, which
+        // play their own, and the name only before Android 8.
+        if silencing == nil, payload["chnl"] == nil { warnSoundBeforeChannels("OneSignal's sound") }
         if payload["bg_img"] != nil {
             warnings.append("bg_img is OneSignal's background-image layout, which Android shows only up to Android 11 (API 30); its image is not fetched here")
         }
