@@ -85,11 +85,9 @@ struct OutcomeDraft {
                 for judge in judges {
                     switch judge.platform {
                     case .ios:
-                        draft.warnings.append(
-                            "\(reported) is plain http: App Transport Security refuses it unless the app allows arbitrary loads or this domain")
+                        draft.warnings.append(CleartextWarning.ios(reported))
                     case .android:
-                        draft.warnings.append(
-                            "\(reported) is plain http: Android 9 (API 28) and later refuse it unless the app allows cleartext traffic")
+                        draft.warnings.append(CleartextWarning.android(reported))
                     case .linux:
                         break
                     }
@@ -292,5 +290,23 @@ struct OutcomeDraft {
     private static func kindName(_ claimed: String) -> String {
         let lowered = claimed.lowercased()
         return lowered == "gif" ? "image" : lowered
+    }
+}
+
+/// The warnings for a URL a platform refuses because it is plain http, given once per URL and
+/// platform judged.
+package enum CleartextWarning {
+    private static let iOSSuffix = " is plain http: App Transport Security refuses it unless the app allows arbitrary loads or this domain"
+    private static let androidSuffix = " is plain http: Android 9 (API 28) and later refuse it unless the app allows cleartext traffic"
+
+    /// iOS's warning for `url`.
+    static func ios(_ url: String) -> String { url + iOSSuffix }
+
+    /// Android's warning for `url`.
+    static func android(_ url: String) -> String { url + androidSuffix }
+
+    /// Whether `warning` is one of these, for any URL.
+    package static func isCleartextWarning(_ warning: String) -> Bool {
+        warning.hasSuffix(iOSSuffix) || warning.hasSuffix(androidSuffix)
     }
 }

@@ -934,6 +934,26 @@ struct CLITests {
         #expect(result.stdout.contains("24 of 24 examples gave the expected outcome"))
         #expect(result.stdout.contains("android notification:"))
         #expect(result.stdout.contains("android notification: shows nothing"))
+        // Every example's URL is the mock CDN's plain http: one note says what each phone does
+        // with that, instead of the same warning under every example.
+        #expect(!result.stdout.contains("is plain http"), "\(result.stdout)")
+        #expect(result.stdout.components(separatedBy: "App Transport Security").count == 2, "\(result.stdout)")
+        #expect(result.stdout.contains("Android 9"), "\(result.stdout)")
+        // The demo's other warnings stay.
+        #expect(result.stdout.contains("the payload says type 'jpg' but the bytes are image/gif"), "\(result.stdout)")
+    }
+
+    @Test("The demo's JSON keeps every warning, the mock CDN's plain http included")
+    func demoJSONKeepsWarnings() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let result = try await CommandRunner.run(
+            "fetch-attachment", ["demo", "--json", "--timeout", "\(6 * TestTiming.scale)", "--output-dir", directory])
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 24)
+        // Each example an iPhone would fetch (15 of them), and the Android ones.
+        #expect(lines.filter { $0.contains("is plain http: App Transport Security") }.count == 15, "\(result.stdout)")
+        #expect(lines.contains { $0.contains("is plain http: Android 9") }, "\(result.stdout)")
     }
 }
-
