@@ -4,4 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+echo "ci-checks: the fuzzers ended after ${SECONDS} s" >&2
 bash scripts/tsan.sh

@@ -17,6 +17,7 @@ cd "$(dirname "$0")/.."
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}"
 bash scripts/install-deps.sh
 swift build --build-tests
+echo "test.sh: built after ${SECONDS} s" >&2
 swift test --skip-build --skip 'DeadlineTests|LoadTestTests|ResourceTests' "$@"
 for suite in '\.DeadlineTests' 'InstantDeadlineTests' 'CacheLoadDeadlineTests' 'CacheDeadlineTests' 'ResourceTests' 'LoadTestTests'; do
     swift test --skip-build --filter "$suite" "$@"
