@@ -24,12 +24,14 @@ public struct FallbackReason: Hashable, Sendable, Codable, CustomStringConvertib
     public static let httpStatus = FallbackReason("http-status")
     /// The connection failed: refused, reset, truncated, TLS, DNS. While the address policy is
     /// in force (`Configuration.addressPolicy`, private networks not allowed), the detail is
-    /// ``uniformNetworkDetail`` (but for a name that does not resolve), so that libcurl's
-    /// messages do not describe the port (see "Untrusted payloads" for what still does).
+    /// ``uniformNetworkDetail`` (but for a name that does not resolve, or a server's
+    /// certificate refused, whose reason is said), so that libcurl's messages do not describe
+    /// the port (see "Untrusted payloads" for what still does).
     public static let network = FallbackReason("network")
     /// The detail of every `network` failure while the address policy is in force, but a name
-    /// that does not resolve (said as such): libcurl's own message (refused, timed out, reset,
-    /// an empty reply) would tell a closed port from a filtered or a serving one.
+    /// that does not resolve and a certificate refused (each said as such): libcurl's own
+    /// message (refused, timed out, reset, an empty reply) would tell a closed port from a
+    /// filtered or a serving one.
     public static let uniformNetworkDetail = "could not fetch"
     /// The payload's deadline passed (or its task was cancelled) before the attachment was ready;
     /// in an Android verdict, the picture took longer than the vendor's SDK waits for it.

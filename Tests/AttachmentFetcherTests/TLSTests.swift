@@ -74,6 +74,89 @@ struct TLSTests {
         }
     }
 
+    @Test("Under the address policy a refused certificate still says why: a TLS server answered, which tells of the port no more than an HTTP status does")
+    func refusedCertificateSaysWhyUnderThePolicy() async throws {
+        try await withTLSMockCDN(filesDirectory: Fixture.mediaDirectory) { server, certificate, root in
+            // 127.0.0.1 alone joins the public addresses: the policy, and its uniform detail, stay in force.
+            var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(10) * TestTiming.scale)
+            configuration.addressPolicy.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
+            configuration.resolve = ["cdn.test:\(server.port):127.0.0.1"]
+            try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
+                let untrusted = await fetcher.process(Payloads.braze(url: server.url("/media/x.jpg?bytes=5000")))
+                #expect(untrusted.reason == .network)
+                #expect(untrusted.detail?.contains("the server's TLS certificate is not accepted") == true, "\(untrusted.detail ?? "")")
+                #expect(untrusted.detail?.contains("self-signed certificate") == true, "\(untrusted.detail ?? "")")
+                #expect(untrusted.detail?.contains("curl error 60") == true, "\(untrusted.detail ?? "")")
+            }
+            configuration.trustedCertificatesFile = certificate.certificatePath
+            try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
+                // The certificate names 127.0.0.1 only.
+                let misnamed = await fetcher.process(Payloads.braze(url: "https://cdn.test:\(server.port)/media/x.jpg?bytes=5000"))
+                #expect(misnamed.reason == .network)
+                #expect(misnamed.detail?.contains("the server's TLS certificate is not accepted") == true, "\(misnamed.detail ?? "")")
+                #expect(misnamed.detail?.contains("cdn.test") == true, "\(misnamed.detail ?? "")")
+                // Other failures keep the uniform detail.
+                let reset = await fetcher.process(Payloads.braze(url: server.url("/media/x.jpg?bytes=200000&reset_after=1000")))
+                #expect(reset.reason == .network)
+                #expect(reset.detail == FallbackReason.uniformNetworkDetail, "\(reset.detail ?? "")")
+            }
+        }
+    }
+
+    @Test("A server that leaves out its intermediate certificate is refused, saying that iPhones may complete the chain; with the whole chain it is attached")
+    func missingIntermediate() async throws {
+        let root = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // A root, an intermediate it signs, and a leaf for 127.0.0.1 the intermediate signs, as
+        // a public CA issues them (the leaf names its issuer's certificate by an AIA URL).
+        func openssl(_ arguments: [String]) async throws {
+            let result = try await CommandRunner.run(SelfSignedCertificate.openssl, arguments, workingDirectory: root)
+            try #require(result.status == 0, "openssl \(arguments.joined(separator: " ")): \(result.stderr)")
+        }
+        try "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n".write(
+            toFile: root + "/ca.ext", atomically: true, encoding: .utf8)
+        try "basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1\nauthorityInfoAccess=caIssuers;URI:http://127.0.0.1:1/intermediate.cer\n".write(
+            toFile: root + "/leaf.ext", atomically: true, encoding: .utf8)
+        try await openssl([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=Test Root", "-days", "1", "-keyout", "root.key", "-out", "root.pem",
+            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+        ])
+        try await openssl(["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=Test Intermediate", "-keyout", "intermediate.key", "-out", "intermediate.csr"])
+        try await openssl([
+            "x509", "-req", "-in", "intermediate.csr", "-CA", "root.pem", "-CAkey", "root.key", "-set_serial", "2", "-days", "1",
+            "-extfile", "ca.ext", "-out", "intermediate.pem",
+        ])
+        try await openssl(["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "leaf.key", "-out", "leaf.csr"])
+        try await openssl([
+            "x509", "-req", "-in", "leaf.csr", "-CA", "intermediate.pem", "-CAkey", "intermediate.key", "-set_serial", "3", "-days", "1",
+            "-extfile", "leaf.ext", "-out", "leaf.pem",
+        ])
+        let leaf = try String(contentsOfFile: root + "/leaf.pem", encoding: .utf8)
+        let intermediate = try String(contentsOfFile: root + "/intermediate.pem", encoding: .utf8)
+        try (leaf + intermediate).write(toFile: root + "/chain.pem", atomically: true, encoding: .utf8)
+
+        for (chain, complete) in [("leaf.pem", false), ("chain.pem", true)] {
+            let server = try await MockCDNServer.start(
+                eventLoopThreads: 1, tls: .init(certificateChainPath: root + "/" + chain, privateKeyPath: root + "/leaf.key"))
+            try await server.shuttingDown {
+                var configuration = PushAttachmentFetcher.Configuration(outputDirectory: root + "/out", timeout: .seconds(10) * TestTiming.scale)
+                configuration.addressPolicy.allowedNetworks = [IPNetwork("127.0.0.1/32")!]
+                configuration.trustedCertificatesFile = root + "/root.pem"
+                try await withPushAttachmentFetcher(configuration: configuration) { fetcher in
+                    let outcome = await fetcher.process(Payloads.braze(url: server.url("/media/x.jpg?bytes=5000")))
+                    if complete {
+                        #expect(outcome.status == .attached, "\(outcome.detail ?? "")")
+                    } else {
+                        #expect(outcome.reason == .network)
+                        let detail = outcome.detail ?? ""
+                        #expect(detail.contains("unable to get local issuer certificate"), "\(detail)")
+                        #expect(detail.contains("iPhones may fetch the missing one from the certificate's AIA URL"), "\(detail)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("100 payloads at once to an HTTPS origin: all over HTTP/2, multiplexed on one connection")
     func spikeMultiplexed() async throws {
         try await Self.withTLSServer(trusted: true) { server, fetcher, output in

@@ -39,6 +39,7 @@ struct CurlCode: Hashable, Sendable, CustomStringConvertible {
     static let gotNothing = CurlCode(CURLE_GOT_NOTHING)
     static let loginDenied = CurlCode(CURLE_LOGIN_DENIED)
     static let outOfMemory = CurlCode(CURLE_OUT_OF_MEMORY)
+    static let peerFailedVerification = CurlCode(CURLE_PEER_FAILED_VERIFICATION)
 
     /// libcurl's own one-line explanation of the code.
     var description: String { String(cString: curl_easy_strerror(CURLcode(rawValue))) }

@@ -108,6 +108,12 @@ struct CurlFailures {
         if code == .couldNotResolveHost {
             return TransferFailure(reason: .network, detail: "\(easy.errorMessage(for: code)) (curl error \(code.rawValue))")
         }
+        // A certificate refused: a TLS server answered with one, which tells of the port no
+        // more than an HTTP status does, so why (expired, another name, a chain that reaches no
+        // trusted authority) is said under the address policy too.
+        if code == .peerFailedVerification {
+            return Self.certificateRefusal(redactingProxy(easy.errorMessage(for: code)), code: code)
+        }
         let failure = curlFailure(for: code, of: transfer)
         guard configuration.addressPolicy.hidesNetworkDetails else { return failure }
         switch failure.reason {
@@ -115,6 +121,20 @@ struct CurlFailures {
             return TransferFailure(reason: .deadline, detail: FallbackReason.uniformNetworkDetail + " before the deadline")
         default: return shown(failure)
         }
+    }
+
+    /// A server's certificate that libcurl refused, in libcurl's words (OpenSSL's reason, or
+    /// the host name the certificate does not name). A chain that reaches no trusted authority
+    /// ("unable to get local issuer certificate") is most often a server that leaves out its
+    /// intermediate certificate: Android's TLS stack refuses it as this one does, while Apple's
+    /// trust evaluation may fetch the missing certificate from the leaf's Authority Information
+    /// Access URL, so iPhones may show what is refused here.
+    static func certificateRefusal(_ message: String, code: CurlCode) -> TransferFailure {
+        var detail = "the server's TLS certificate is not accepted (\(message), curl error \(code.rawValue)): phones check it too, against their own certificate authorities"
+        if message.contains("unable to get local issuer certificate") {
+            detail += "; when the server leaves out its intermediate certificate, Android refuses it as well, while iPhones may fetch the missing one from the certificate's AIA URL: serve the whole chain"
+        }
+        return TransferFailure(reason: .network, detail: detail)
     }
 
     /// `failure` in the words the configuration allows: while the address policy is in force, a
