@@ -28,7 +28,8 @@
 # - CacheCrashTests: SIGKILL at 52 points of a batch and more, each a child process killed and
 #   another that recovers the cache; the cache's in-process concurrency runs under TSan in the
 #   other cache suites (CacheTests, CacheSafetyTests, CacheHolderTests, EvictionOrderTests…).
-#   Under TSan it took 158 s of CPU, a fifth of the whole run's (2026-11-28).
+#   Alone under TSan it took 158 s of CPU, where the whole run took 382 s on two cores
+#   (2026-11-28).
 # The other tests' generous deadlines (10 s and up, never the thing under test) are made
 # ATTACHMENT_FETCHER_TEST_TIME_SCALE times longer, and CLIRobustnessTests leaves out its memory
 # bounds (TSan's shadow memory multiplies every peak).
