@@ -145,6 +145,27 @@ struct MediaTests {
         }
     }
 
+    /// The classifier's answer is held back 5 s, as a busy classifier queue may hold it: past
+    /// the smallest limit (audio's, 5 MB) a body of unknown type is typed on the engine's thread
+    /// rather than let in up to the largest (video's, 50 MB).
+    @Test("A body whose type is slow to come stops at its own type's limit, not at the largest")
+    func oversizedWhileTypeIsPending() async throws {
+        try await Fixture.with(typeAnswerDelay: .seconds(5)) { fixture in
+            let announced = await fixture.fetch("/media/big.jpg?bytes=40000000&rate=20000000")
+            #expect(announced.reason == .tooLarge)
+            #expect(announced.detail == "the body is larger than the image limit, 10000000 bytes")
+            let chunked = await fixture.fetch("/media/big2.jpg?bytes=40000000&chunked=1&rate=20000000")
+            #expect(chunked.reason == .tooLarge)
+            #expect(chunked.detail == announced.detail)
+            try await TestTiming.wait(atMost: .seconds(2)) { fixture.server.stats().responsesAborted >= 2 }
+            let stats = fixture.server.stats()
+            #expect(stats.responsesCompleted == 0)
+            // Each stopped near its limit (5 MB announced, 10 MB not), plus what was in flight.
+            #expect(stats.bytesSent < 2 * 20_000_000)
+            #expect(fixture.filesLeft().isEmpty)
+        }
+    }
+
     @Test("A larger limit from the configuration is honoured")
     func configurableLimits() async throws {
         try await Fixture.with(configure: { $0.sizeLimits.image = 1_000 }) { fixture in

@@ -363,6 +363,34 @@ struct TransferStateMachineTests {
             == .fail(.tooLarge(limit: 1_000, kind: .image)))
     }
 
+    @Test("past the smallest limit with its type still unknown, the type is detected here: the body stops at its own type's limit")
+    func typedHerePastTheSmallestLimit() {
+        var machine = Self.running()
+        #expect(machine.bodyReceived(Self.body(100)) == .proceedAndClassify(attempt: 1))
+        #expect(machine.bodyReceived(Self.body(500)) == .proceed)  // audio's limit, the smallest
+        #expect(machine.bodyReceived(Self.body(501)) == .classifyHere)
+        #expect(machine.typeDetectedHere(.success(Self.jpeg), body: Self.body(501)) == .proceed)
+        #expect(machine.bodyReceived(Self.body(1_000)) == .proceed)
+        #expect(machine.bodyReceived(Self.body(1_001)) == .stop)
+        // The late answer of the classifier's queue changes nothing.
+        #expect(machine.typeAnswered(attempt: 1, .success(Self.jpeg), body: Self.body(1_001), now: Self.beforeDeadline)
+            == .fail(.tooLarge(limit: 1_000, kind: .image)))
+
+        // An announced length over the type's limit stops it as soon as the type is known.
+        var announced = Self.running()
+        _ = announced.bodyReceived(Self.body(100, announced: 2_000))
+        #expect(announced.bodyReceived(Self.body(501, announced: 2_000)) == .classifyHere)
+        #expect(announced.typeDetectedHere(.success(Self.jpeg), body: Self.body(501, announced: 2_000)) == .stop)
+
+        // Once the type is known nothing more is detected: a video goes on to its own limit.
+        var video = Self.running()
+        _ = video.bodyReceived(Self.body(100))
+        let mp4 = MediaType(mime: "video/mp4", kind: .video, fileExtension: "mp4")
+        #expect(video.typeAnswered(attempt: 1, .success(mp4), body: Self.body(100), now: Self.beforeDeadline) == .none)
+        #expect(video.bodyReceived(Self.body(4_000)) == .proceed)
+        #expect(video.bodyReceived(Self.body(5_001)) == .stop)
+    }
+
     @Test("an encoded body's type detected here, refused: the body stops")
     func encodedRefused() {
         let refusal = TransferFailure(reason: .unsupportedType, detail: "detected text/html")

@@ -1,7 +1,9 @@
 /// The size rules a body is held to while it downloads, in one place: before its type is known
 /// the largest limit applies, afterwards its type class's; an announced `Content-Length` is
 /// checked as soon as the type is known, the bytes as they arrive, and the whole body once more
-/// at the end. Every refusal has the one wording of `TransferFailure.tooLarge`.
+/// at the end. A body still of unknown type past the smallest limit (`untypedAllowance`) is
+/// typed at once, on the engine's thread, rather than wait for the classifier's queue. Every
+/// refusal has the one wording of `TransferFailure.tooLarge`.
 ///
 /// The platforms' own rules (`PlatformRules`) judge the placed file afterwards, each against
 /// its platform's limit; this policy bounds what may be downloaded at all, whichever platform
@@ -14,6 +16,11 @@ struct BodyPolicy: Sendable, Hashable {
     func limit(for kind: MediaKind?) -> Int {
         kind.map { limits.downloadLimit(for: $0) } ?? limits.largest
     }
+
+    /// The most a body may bring before its type is known without it being typed at once: the
+    /// smallest class's limit (audio's, by default), so that no body is let past its own limit
+    /// by more than one write while its type's answer is on its way.
+    var untypedAllowance: Int { MediaKind.allCases.map(limits.downloadLimit(for:)).min() ?? ceiling }
 
     /// The ceiling libcurl enforces itself (`CURLOPT_MAXFILESIZE_LARGE`): no body may be larger.
     var ceiling: Int { limits.largest }

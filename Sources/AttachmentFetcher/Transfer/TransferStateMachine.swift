@@ -256,6 +256,10 @@ struct TransferStateMachine: Sendable {
             attempt.abort = tooLarge
             return .stop
         }
+        // Past the smallest limit with the classifier's answer still to come (its queue busy):
+        // the type is detected here, so that a body stops at its own type's limit and not at
+        // the largest.
+        if attempt.media == nil, body.windowFull, body.bytesReceived > policy.untypedAllowance { return .classifyHere }
         return action
     }
 
