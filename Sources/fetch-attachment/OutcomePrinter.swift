@@ -59,8 +59,17 @@ struct OutcomePrinter {
                 lines.append("  on \(name): not shown: \(verdict.reason.map { "\($0)" } ?? "unknown"): \(TerminalText.escaped(verdict.detail ?? ""))")
             }
         }
-        for warning in outcome.warnings { lines.append("  warning: \(TerminalText.escaped(warning))") }
+        for warning in outcome.warnings where !Self.restatesReason(warning, of: outcome) {
+            lines.append("  warning: \(TerminalText.escaped(warning))")
+        }
         return lines.joined(separator: "\n")
+    }
+
+    /// Whether `warning` opens with the clause the outcome's reason opens with ("aps.mutable-content
+    /// is not 1: …"), which the summary's first line has just said; JSON keeps every warning.
+    static func restatesReason(_ warning: String, of outcome: Outcome) -> Bool {
+        guard outcome.status == .original, let detail = outcome.detail, let end = detail.range(of: ": ") else { return false }
+        return warning.hasPrefix(detail[..<end.upperBound])
     }
 
     /// What a person would see and hear on the device (the notification's `shownLines`, which

@@ -502,6 +502,12 @@ struct CLITests {
                 stdin: Data(#"{"aps":{"alert":"B"},"ab":{"att":{"url":"\#(server.url("/media/a.jpg?bytes=900"))"}}}"#.utf8))
             #expect(noExtension.stdout.unwrapped.hasPrefix("original content stands: no-attachment: aps.mutable-content is not 1: iOS runs no service extension for this push, so it shows no attachment (with one, it would show "), "\(noExtension.stdout)")
             #expect(noExtension.status == 1)
+            // Said once: the reason's words are not repeated as a warning, which JSON keeps.
+            #expect(!noExtension.stdout.unwrapped.contains("warning: aps.mutable-content"), "\(noExtension.stdout)")
+            let noExtensionJSON = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks", "--json"],
+                stdin: Data(#"{"aps":{"alert":"B"},"ab":{"att":{"url":"\#(server.url("/media/a.jpg?bytes=900"))"}}}"#.utf8))
+            #expect(noExtensionJSON.stdout.contains(#""aps.mutable-content is not 1: iOS would not run a service extension for this payload""#), "\(noExtensionJSON.stdout)")
             // Android plays the channel's sound when the push names none; iOS plays none.
             let channelSound = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"_ab":"true","t":"T","a":"B","ab_nc":"news"}"#.utf8))
