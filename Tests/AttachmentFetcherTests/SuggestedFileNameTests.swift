@@ -32,6 +32,49 @@ struct SuggestedFileNameTests {
         #expect(SuggestedFileName.lacksAcceptedExtension(url: url, headers: HTTPHeader.parse(headers)) == lacks)
     }
 
+    @Test(
+        "Why a suggested name has no extension iOS attaches: where the name came from, and what its Content-Type adds",
+        arguments: [
+            ("https://cdn.example/banner", "Content-Type: application/octet-stream\r\n", false, SuggestedFileName.Unsuffixed.ContentType.notMedia),
+            ("https://cdn.example/banner", "", false, .missing),
+            ("https://cdn.example/banner", "Content-Type: image/webp\r\n", false, .refusedOnIOS),
+            ("https://cdn.example/banner.jpg", "Content-Disposition: inline; filename=\"banner\"\r\nContent-Type: application/octet-stream\r\n", true, .notMedia),
+            ("https://cdn.example/banner.jpg", "Content-Disposition: attachment; filename=banner\r\n", true, .missing),
+        ])
+    func unsuffixedReason(url: String, headers: String, fromContentDisposition: Bool, contentType: SuggestedFileName.Unsuffixed.ContentType) {
+        let reason = SuggestedFileName.unsuffixed(url: url, headers: HTTPHeader.parse(headers))
+        #expect(reason == SuggestedFileName.Unsuffixed(fromContentDisposition: fromContentDisposition, contentType: contentType))
+    }
+
+    @Test("An entry keeps why the suggested name has no extension, and reads back as written; an entry that kept the flag alone reads without a reason")
+    func metadataReason() {
+        var metadata = CacheEntryMetadata(
+            size: 10, modified: 1, freshUntil: Date(timeIntervalSince1970: 1_800_000_000), etag: nil, lastModified: nil)
+        metadata.unsuffixedName = true
+        #expect(metadata.encoded().first == 2)
+        for fromContentDisposition in [false, true] {
+            for contentType in [SuggestedFileName.Unsuffixed.ContentType.missing, .notMedia, .refusedOnIOS] {
+                metadata.unsuffixedReason = SuggestedFileName.Unsuffixed(fromContentDisposition: fromContentDisposition, contentType: contentType)
+                #expect(metadata.encoded().first == 3)
+                #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
+                metadata.airshipUntypedMIME.toggle()
+                #expect(CacheEntryMetadata.decode(metadata.encoded()) == metadata)
+            }
+        }
+        // The flag alone, as written before the reason was kept.
+        var flagOnly = metadata
+        flagOnly.unsuffixedReason = nil
+        flagOnly.airshipUntypedMIME = false
+        #expect(CacheEntryMetadata.decode(flagOnly.encoded())?.unsuffixedName == true)
+        #expect(CacheEntryMetadata.decode(flagOnly.encoded())?.unsuffixedReason == nil)
+        // A reason without the flag is not kept.
+        var reasonOnly = metadata
+        reasonOnly.unsuffixedName = false
+        reasonOnly.airshipUntypedMIME = false
+        #expect(reasonOnly.encoded().first == 2)
+        #expect(CacheEntryMetadata.decode(reasonOnly.encoded())?.unsuffixedReason == nil)
+    }
+
     @Test("A Content-Disposition file name loses its path at every slash, even one a combining mark follows")
     func fileNameWithoutPath() {
         #expect(SuggestedFileName.filename(in: "attachment; filename=\"a/\u{301}b.png\"") == "\u{301}b.png")
@@ -140,14 +183,18 @@ struct SuggestedFileNameTests {
                 let refused = await fixture.fetcher.process(push(opaque))
                 #expect(refused.vendor == vendor)
                 #expect(refused.status == .original && refused.reason == .unsupportedType, "round \(round): \(refused.detail ?? "")")
-                #expect(refused.detail?.contains("\(sdk)'s iOS extension names the file") == true, "\(refused.detail ?? "")")
+                // Why, and what to serve instead; the same from the cache.
+                #expect(
+                    refused.detail
+                        == "\(sdk)'s iOS extension names the file after the name URLSession suggests for the response: the URL's last path component, without an extension (there is no Content-Disposition filename), and a Content-Type that is not an image's, a video's or a sound's adds none; iOS takes the type from the name, whatever the bytes: serve it as image/jpeg, or under a name ending in .jpg",
+                    "round \(round)")
                 let typed = await fixture.fetcher.process(push("/media/typed?media=jpg&bytes=3000&content_type=image/jpeg"))
                 #expect(typed.status == .attached, "round \(round): \(typed.detail ?? "")")
                 let named = await fixture.fetcher.process(push("/media/named.jpg?bytes=3000&content_type=application/octet-stream"))
                 #expect(named.status == .attached, "round \(round): \(named.detail ?? "")")
                 // A JPEG served as image/webp gets a name ending in .webp, which iOS refuses.
                 let labelled = await fixture.fetcher.process(push("/media/labelled?media=jpg&bytes=3000&content_type=image/webp"))
-                #expect(labelled.reason == .unsupportedType && labelled.detail?.contains("such as image/webp") == true, "round \(round): \(labelled.detail ?? "")")
+                #expect(labelled.reason == .unsupportedType && labelled.detail?.contains("with the extension of its Content-Type, a type iOS refuses (such as image/webp)") == true, "round \(round): \(labelled.detail ?? "")")
                 // Other vendors name the file themselves: a Braze payload for the same URL attaches.
                 let braze = await fixture.fetcher.process(Payloads.braze(url: fixture.server.url(opaque), type: "jpg"))
                 #expect(braze.status == .attached, "round \(round): \(braze.detail ?? "")")

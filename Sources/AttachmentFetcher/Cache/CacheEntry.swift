@@ -23,7 +23,7 @@ struct CachedEntry: Sendable, Hashable {
             path: bodyPath, media: media, byteCount: metadata.size, effectiveURL: key.normalizedURL, headerBlock: "",
             redirectSchemes: metadata.changedScheme ? RedirectSchemes.scheme(of: key.normalizedURL).other : [],
             redirectSetCookie: metadata.redirectSetCookie, downloadTime: metadata.downloadTime,
-            unsuffixedName: metadata.unsuffixedName, oneSignalUntypedMIME: metadata.oneSignalUntypedMIME,
+            unsuffixedName: metadata.unsuffixedName, unsuffixedReason: metadata.unsuffixedReason, oneSignalUntypedMIME: metadata.oneSignalUntypedMIME,
             cleverTapUntypedMIME: metadata.cleverTapUntypedMIME, airshipUntypedMIME: metadata.airshipUntypedMIME,
             cutAtOrigin: metadata.cutAtOrigin)
     }

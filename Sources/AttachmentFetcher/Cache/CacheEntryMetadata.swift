@@ -51,6 +51,10 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// `VendorFileNaming.airshipMIMEHints`). An entry written before the flag existed reads as
     /// `false`, as it was judged then.
     var airshipUntypedMIME = false
+    /// Why the suggested name has no extension of a type iOS attaches, with `unsuffixedName`
+    /// (so that a hit's verdict says what to change, as the miss's did). An entry written
+    /// before it was kept has the flag alone, and reads as `nil`.
+    var unsuffixedReason: SuggestedFileName.Unsuffixed? = nil
 
     /// The shortest download time an entry keeps: below it no Android SDK's picture time is
     /// near (the shortest is 5 s, and a warning starts at half of it).
@@ -77,10 +81,21 @@ struct CacheEntryMetadata: Sendable, Hashable {
     /// 128: `cutAtOrigin`) only when a flag is set, so
     /// that the attribute of an entry without flags reads the same in every release of the format.
     /// Every bit of that byte is taken: version 3 (`flagsVersion`) has the flags byte always and a
-    /// second one after it, not zero (1: `airshipUntypedMIME`), and is written only when one of the
-    /// second byte's flags is set.
+    /// second one after it, not zero (1: `airshipUntypedMIME`; 2: `unsuffixedReason` is kept, in
+    /// 4: the name is the `Content-Disposition` filename, 8: there is no `Content-Type`, 16: it
+    /// is of a type iOS refuses, neither: it is not a media type), and is written only when one of
+    /// the second byte's flags is set. A release that reads only the first of them reads the
+    /// entry all the same.
     func encoded() -> [UInt8] {
-        let moreFlags: UInt8 = airshipUntypedMIME ? 1 : 0
+        var moreFlags: UInt8 = airshipUntypedMIME ? 1 : 0
+        if unsuffixedName, let reason = unsuffixedReason {
+            moreFlags |= 2 | (reason.fromContentDisposition ? 4 : 0)
+            switch reason.contentType {
+            case .missing: moreFlags |= 8
+            case .refusedOnIOS: moreFlags |= 16
+            case .notMedia: break
+            }
+        }
         var bytes: [UInt8] = [moreFlags != 0 ? Self.flagsVersion : Self.version]
         func append(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
         append(UInt64(size))
@@ -172,6 +187,11 @@ struct CacheEntryMetadata: Sendable, Hashable {
             freshUntil: Date(timeIntervalSince1970: Double(Int64(bitPattern: fresh)) / 1000), etag: texts[0], lastModified: texts[1],
             changedScheme: flags & 1 != 0, downloadTime: downloadTime, unsuffixedName: flags & 4 != 0,
             redirectSetCookie: flags & 8 != 0, lifetime: lifetime, oneSignalUntypedMIME: flags & 32 != 0,
-            cleverTapUntypedMIME: flags & 64 != 0, cutAtOrigin: flags & 128 != 0, airshipUntypedMIME: moreFlags & 1 != 0)
+            cleverTapUntypedMIME: flags & 64 != 0, cutAtOrigin: flags & 128 != 0, airshipUntypedMIME: moreFlags & 1 != 0,
+            unsuffixedReason: flags & 4 != 0 && moreFlags & 2 != 0
+                ? SuggestedFileName.Unsuffixed(
+                    fromContentDisposition: moreFlags & 4 != 0,
+                    contentType: moreFlags & 8 != 0 ? .missing : moreFlags & 16 != 0 ? .refusedOnIOS : .notMedia)
+                : nil)
     }
 }

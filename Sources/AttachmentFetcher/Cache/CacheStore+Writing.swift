@@ -31,7 +31,7 @@ extension CacheStore {
                 downloadTime: CacheEntryMetadata.kept(body.downloadTime), unsuffixedName: body.hasUnsuffixedName,
                 redirectSetCookie: body.redirectSetCookie, lifetime: freshness.lifetime.map { Int($0.components.seconds) },
                 oneSignalUntypedMIME: !body.hasOneSignalMIMEExtension, cleverTapUntypedMIME: !body.hasCleverTapMIMEExtension,
-                cutAtOrigin: body.cutAtOrigin, airshipUntypedMIME: !body.hasAirshipMIMEHint)
+                cutAtOrigin: body.cutAtOrigin, airshipUntypedMIME: !body.hasAirshipMIMEHint, unsuffixedReason: body.unsuffixedNameReason)
             try Syscalls.setAttribute(CacheEntryMetadata.attributeName, of: file, to: metadata.encoded())
             try Syscalls.setPermissions(of: file, Self.bodyMode)
             let name = key.name

@@ -330,7 +330,8 @@ final class CachedDownloads: Sendable {
                 return .success(SharedSource(body: body, madeBy: preparedFiles))
             }
             // Worked out from the headers parsed here, for the entry's metadata.
-            body.unsuffixedName = SuggestedFileName.lacksAcceptedExtension(url: body.effectiveURL, headers: headers)
+            body.unsuffixedReason = SuggestedFileName.unsuffixed(url: body.effectiveURL, headers: headers)
+            body.unsuffixedName = body.unsuffixedReason != nil
             let contentType = headers.last { $0.name == "content-type" }?.value
             body.oneSignalUntypedMIME = VendorFileNaming.oneSignalMIMEExtension(contentType) == nil
             body.cleverTapUntypedMIME = VendorFileNaming.cleverTapMIMEExtension(contentType) == nil

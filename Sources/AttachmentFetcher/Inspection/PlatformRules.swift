@@ -117,11 +117,30 @@ struct PlatformRules: Sendable {
     }
 
     /// iOS's verdict, for such a vendor, on a body whose suggested file name has no extension of
-    /// a type iOS attaches: iOS takes the file's type from its name, not its bytes.
-    static func unsuffixedNameRefusal(_ vendor: Vendor) -> TransferFailure {
-        TransferFailure(
+    /// a type iOS attaches: iOS takes the file's type from its name, not its bytes. It says why
+    /// the name has none (`reason`; an entry of an older cache kept only that it has none, and
+    /// every case is listed then) and, for a body of a type iOS attaches, what to serve instead.
+    static func unsuffixedNameRefusal(_ vendor: Vendor, reason: SuggestedFileName.Unsuffixed?, media: MediaType) -> TransferFailure {
+        let why: String
+        if let reason {
+            let name =
+                reason.fromContentDisposition
+                ? "the Content-Disposition filename, without an extension,"
+                : "the URL's last path component, without an extension (there is no Content-Disposition filename),"
+            let type =
+                switch reason.contentType {
+                case .missing: "and no Content-Type adds one"
+                case .notMedia: "and a Content-Type that is not an image's, a video's or a sound's adds none"
+                case .refusedOnIOS: "with the extension of its Content-Type, a type iOS refuses (such as image/webp)"
+                }
+            why = "\(name) \(type)"
+        } else {
+            why = "it has no extension of a type iOS attaches here (none in the URL's name or a Content-Disposition filename, and a Content-Type that is not an image's, a video's or a sound's, or is one of a type iOS refuses, such as image/webp)"
+        }
+        let remedy = AttachmentTypes.isRefusedOnIOS(media.mime) ? "" : ": serve it as \(media.mime), or under a name ending in .\(media.fileExtension)"
+        return TransferFailure(
             reason: .unsupportedType,
-            detail: "\(suggestedNameSDK(vendor))'s iOS extension names the file after the name URLSession suggests for the response, which has no extension of a type iOS attaches here (none in the URL's name or a Content-Disposition filename, and a Content-Type that is not an image's, a video's or a sound's, or is one of a type iOS refuses, such as image/webp): iOS takes the type from the name, whatever the bytes")
+            detail: "\(suggestedNameSDK(vendor))'s iOS extension names the file after the name URLSession suggests for the response: \(why); iOS takes the type from the name, whatever the bytes\(remedy)")
     }
 
     /// Why iPhones show nothing of `file` because of the name `vendor`'s extension gives it
@@ -132,7 +151,7 @@ struct PlatformRules: Sendable {
     static func iOSNamingRefusal(by vendor: Vendor?, of file: DownloadedFile, for attachment: AttachmentResult) -> TransferFailure? {
         switch vendor {
         case let vendor? where namesFileAsSuggested.contains(vendor):
-            return file.hasUnsuffixedName ? unsuffixedNameRefusal(vendor) : nil
+            return file.hasUnsuffixedName ? unsuffixedNameRefusal(vendor, reason: file.unsuffixedNameReason, media: file.media) : nil
         case .oneSignal?:
             let url = attachment.url?.string ?? attachment.request.url
             return VendorFileNaming.oneSignalNamesFile(url: url, mimeNamesType: file.hasOneSignalMIMEExtension)

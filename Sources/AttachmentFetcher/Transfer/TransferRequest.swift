@@ -162,6 +162,9 @@ struct DownloadedFile: Sendable {
     /// `SuggestedFileName`), when known without the headers (a cache entry keeps it);
     /// `hasUnsuffixedName` works it out from them otherwise.
     var unsuffixedName: Bool? = nil
+    /// Why, when `unsuffixedName` is known without the headers and its cache entry kept why
+    /// (an entry written before it kept the reason has only the flag).
+    var unsuffixedReason: SuggestedFileName.Unsuffixed? = nil
     /// Whether OneSignal's table of MIME types gives the response's `Content-Type` no extension
     /// (see `VendorFileNaming`), when known without the headers (a cache entry keeps it);
     /// `hasOneSignalMIMEExtension` works it out from them otherwise.
@@ -188,6 +191,12 @@ extension DownloadedFile {
     /// iOS attaches (`SuggestedFileName.lacksAcceptedExtension`).
     var hasUnsuffixedName: Bool {
         unsuffixedName ?? SuggestedFileName.lacksAcceptedExtension(url: effectiveURL, headers: HTTPHeader.parse(headerBlock))
+    }
+
+    /// Why the suggested name has no such extension (`SuggestedFileName.unsuffixed`); `nil` when
+    /// it has one, or when a cache entry kept only that it has none.
+    var unsuffixedNameReason: SuggestedFileName.Unsuffixed? {
+        unsuffixedName != nil ? unsuffixedReason : SuggestedFileName.unsuffixed(url: effectiveURL, headers: HTTPHeader.parse(headerBlock))
     }
 
     /// Whether OneSignal's table of MIME types gives the response's `Content-Type` an extension.
