@@ -508,6 +508,12 @@ struct CLITests {
                 "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks", "--json"],
                 stdin: Data(#"{"aps":{"alert":"B"},"ab":{"att":{"url":"\#(server.url("/media/a.jpg?bytes=900"))"}}}"#.utf8))
             #expect(noExtensionJSON.stdout.contains(#""aps.mutable-content is not 1: iOS would not run a service extension for this payload""#), "\(noExtensionJSON.stdout)")
+            // Nor an FCM message's, under iOS's verdict in a preflight.
+            let fcm = try await CommandRunner.run(
+                "fetch-attachment", ["--no-cache", "--output-dir", directory, "--allow-private-networks", "--platform", "ios,android"],
+                stdin: Data(#"{"message":{"token":"t","notification":{"title":"Hi","image":"\#(server.url("/media/a.jpg?bytes=900"))"}}}"#.utf8))
+            #expect(fcm.stdout.unwrapped.contains("  on iOS: not shown: no-attachment: aps.mutable-content is not 1: "), "\(fcm.stdout)")
+            #expect(!fcm.stdout.unwrapped.contains("warning: message.apns.payload.aps.mutable-content"), "\(fcm.stdout)")
             // Android plays the channel's sound when the push names none; iOS plays none.
             let channelSound = try await CommandRunner.run(
                 "fetch-attachment", ["--no-cache", "--output-dir", directory], stdin: Data(#"{"_ab":"true","t":"T","a":"B","ab_nc":"news"}"#.utf8))
