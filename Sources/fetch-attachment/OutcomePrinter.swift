@@ -65,17 +65,18 @@ struct OutcomePrinter {
         return lines.joined(separator: "\n")
     }
 
-    /// Whether `warning`'s first clause ends with the first clause of the outcome's reason or of
-    /// a platform's refusal ("aps.mutable-content is not 1: …", which an FCM message's warning
-    /// says as "message.apns.payload.aps.mutable-content is not 1: …"), which the summary has
-    /// just said; JSON keeps every warning.
+    /// Whether `warning`'s first clause is the first clause of the outcome's reason or of a
+    /// platform's refusal ("aps.mutable-content is not 1: …"), or is it under a longer key path
+    /// (an FCM message's "message.apns.payload.aps.mutable-content is not 1: …"), which the
+    /// summary has just said; JSON keeps every warning.
     static func restatesReason(_ warning: String, of outcome: Outcome) -> Bool {
         guard let end = warning.range(of: ": ") else { return false }
         let clause = warning[..<end.lowerBound]
         let refusals = (outcome.status == .original ? [outcome.detail] : []) + outcome.verdicts.filter { $0.status == .original }.map(\.detail)
         return refusals.contains { detail in
             guard let detail, let end = detail.range(of: ": ") else { return false }
-            return clause.hasSuffix(detail[..<end.lowerBound])
+            let said = detail[..<end.lowerBound]
+            return clause == said || clause.hasSuffix("." + said)
         }
     }
 
