@@ -8,8 +8,9 @@
 # the C targets keep the debug build's objects, since their commands do not change. Those are
 # BoringSSL twice (swift-crypto's and swift-nio-ssl's, about 780 files: 300 s of this machine's
 # 2 cores), NIO's system-call shims and this package's thin shims over libcurl and libmagic
-# (`CCurl`, `CMagic`), none of which shares memory between threads other than through locks
-# TSan intercepts; libcurl and libmagic themselves were never instrumented. On 2026-11-28 the
+# (`CCurl`, `CMagic`). TSan sees none of their memory accesses, as it never saw libcurl's or
+# libmagic's (system libraries), and still sees every lock they take through pthreads; what it
+# checks is this package's Swift code and its dependencies'. On 2026-11-28 the
 # build took 387 s this way, after the debug build, where its own directory (`--sanitize=thread
 # --scratch-path .build-tsan`) took 678–699 s. The price: the next `swift build` compiles the
 # Swift modules again, without TSan.
