@@ -234,6 +234,9 @@ extension PushAttachmentFetcher {
 
             /// The largest limit of all: no body may ever be larger.
             public var largest: Int { max(image, audio, video, androidPicture) }
+
+            /// The smallest of the classes' download limits (`downloadLimit(for:)`).
+            var smallestDownload: Int { min(downloadLimit(for: .image), downloadLimit(for: .audio), downloadLimit(for: .video)) }
         }
 
         /// Concurrency of the download engine.

@@ -19,8 +19,9 @@ struct BodyPolicy: Sendable, Hashable {
 
     /// The most a body may bring before its type is known without it being typed at once: the
     /// smallest class's limit (audio's, by default), so that no body is let past its own limit
-    /// by more than one write while its type's answer is on its way.
-    var untypedAllowance: Int { MediaKind.allCases.map(limits.downloadLimit(for:)).min() ?? ceiling }
+    /// by more than one write while its type's answer is on its way. Read in libcurl's write
+    /// callback, so worked out without an array.
+    var untypedAllowance: Int { limits.smallestDownload }
 
     /// The ceiling libcurl enforces itself (`CURLOPT_MAXFILESIZE_LARGE`): no body may be larger.
     var ceiling: Int { limits.largest }
